@@ -1,0 +1,1 @@
+//! Nothing here: the benchmarks are the `[[bench]]` targets of this package.

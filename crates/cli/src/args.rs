@@ -1,0 +1,148 @@
+//! The command-line interface: clap definitions only. Commands live in `commands`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Provision and manage EKS Distro clusters on AWS Snowball Edge devices.
+#[derive(Debug, Parser)]
+#[command(name = "snowctl", version, about, propagate_version = true)]
+pub struct Cli {
+    /// More detail on stderr (repeat for more).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Generate starting configuration.
+    #[command(subcommand)]
+    Generate(GenerateCommand),
+    /// Check a cluster spec: statically with --offline.
+    Validate(ValidateArgs),
+    /// Print the CRDs of the EKS Anywhere Snow kinds (Cluster, SnowDatacenterConfig,
+    /// SnowMachineConfig, SnowIPPool) as YAML.
+    Crds,
+    /// Check and encode the device credentials file and CA bundle.
+    #[command(subcommand)]
+    Credentials(CredentialsCommand),
+    /// Print a shell completion script.
+    Completion(CompletionArgs),
+}
+
+/// `snowctl generate …`
+#[derive(Debug, Subcommand)]
+pub enum GenerateCommand {
+    /// Print a commented starting cluster spec.
+    Clusterconfig(GenerateClusterconfigArgs),
+}
+
+/// The operating systems a Snow node can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OsArg {
+    /// Ubuntu.
+    Ubuntu,
+    /// Bottlerocket.
+    Bottlerocket,
+}
+
+/// The providers `generate clusterconfig` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderArg {
+    /// AWS Snowball Edge.
+    Snow,
+}
+
+/// `snowctl generate clusterconfig NAME --provider snow`
+#[derive(Debug, Args)]
+pub struct GenerateClusterconfigArgs {
+    /// The cluster name.
+    pub name: String,
+    /// The infrastructure provider.
+    #[arg(short, long)]
+    pub provider: ProviderArg,
+    /// Device IPs, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub devices: Vec<String>,
+    /// The control-plane endpoint IP (kube-vip address).
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    /// Kubernetes version, 1.NN.
+    #[arg(long)]
+    pub kubernetes_version: Option<String>,
+    /// Node operating system.
+    #[arg(long, value_enum, default_value_t = OsArg::Ubuntu)]
+    pub os: OsArg,
+    /// Instance type for every machine config.
+    #[arg(long)]
+    pub instance_type: Option<String>,
+    /// Name of an SSH key pair on the devices.
+    #[arg(long)]
+    pub ssh_key_name: Option<String>,
+}
+
+/// Output formats for reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum OutputFormat {
+    /// Human-readable text.
+    #[default]
+    Text,
+    /// JSON for tools.
+    Json,
+}
+
+/// `snowctl validate -f FILE`
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The cluster spec file, or `-` for standard input.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub file: PathBuf,
+    /// Check the spec alone, without contacting devices.
+    #[arg(long)]
+    pub offline: bool,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// `snowctl credentials …`
+#[derive(Debug, Subcommand)]
+pub enum CredentialsCommand {
+    /// Check the credentials file and CA bundle, device by device.
+    Check(CredentialsCheckArgs),
+    /// Print the `export AWS_B64ENCODED_*` lines for `clusterctl init --infrastructure snow`.
+    Encode(CredentialsFilesArgs),
+}
+
+/// The two input files every device operation starts from.
+#[derive(Debug, Args)]
+pub struct CredentialsFilesArgs {
+    /// The AWS credentials INI file, one profile per device IP.
+    #[arg(long = "credentials", env = "EKSA_AWS_CREDENTIALS_FILE", value_name = "FILE")]
+    pub credentials: PathBuf,
+    /// The PEM bundle of the devices' certificates.
+    #[arg(long = "ca-bundle", env = "EKSA_AWS_CA_BUNDLES_FILE", value_name = "FILE")]
+    pub ca_bundle: PathBuf,
+}
+
+/// `snowctl credentials check`
+#[derive(Debug, Args)]
+pub struct CredentialsCheckArgs {
+    /// The input files.
+    #[command(flatten)]
+    pub files: CredentialsFilesArgs,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// `snowctl completion SHELL`
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// The shell.
+    pub shell: clap_complete::Shell,
+}

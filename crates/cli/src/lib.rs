@@ -1,0 +1,24 @@
+//! snowctl as a library: the commands of the `snowctl` binary, callable from other tools.
+//!
+//! `main.rs` only calls [`run`]. Each command is a function in [`commands`] that takes its parsed
+//! arguments and writers, so it can be embedded and tested without a process.
+
+pub mod args;
+pub mod commands;
+pub mod exit;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// Parses the process arguments, runs the command and returns the exit code.
+pub fn run() -> ExitCode {
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help and version to stdout with exit 0, usage errors to stderr with 2.
+            let _ = err.print();
+            return if err.use_stderr() { ExitCode::from(exit::USAGE) } else { ExitCode::SUCCESS };
+        }
+    };
+    commands::dispatch(cli)
+}

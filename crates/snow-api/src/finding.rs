@@ -1,0 +1,171 @@
+//! Findings: the one shape in which static validation, credential checks and preflight report
+//! what is wrong.
+
+use serde::Serialize;
+use std::fmt;
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Something worth knowing; never blocks.
+    Info,
+    /// Likely a mistake, or a risk; does not block.
+    Warning,
+    /// Blocks the operation: the spec or environment must be fixed.
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+/// Where in a source file a finding points. Lines and columns are 1-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Location {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// One thing that is wrong (or worth a warning), with what to do about it.
+///
+/// Serialises as `{check, severity, object, field, device, message, hint, line, column}` with
+/// absent values as `null`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// A stable identifier of the rule, e.g. `machine-config.instance-type`.
+    pub check: String,
+    /// How serious it is.
+    pub severity: Severity,
+    /// The object it concerns, as `Kind/name` (or a file for input files).
+    pub object: Option<String>,
+    /// The field path inside the object, e.g. `spec.network.directNetworkInterfaces[1].index`.
+    pub field: Option<String>,
+    /// The device IP it concerns, for device-specific findings.
+    pub device: Option<String>,
+    /// What is wrong.
+    pub message: String,
+    /// What to do about it.
+    pub hint: Option<String>,
+    /// The 1-based line in the source, when known.
+    pub line: Option<usize>,
+    /// The 1-based column in the source, when known.
+    pub column: Option<usize>,
+}
+
+impl Finding {
+    /// A new finding of the given severity.
+    pub fn new(severity: Severity, check: impl Into<String>, message: impl Into<String>) -> Self {
+        Finding {
+            check: check.into(),
+            severity,
+            object: None,
+            field: None,
+            device: None,
+            message: message.into(),
+            hint: None,
+            line: None,
+            column: None,
+        }
+    }
+
+    /// A new error finding.
+    pub fn error(check: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(Severity::Error, check, message)
+    }
+
+    /// A new warning finding.
+    pub fn warning(check: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(Severity::Warning, check, message)
+    }
+
+    /// A new informational finding.
+    pub fn info(check: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(Severity::Info, check, message)
+    }
+
+    /// Sets the object (`Kind/name`).
+    #[must_use]
+    pub fn object(mut self, object: impl Into<String>) -> Self {
+        self.object = Some(object.into());
+        self
+    }
+
+    /// Sets the field path.
+    #[must_use]
+    pub fn field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    /// Sets the device IP.
+    #[must_use]
+    pub fn device(mut self, device: impl Into<String>) -> Self {
+        self.device = Some(device.into());
+        self
+    }
+
+    /// Sets the hint: what the user should do.
+    #[must_use]
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Sets the source location.
+    #[must_use]
+    pub fn at(mut self, location: Location) -> Self {
+        self.line = Some(location.line);
+        self.column = Some(location.column);
+        self
+    }
+
+    /// The source location, when both line and column are known.
+    pub fn location(&self) -> Option<Location> {
+        Some(Location { line: self.line?, column: self.column? })
+    }
+
+    /// Whether this finding blocks the operation.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.severity)?;
+        if let Some(object) = &self.object {
+            write!(f, " {object}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, " {field}")?;
+        }
+        if let Some(device) = &self.device {
+            write!(f, " [device {device}]")?;
+        }
+        write!(f, ": {}", self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, " (hint: {hint})")?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether any finding in the list is an error.
+pub fn has_errors(findings: &[Finding]) -> bool {
+    findings.iter().any(Finding::is_error)
+}

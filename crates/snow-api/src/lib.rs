@@ -1,0 +1,7 @@
+//! EKS Anywhere Snow API types and the spec layer of snowctl.
+//!
+//! No IO and no async: callers hand in text and get back values and findings.
+
+pub mod finding;
+
+pub use finding::{Finding, Location, Severity, has_errors};

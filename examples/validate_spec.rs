@@ -1,0 +1,2 @@
+//! Load a cluster spec from a path and print its findings.
+fn main() {}
