@@ -2,6 +2,8 @@
 //!
 //! No IO and no async: callers hand in text and get back values and findings.
 
+pub mod device;
 pub mod finding;
 
+pub use device::{DeviceIp, InvalidDeviceIp};
 pub use finding::{Finding, Location, Severity, has_errors};
