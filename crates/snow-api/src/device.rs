@@ -34,7 +34,11 @@ impl FromStr for DeviceIp {
     /// Parses an address; surrounding whitespace is not accepted (callers trim where the file
     /// format allows it).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        s.parse::<IpAddr>().map(DeviceIp).map_err(|_| InvalidDeviceIp { input: s.to_owned() })
+        s.parse::<IpAddr>()
+            .map(DeviceIp)
+            .map_err(|_| InvalidDeviceIp {
+                input: s.to_owned(),
+            })
     }
 }
 
@@ -56,8 +60,14 @@ mod tests {
 
     #[test]
     fn parses_v4_and_v6_and_rejects_the_rest() {
-        assert_eq!("192.168.1.10".parse::<DeviceIp>().unwrap().to_string(), "192.168.1.10");
-        assert_eq!("fe80::1".parse::<DeviceIp>().unwrap().to_string(), "fe80::1");
+        assert_eq!(
+            "192.168.1.10".parse::<DeviceIp>().unwrap().to_string(),
+            "192.168.1.10"
+        );
+        assert_eq!(
+            "fe80::1".parse::<DeviceIp>().unwrap().to_string(),
+            "fe80::1"
+        );
         assert!("".parse::<DeviceIp>().is_err());
         assert!(" 1.2.3.4".parse::<DeviceIp>().is_err());
         assert!("1.2.3".parse::<DeviceIp>().is_err());

@@ -136,7 +136,10 @@ impl Finding {
 
     /// The source location, when both line and column are known.
     pub fn location(&self) -> Option<Location> {
-        Some(Location { line: self.line?, column: self.column? })
+        Some(Location {
+            line: self.line?,
+            column: self.column?,
+        })
     }
 
     /// Whether this finding blocks the operation.
