@@ -1,13 +1,38 @@
 //! EKS Anywhere Snow API types and the spec layer of snowctl.
 //!
 //! No IO and no async: callers hand in text and get back values and findings.
+//!
+//! ```
+//! let report = snow_api::check("kind: Cluster\n").unwrap();
+//! assert!(!report.is_valid());
+//! for finding in &report.findings {
+//!     println!("{finding}");
+//! }
+//! ```
+//!
+//! The pipeline is [`ClusterSpec::parse`] (strict typing against the CRD schemas, every unknown
+//! field and wrong type reported with its line and column), [`ClusterSpec::apply_defaults`]
+//! (EKS Anywhere's defaults, returned so callers can show them) and [`ClusterSpec::validate`]
+//! (every static rule, all findings at once). [`check`] runs all three.
+//!
+//! k8s-openapi needs one Kubernetes version feature in the final binary; this crate selects none
+//! (its tests use `latest`).
 
+mod check;
 pub mod crd;
+pub mod defaults;
 pub mod device;
 pub mod finding;
+pub mod spec;
+pub mod template;
 pub mod types;
+pub mod typing;
+pub mod validate;
 pub mod yaml;
 
-pub use crd::Kind;
+pub use check::{Report, check};
+pub use crd::{Kind, crds};
+pub use defaults::AppliedDefault;
 pub use device::{DeviceIp, InvalidDeviceIp};
 pub use finding::{Finding, Location, Severity, has_errors};
+pub use spec::{ClusterSpec, InputError, Parsed, decode};

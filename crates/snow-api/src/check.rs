@@ -1,0 +1,43 @@
+//! The whole static pipeline in one call: parse, default, validate.
+
+use crate::{
+    defaults::AppliedDefault,
+    finding::Finding,
+    spec::{ClusterSpec, InputError},
+};
+
+/// What static checking found.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The defaulted spec, when the file has a Cluster.
+    pub spec: Option<ClusterSpec>,
+    /// The defaults that filled fields.
+    pub defaults: Vec<AppliedDefault>,
+    /// Every finding: reading problems first, then rule violations.
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// Whether the spec has no error finding.
+    pub fn is_valid(&self) -> bool {
+        self.spec.is_some() && !crate::has_errors(&self.findings)
+    }
+}
+
+/// Parses `text`, applies the defaults and runs static validation.
+pub fn check(text: &str) -> Result<Report, InputError> {
+    let parsed = ClusterSpec::parse(text)?;
+    let mut findings = parsed.findings;
+    let mut defaults = Vec::new();
+    let spec = parsed.spec.map(|mut spec| {
+        defaults = spec.apply_defaults();
+        findings = spec.locate(std::mem::take(&mut findings));
+        findings.extend(spec.validate());
+        spec
+    });
+    Ok(Report {
+        spec,
+        defaults,
+        findings,
+    })
+}
