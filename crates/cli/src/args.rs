@@ -122,10 +122,18 @@ pub enum CredentialsCommand {
 #[derive(Debug, Args)]
 pub struct CredentialsFilesArgs {
     /// The AWS credentials INI file, one profile per device IP.
-    #[arg(long = "credentials", env = "EKSA_AWS_CREDENTIALS_FILE", value_name = "FILE")]
+    #[arg(
+        long = "credentials",
+        env = "EKSA_AWS_CREDENTIALS_FILE",
+        value_name = "FILE"
+    )]
     pub credentials: PathBuf,
     /// The PEM bundle of the devices' certificates.
-    #[arg(long = "ca-bundle", env = "EKSA_AWS_CA_BUNDLES_FILE", value_name = "FILE")]
+    #[arg(
+        long = "ca-bundle",
+        env = "EKSA_AWS_CA_BUNDLES_FILE",
+        value_name = "FILE"
+    )]
     pub ca_bundle: PathBuf,
 }
 

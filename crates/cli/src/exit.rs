@@ -11,5 +11,9 @@ pub const USAGE: u8 = 2;
 
 /// The exit code for a list of findings: 1 if any is an error, else 0.
 pub fn for_findings(findings: &[snow_api::Finding]) -> ExitCode {
-    if snow_api::has_errors(findings) { ExitCode::from(FINDINGS) } else { ExitCode::from(OK) }
+    if snow_api::has_errors(findings) {
+        ExitCode::from(FINDINGS)
+    } else {
+        ExitCode::from(OK)
+    }
 }

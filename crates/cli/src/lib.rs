@@ -18,8 +18,19 @@ pub fn run() -> ExitCode {
         Err(err) => {
             // clap prints help and version to stdout with exit 0, usage errors to stderr with 2.
             let _ = err.print();
-            return if err.use_stderr() { ExitCode::from(exit::USAGE) } else { ExitCode::SUCCESS };
+            return if err.use_stderr() {
+                ExitCode::from(exit::USAGE)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
-    commands::dispatch(cli)
+    let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
+    commands::dispatch(
+        cli,
+        &mut output::Io {
+            stdout: &mut stdout,
+            stderr: &mut stderr,
+        },
+    )
 }

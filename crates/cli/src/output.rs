@@ -1,10 +1,44 @@
-//! Printing findings as text or JSON: the one place that formats reports.
+//! Printing: the one place that formats reports and errors, and the writers commands print to.
 
 use snow_api::{Finding, Severity};
-use std::fmt::Write as _;
+use std::{fmt::Write as _, io::Write, path::Path};
+
+/// Where a command writes. Commands never print directly, so they can be embedded and tested.
+pub struct Io<'a> {
+    /// Standard output: the command's result.
+    pub stdout: &'a mut dyn Write,
+    /// Standard error: progress, errors, diagnostics.
+    pub stderr: &'a mut dyn Write,
+}
+
+impl Io<'_> {
+    /// Writes to standard output.
+    pub fn out(&mut self, text: &str) {
+        let _ = self.stdout.write_all(text.as_bytes());
+        let _ = self.stdout.flush();
+    }
+
+    /// Writes to standard error.
+    pub fn err(&mut self, text: &str) {
+        let _ = self.stderr.write_all(text.as_bytes());
+        let _ = self.stderr.flush();
+    }
+}
+
+/// How a source is named in messages: the path as given, or `<stdin>`.
+pub fn source_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "<stdin>".to_owned()
+    } else {
+        path.display().to_string()
+    }
+}
 
 /// The JSON report: `{"ok": bool, "findings": [...]}` plus any extra top-level keys.
-pub fn findings_json(findings: &[Finding], extra: serde_json::Map<String, serde_json::Value>) -> String {
+pub fn findings_json(
+    findings: &[Finding],
+    extra: serde_json::Map<String, serde_json::Value>,
+) -> String {
     let mut report = serde_json::Map::new();
     report.insert("ok".into(), (!snow_api::has_errors(findings)).into());
     report.insert(
@@ -16,6 +50,95 @@ pub fn findings_json(findings: &[Finding], extra: serde_json::Map<String, serde_
         .unwrap_or_else(|_| "{}".into());
     out.push('\n');
     out
+}
+
+fn severity_label(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "info",
+    }
+}
+
+/// Writes one finding: headline, position with the source line, hint.
+fn write_finding(out: &mut String, f: &Finding, source_name: &str, lines: &[&str], indent: &str) {
+    let field = f
+        .field
+        .as_deref()
+        .map(|p| format!(" {p}"))
+        .unwrap_or_default();
+    let device = f
+        .device
+        .as_deref()
+        .map(|d| format!(" [device {d}]"))
+        .unwrap_or_default();
+    let mark = severity_label(f.severity);
+    let _ = writeln!(
+        out,
+        "{indent}{mark}[{}]{field}{device}: {}",
+        f.check, f.message
+    );
+    if let (Some(line), Some(column)) = (f.line, f.column) {
+        let _ = writeln!(out, "{indent}  --> {source_name}:{line}:{column}");
+        if let Some(text) = line.checked_sub(1).and_then(|i| lines.get(i)) {
+            let gutter = line.to_string();
+            let pad = " ".repeat(gutter.len());
+            let caret = " ".repeat(column.saturating_sub(1));
+            let _ = writeln!(out, "{indent}  {gutter} | {text}");
+            let _ = writeln!(out, "{indent}  {pad} | {caret}^");
+        }
+    }
+    if let Some(hint) = &f.hint {
+        let _ = writeln!(out, "{indent}  hint: {hint}");
+    }
+}
+
+/// One finding as a standalone diagnostic (for input errors), rendered by miette with the
+/// source snippet when the position is known.
+pub fn diagnostic(finding: &Finding, source_name: &str, source: Option<&str>) -> String {
+    use miette::{
+        GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource,
+    };
+    let mut diag = MietteDiagnostic::new(format!("{}: {}", source_name, finding.message))
+        .with_code(finding.check.clone());
+    if let Some(hint) = &finding.hint {
+        diag = diag.with_help(hint.clone());
+    }
+    let offset = source
+        .zip(finding.location())
+        .and_then(|(text, at)| byte_offset(text, at));
+    let mut out = String::new();
+    let rendered = match (source, offset) {
+        (Some(text), Some(offset)) => {
+            diag = diag.with_label(LabeledSpan::at_offset(offset, "here"));
+            let report = miette::Report::new(diag)
+                .with_source_code(NamedSource::new(source_name, text.to_owned()));
+            GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
+                .render_report(&mut out, report.as_ref())
+        }
+        _ => GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
+            .render_report(&mut out, &diag),
+    };
+    if rendered.is_err() {
+        out.clear();
+        write_finding(&mut out, finding, source_name, &[], "");
+    }
+    out
+}
+
+/// The byte offset of a 1-based line and (character) column.
+fn byte_offset(text: &str, at: snow_api::Location) -> Option<usize> {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(at.line.checked_sub(1)?)
+        .map(str::len)
+        .sum();
+    let line = text.get(line_start..)?.lines().next().unwrap_or("");
+    let col = line
+        .char_indices()
+        .nth(at.column.saturating_sub(1))
+        .map_or(line.len(), |(i, _)| i);
+    Some(line_start + col)
 }
 
 /// The text report: findings grouped by object, each with its position and, when `source` is
@@ -32,37 +155,28 @@ pub fn findings_text(findings: &[Finding], source_name: &str, source: Option<&st
         }
     }
     for (object, group) in &groups {
-        let _ = writeln!(out, "{}", object.unwrap_or("(file)"));
+        let _ = writeln!(out, "{}", object.unwrap_or(source_name));
         for f in group {
-            let mark = match f.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-                Severity::Info => "info",
-            };
-            let field = f.field.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
-            let device = f.device.as_deref().map(|d| format!(" [device {d}]")).unwrap_or_default();
-            let _ = writeln!(out, "  {mark}[{}]{field}{device}: {}", f.check, f.message);
-            if let (Some(line), Some(column)) = (f.line, f.column) {
-                let _ = writeln!(out, "    --> {source_name}:{line}:{column}");
-                if let Some(text) = line.checked_sub(1).and_then(|i| lines.get(i)) {
-                    let _ = writeln!(out, "     | {text}");
-                    let pad = " ".repeat(column.saturating_sub(1));
-                    let _ = writeln!(out, "     | {pad}^");
-                }
-            }
-            if let Some(hint) = &f.hint {
-                let _ = writeln!(out, "    hint: {hint}");
-            }
+            write_finding(&mut out, f, source_name, &lines, "  ");
         }
     }
-    let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
-    let warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    let warnings = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .count();
     if findings.is_empty() {
         let _ = writeln!(out, "✅ {source_name}: no findings");
     } else if errors == 0 {
         let _ = writeln!(out, "✅ {source_name}: valid, {warnings} warning(s)");
     } else {
-        let _ = writeln!(out, "❌ {source_name}: {errors} error(s), {warnings} warning(s)");
+        let _ = writeln!(
+            out,
+            "❌ {source_name}: {errors} error(s), {warnings} warning(s)"
+        );
     }
     out
 }

@@ -1,14 +1,24 @@
 //! One module per command.
 
+pub mod completion;
+pub mod crds;
 pub mod credentials;
+pub mod generate;
+pub mod validate;
 
-use crate::args::{Cli, Command};
+use crate::{
+    args::{Cli, Command},
+    output::Io,
+};
 use std::process::ExitCode;
 
-/// Runs a parsed command line.
-pub fn dispatch(cli: Cli) -> ExitCode {
+/// Runs a parsed command line, writing to `io`.
+pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
     match cli.command {
+        Command::Generate(cmd) => generate::run(cmd, io),
+        Command::Validate(args) => validate::run(args, io),
+        Command::Crds => crds::run(io),
         Command::Credentials(cmd) => credentials::run(cmd, cli.verbose),
-        _ => ExitCode::from(crate::exit::USAGE),
+        Command::Completion(args) => completion::run(args.shell, io),
     }
 }
