@@ -332,11 +332,9 @@ impl<'a> Typer<'a> {
             }
             IntParse::NotInt => return self.mismatch(node, path, "an integer"),
         };
-        if let Some(min) = schema
-            .get("minimum")
-            .and_then(Value::as_i64)
-            .filter(|m| n < *m)
-        {
+        // Schema bounds are JSON numbers and may be written as floats (`8.0`).
+        let bound = |key: &str| schema.get(key).and_then(Value::as_f64).map(|b| b as i64);
+        if let Some(min) = bound("minimum").filter(|m| n < *m) {
             self.error(
                 "schema.range",
                 path,
@@ -346,11 +344,7 @@ impl<'a> Typer<'a> {
             );
             return None;
         }
-        if let Some(max) = schema
-            .get("maximum")
-            .and_then(Value::as_i64)
-            .filter(|m| n > *m)
-        {
+        if let Some(max) = bound("maximum").filter(|m| n > *m) {
             self.error(
                 "schema.range",
                 path,

@@ -1,4 +1,5 @@
-//! The generated CRDs have the same field paths and types as EKS Anywhere's own CRDs.
+//! The generated CRDs have the same field paths, types, enums and bounds as EKS Anywhere's own
+//! CRDs.
 
 use serde_json::Value;
 use snow_api::Kind;
@@ -17,6 +18,11 @@ fn fields(schema: &Value, path: &str, out: &mut BTreeSet<String>) {
     }
     if schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
         line.push_str(" preserve-unknown-fields");
+    }
+    for bound in ["minimum", "maximum", "minItems", "maxItems"] {
+        if let Some(n) = schema.get(bound).and_then(Value::as_f64) {
+            line.push_str(&format!(" {bound}={n}"));
+        }
     }
     if let Some(values) = schema.get("enum") {
         line.push_str(&format!(" enum={values}"));

@@ -1,0 +1,637 @@
+//! Static validation, rule by rule: each case breaks a valid spec in one place (or several) and
+//! checks that exactly the expected findings appear, with their positions.
+
+use snow_api::{Finding, Severity, check};
+
+const VALID: &str = include_str!("specs/valid-full.yaml");
+
+fn errors(text: &str) -> Vec<Finding> {
+    check(text)
+        .expect("readable")
+        .findings
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect()
+}
+
+/// Replaces `from` (which must occur) with `to` in the valid spec.
+fn mutate(pairs: &[(&str, &str)]) -> String {
+    let mut text = VALID.to_owned();
+    for (from, to) in pairs {
+        assert!(text.contains(from), "fixture lacks {from:?}");
+        text = text.replacen(from, to, 1);
+    }
+    text
+}
+
+/// Asserts the error findings are exactly these `(check, object, field)` triples (any order).
+#[track_caller]
+fn assert_errors(text: &str, want: &[(&str, &str, &str)]) {
+    let found = errors(text);
+    let mut got: Vec<(String, String, String)> = found
+        .iter()
+        .map(|f| {
+            (
+                f.check.clone(),
+                f.object.clone().unwrap_or_default(),
+                f.field.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let mut want: Vec<(String, String, String)> = want
+        .iter()
+        .map(|(c, o, f)| (c.to_string(), o.to_string(), f.to_string()))
+        .collect();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "findings: {found:#?}");
+    assert!(
+        found.iter().all(|f| f.line.is_some() && f.hint.is_some()),
+        "every error has a line and a hint: {found:#?}"
+    );
+}
+
+#[test]
+fn the_fixture_is_valid() {
+    let report = check(VALID).unwrap();
+    assert!(report.is_valid(), "{:#?}", report.findings);
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+    // Defaults were applied and reported.
+    assert!(
+        report
+            .defaults
+            .iter()
+            .any(|d| d.field == "spec.identityRef")
+    );
+    assert!(
+        report
+            .defaults
+            .iter()
+            .any(|d| d.object == "SnowMachineConfig/edge-etcd"
+                && d.field == "spec.physicalNetworkConnector")
+    );
+}
+
+#[test]
+fn unknown_fields_are_reported_with_line_and_column() {
+    let text = mutate(&[
+        ("  amiID: \"\"\n", "  amiID: \"\"\n  amiId: x\n"),
+        (
+            "    count: 3\n    endpoint",
+            "    count: 3\n    idont: 1\n    endpoint",
+        ),
+    ]);
+    let found = errors(&text);
+    let unknown: Vec<_> = found
+        .iter()
+        .filter(|f| f.check == "schema.unknown-field")
+        .collect();
+    assert_eq!(unknown.len(), 2, "{found:#?}");
+    assert_eq!(
+        unknown[0].field.as_deref(),
+        Some("spec.controlPlaneConfiguration.idont")
+    );
+    assert_eq!((unknown[0].line, unknown[0].column), (Some(18), Some(5)));
+    assert_eq!(unknown[1].hint.as_deref(), Some("did you mean `amiID`?"));
+}
+
+#[test]
+fn several_independent_mistakes_are_all_reported() {
+    let text = mutate(&[
+        ("name: edge\n  namespace", "name: 9edge\n  namespace"),
+        ("instanceType: sbe-c.xlarge", "instanceType: sbe-c-large"),
+        (
+            "physicalNetworkConnector: SFP_PLUS",
+            "physicalNetworkConnector: USB",
+        ),
+        ("    gateway: 192.168.1.1", "    gateway: 10.0.0.1"),
+        ("  - count: 1\n", "  - count: -1\n"),
+    ]);
+    assert_errors(
+        &text,
+        &[
+            ("cluster.name", "Cluster/9edge", "metadata.name"),
+            (
+                "machine-config.instance-type",
+                "SnowMachineConfig/edge-cp",
+                "spec.instanceType",
+            ),
+            (
+                "machine-config.physical-network-connector",
+                "SnowMachineConfig/edge-cp",
+                "spec.physicalNetworkConnector",
+            ),
+            (
+                "ip-pool.gateway",
+                "SnowIPPool/edge-pool",
+                "spec.pools[0].gateway",
+            ),
+            (
+                "workers.count",
+                "Cluster/9edge",
+                "spec.workerNodeGroupConfigurations[1].count",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn control_plane_rules() {
+    assert_errors(
+        &mutate(&[("host: 192.168.1.100", "host: \"\"")]),
+        &[(
+            "control-plane.endpoint",
+            "Cluster/edge",
+            "spec.controlPlaneConfiguration.endpoint.host",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("host: 192.168.1.100", "host: cp.example.com")]),
+        &[(
+            "control-plane.endpoint",
+            "Cluster/edge",
+            "spec.controlPlaneConfiguration.endpoint.host",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("host: 192.168.1.100", "host: 10.1.2.3")]),
+        &[(
+            "control-plane.endpoint",
+            "Cluster/edge",
+            "spec.controlPlaneConfiguration.endpoint.host",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("    count: 3\n    endpoint", "    count: 0\n    endpoint")]),
+        &[(
+            "control-plane.count",
+            "Cluster/edge",
+            "spec.controlPlaneConfiguration.count",
+        )],
+    );
+    assert_errors(
+        &mutate(&[(
+            "        maxSurge: 1\n  datacenterRef",
+            "        maxSurge: 2\n  datacenterRef",
+        )]),
+        &[(
+            "control-plane.rollout",
+            "Cluster/edge",
+            "spec.controlPlaneConfiguration.upgradeRolloutStrategy.rollingUpdate.maxSurge",
+        )],
+    );
+    assert_errors(
+        &mutate(&[(
+            "    upgradeRolloutStrategy:\n      rollingUpdate:\n        maxSurge: 1\n  datacenterRef",
+            "    upgradeRolloutStrategy:\n      type: InPlace\n  datacenterRef",
+        )]),
+        &[(
+            "rollout.in-place",
+            "Cluster/edge",
+            "spec.controlPlaneConfiguration.upgradeRolloutStrategy.type",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("      name: edge-cp\n", "      name: edge-nope\n")]),
+        &[(
+            "machine-group-ref",
+            "Cluster/edge",
+            "spec.controlPlaneConfiguration.machineGroupRef.name",
+        )],
+    );
+}
+
+#[test]
+fn stacked_etcd_needs_an_odd_control_plane() {
+    let text = mutate(&[
+        (
+            "  externalEtcdConfiguration:\n    count: 3\n    machineGroupRef:\n      kind: SnowMachineConfig\n      name: edge-etcd\n",
+            "",
+        ),
+        ("    count: 3\n    endpoint", "    count: 2\n    endpoint"),
+    ]);
+    let found = errors(&text);
+    assert!(
+        found.iter().any(|f| f.check == "control-plane.count"),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn external_etcd_rules() {
+    assert_errors(
+        &mutate(&[(
+            "  externalEtcdConfiguration:\n    count: 3",
+            "  externalEtcdConfiguration:\n    count: 2",
+        )]),
+        &[(
+            "etcd.count",
+            "Cluster/edge",
+            "spec.externalEtcdConfiguration.count",
+        )],
+    );
+    // Etcd machines need static addresses from a pool.
+    let text = mutate(&[(
+        "      dhcp: false\n      ipPoolRef: {kind: SnowIPPool, name: edge-pool}\n",
+        "      dhcp: true\n",
+    )]);
+    assert_errors(
+        &text,
+        &[(
+            "etcd.dhcp",
+            "SnowMachineConfig/edge-etcd",
+            "spec.network.directNetworkInterfaces[0].dhcp",
+        )],
+    );
+}
+
+#[test]
+fn worker_rules() {
+    assert_errors(
+        &mutate(&[("    name: md-1\n", "    name: md-0\n")]),
+        &[(
+            "workers.name",
+            "Cluster/edge",
+            "spec.workerNodeGroupConfigurations[1].name",
+        )],
+    );
+    assert_errors(
+        &mutate(&[(
+            "        maxSurge: 1\n        maxUnavailable: 0",
+            "        maxSurge: 0\n        maxUnavailable: 0",
+        )]),
+        &[(
+            "workers.rollout",
+            "Cluster/edge",
+            "spec.workerNodeGroupConfigurations[0].upgradeRolloutStrategy.rollingUpdate",
+        )],
+    );
+    assert_errors(
+        &mutate(&[(
+            "  - count: 1\n",
+            "  - count: 5\n    autoscalingConfiguration: {minCount: 1, maxCount: 3}\n",
+        )]),
+        &[(
+            "workers.autoscaling",
+            "Cluster/edge",
+            "spec.workerNodeGroupConfigurations[1].count",
+        )],
+    );
+    assert_errors(
+        &mutate(&[(
+            "    name: md-0\n",
+            "    name: md-0\n    kubernetesVersion: \"1.30\"\n",
+        )]),
+        &[(
+            "workers.kubernetes-version",
+            "Cluster/edge",
+            "spec.workerNodeGroupConfigurations[0].kubernetesVersion",
+        )],
+    );
+    assert_errors(
+        &mutate(&[(
+            "      node.example.com/role: app",
+            "      node.example.com/role: not valid!",
+        )]),
+        &[(
+            "label",
+            "Cluster/edge",
+            "spec.workerNodeGroupConfigurations[0].labels[\"node.example.com/role\"]",
+        )],
+    );
+    // All groups tainted NoSchedule on a self-managed cluster.
+    let text = mutate(&[(
+        "    labels:\n      node.example.com/role: app\n",
+        "    taints:\n    - {key: a, effect: NoExecute}\n",
+    )]);
+    assert_errors(
+        &text,
+        &[(
+            "workers.taints",
+            "Cluster/edge",
+            "spec.workerNodeGroupConfigurations",
+        )],
+    );
+    // No worker groups at all.
+    let start = VALID.find("  workerNodeGroupConfigurations:").unwrap();
+    let end = VALID
+        .find("---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: SnowDatacenterConfig")
+        .unwrap();
+    let text = format!("{}{}", &VALID[..start], &VALID[end..]);
+    let found = errors(&text);
+    assert!(
+        found.iter().any(|f| f.check == "workers.empty"),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn kubernetes_version_rules() {
+    for (version, bad) in [
+        ("1.33", false),
+        ("\"1.36\"", false),
+        ("1.17", true),
+        ("1.37", true),
+        ("1.30.2", true),
+        ("v1.30", true),
+    ] {
+        let text = mutate(&[(
+            "kubernetesVersion: 1.33",
+            &format!("kubernetesVersion: {version}"),
+        )]);
+        let found = errors(&text);
+        assert_eq!(
+            found
+                .iter()
+                .any(|f| f.check == "cluster.kubernetes-version"),
+            bad,
+            "{version}: {found:#?}"
+        );
+    }
+}
+
+#[test]
+fn network_rules() {
+    assert_errors(
+        &mutate(&[("      - 10.1.0.0/16", "      - 10.96.0.0/16")]),
+        &[(
+            "cluster.network-cidr",
+            "Cluster/edge",
+            "spec.clusterNetwork.services.cidrBlocks[0]",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("      - 10.1.0.0/16", "      - 10.1.0.0/33")]),
+        &[(
+            "cluster.network-cidr",
+            "Cluster/edge",
+            "spec.clusterNetwork.pods.cidrBlocks[0]",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("      cilium: {}", "      kindnetd: {}")]),
+        &[(
+            "cluster.cni",
+            "Cluster/edge",
+            "spec.clusterNetwork.cniConfig.kindnetd",
+        )],
+    );
+    assert_errors(
+        &mutate(&[(
+            "  clusterNetwork:\n",
+            "  clusterNetwork:\n    nodes: {cidrMaskSize: 12}\n",
+        )]),
+        &[(
+            "cluster.node-cidr-mask",
+            "Cluster/edge",
+            "spec.clusterNetwork.nodes.cidrMaskSize",
+        )],
+    );
+}
+
+#[test]
+fn machine_config_rules() {
+    assert_errors(
+        &mutate(&[(
+            "  - 192.168.1.11\n  - 192.168.1.12\n",
+            "  - 192.168.1.11\n  - 192.168.1.11\n  - snowball-1\n",
+        )]),
+        &[
+            (
+                "machine-config.devices",
+                "SnowMachineConfig/edge-cp",
+                "spec.devices[1]",
+            ),
+            (
+                "machine-config.devices",
+                "SnowMachineConfig/edge-cp",
+                "spec.devices[2]",
+            ),
+        ],
+    );
+    assert_errors(
+        &mutate(&[(
+            "    - index: 2\n      dhcp: true",
+            "    - index: 1\n      dhcp: true",
+        )]),
+        &[(
+            "machine-config.dni-index",
+            "SnowMachineConfig/edge-cp",
+            "spec.network.directNetworkInterfaces[1].index",
+        )],
+    );
+    assert_errors(
+        &mutate(&[(
+            "    - index: 2\n      dhcp: true\n",
+            "    - index: 2\n      dhcp: true\n      ipPoolRef: {kind: SnowIPPool, name: edge-pool}\n",
+        )]),
+        &[(
+            "machine-config.dni-dhcp-pool",
+            "SnowMachineConfig/edge-cp",
+            "spec.network.directNetworkInterfaces[1].ipPoolRef",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("        name: edge-pool\n", "        name: other-pool\n")]),
+        &[(
+            "machine-config.dni-pool-ref",
+            "SnowMachineConfig/edge-cp",
+            "spec.network.directNetworkInterfaces[0].ipPoolRef.name",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("      vlanID: 20", "      primary: true")]),
+        &[(
+            "machine-config.network",
+            "SnowMachineConfig/edge-cp",
+            "spec.network.directNetworkInterfaces",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("      vlanID: 20", "      vlanID: 5000")]),
+        &[(
+            "schema.range",
+            "SnowMachineConfig/edge-cp",
+            "spec.network.directNetworkInterfaces[1].vlanID",
+        )],
+    );
+    assert_errors(
+        &mutate(&[(
+            "  osFamily: ubuntu\n  physicalNetworkConnector",
+            "  osFamily: windows\n  physicalNetworkConnector",
+        )]),
+        &[(
+            "machine-config.os-family",
+            "SnowMachineConfig/edge-cp",
+            "spec.osFamily",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("    size: 50\n", "    size: 20\n")]),
+        &[(
+            "machine-config.containers-volume",
+            "SnowMachineConfig/edge-md",
+            "spec.containersVolume.size",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("  - deviceName: /dev/sdc", "  - deviceName: /dev/sda2")]),
+        &[(
+            "machine-config.non-root-volume",
+            "SnowMachineConfig/edge-md",
+            "spec.nonRootVolumes[0].deviceName",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("  osFamily: bottlerocket", "  osFamily: ubuntu")]),
+        &[(
+            "machine-config.host-os",
+            "SnowMachineConfig/edge-md",
+            "spec.hostOSConfiguration.bottlerocketConfiguration",
+        )],
+    );
+}
+
+#[test]
+fn ip_pool_rules() {
+    assert_errors(
+        &mutate(&[(
+            "  - ipStart: 192.168.1.20\n    ipEnd: 192.168.1.40",
+            "  - ipStart: 192.168.1.50\n    ipEnd: 192.168.1.40",
+        )]),
+        &[(
+            "ip-pool.range",
+            "SnowIPPool/edge-pool",
+            "spec.pools[0].ipStart",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("    ipEnd: 192.168.1.40", "    ipEnd: 192.168.2.40")]),
+        &[(
+            "ip-pool.subnet",
+            "SnowIPPool/edge-pool",
+            "spec.pools[0].ipEnd",
+        )],
+    );
+    assert_errors(
+        &mutate(&[("host: 192.168.1.100", "host: 192.168.1.30")]),
+        &[(
+            "ip-pool.endpoint-in-range",
+            "SnowIPPool/edge-pool",
+            "spec.pools[0]",
+        )],
+    );
+    let overlapping = mutate(&[(
+        "    gateway: 192.168.1.1\n",
+        "    gateway: 192.168.1.1\n  - {ipStart: 192.168.1.35, ipEnd: 192.168.1.60, subnet: 192.168.1.0/24, gateway: 192.168.1.1}\n",
+    )]);
+    assert_errors(
+        &overlapping,
+        &[("ip-pool.overlap", "SnowIPPool/edge-pool", "spec.pools[1]")],
+    );
+}
+
+#[test]
+fn datacenter_and_namespace_rules() {
+    assert_errors(
+        &mutate(&[(
+            "kind: SnowDatacenterConfig\nmetadata:\n  name: edge\nspec: {}",
+            "kind: SnowDatacenterConfig\nmetadata:\n  name: edge\nspec: {identityRef: {kind: ConfigMap, name: x}}",
+        )]),
+        &[(
+            "datacenter.identity-ref",
+            "SnowDatacenterConfig/edge",
+            "spec.identityRef.kind",
+        )],
+    );
+    assert_errors(
+        &mutate(&[(
+            "kind: SnowIPPool\nmetadata:\n  name: edge-pool\n",
+            "kind: SnowIPPool\nmetadata:\n  name: edge-pool\n  namespace: other\n",
+        )]),
+        &[(
+            "namespace.mismatch",
+            "SnowIPPool/edge-pool",
+            "metadata.namespace",
+        )],
+    );
+    assert_errors(
+        &mutate(&[(
+            "    kind: SnowDatacenterConfig\n    name: edge\n",
+            "    kind: VSphereDatacenterConfig\n    name: edge\n",
+        )]),
+        &[(
+            "cluster.datacenter-ref",
+            "Cluster/edge",
+            "spec.datacenterRef.kind",
+        )],
+    );
+}
+
+#[test]
+fn wrong_types_do_not_cascade() {
+    // `count: three` is one type error, not also "count must be > 0".
+    let text = mutate(&[(
+        "    count: 3\n    endpoint",
+        "    count: three\n    endpoint",
+    )]);
+    assert_errors(
+        &text,
+        &[(
+            "schema.type",
+            "Cluster/edge",
+            "spec.controlPlaneConfiguration.count",
+        )],
+    );
+    let text = mutate(&[("  - count: 1\n", "  - count: 99999999999999999999999\n")]);
+    assert_errors(
+        &text,
+        &[(
+            "schema.range",
+            "Cluster/edge",
+            "spec.workerNodeGroupConfigurations[1].count",
+        )],
+    );
+}
+
+#[test]
+fn impossible_counts_are_caught() {
+    let text = mutate(&[("  - count: 1\n", "  - count: 1000000\n")]);
+    let found = errors(&text);
+    assert!(
+        found.iter().any(|f| f.check == "machine-config.capacity"
+            && f.object.as_deref() == Some("SnowMachineConfig/edge-md")),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn ten_thousand_worker_groups_are_read_and_checked() {
+    let mut groups = String::from("  workerNodeGroupConfigurations:\n");
+    for i in 0..10_000 {
+        groups.push_str(&format!("  - {{count: 1, name: g-{i}, machineGroupRef: {{kind: SnowMachineConfig, name: edge-md}}}}\n"));
+    }
+    let start = VALID.find("  workerNodeGroupConfigurations:").unwrap();
+    let end = VALID
+        .find("---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: SnowDatacenterConfig")
+        .unwrap();
+    let text = format!("{}{}{}", &VALID[..start], groups, &VALID[end..]);
+    let report = check(&text).unwrap();
+    let spec = report.spec.as_ref().unwrap();
+    assert_eq!(
+        spec.cluster
+            .spec
+            .worker_node_group_configurations
+            .as_ref()
+            .unwrap()
+            .len(),
+        10_000
+    );
+    // 10,000 sbe-c.2xlarge machines cannot fit on two devices.
+    assert!(
+        report
+            .findings
+            .iter()
+            .any(|f| f.check == "machine-config.capacity")
+    );
+}
