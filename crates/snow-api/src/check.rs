@@ -30,7 +30,9 @@ pub fn check(text: &str) -> Result<Report, InputError> {
     let mut findings = parsed.findings;
     let mut defaults = Vec::new();
     let spec = parsed.spec.map(|mut spec| {
+        // A default never papers over a value the user wrote but mistyped.
         defaults = spec.apply_defaults();
+        defaults.retain(|d| !spec.is_broken_field(&d.object, &d.field));
         findings = spec.locate(std::mem::take(&mut findings));
         findings.extend(spec.validate());
         spec

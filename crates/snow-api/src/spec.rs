@@ -270,12 +270,14 @@ impl ClusterSpec {
         let (Some(object), Some(field)) = (&finding.object, &finding.field) else {
             return false;
         };
+        !finding.check.starts_with("schema.") && self.is_broken_field(object, field)
+    }
+
+    /// Whether `field` of `object` (or a parent of it) held a value that could not be typed.
+    pub(crate) fn is_broken_field(&self, object: &str, field: &str) -> bool {
         let Some(source) = self.sources.get(object) else {
             return false;
         };
-        if finding.check.starts_with("schema.") {
-            return false;
-        }
         source.broken.iter().any(|b| {
             field == b
                 || field

@@ -158,16 +158,21 @@ impl<'a> Typer<'a> {
     }
 
     fn mismatch(&mut self, node: &Node, path: &str, expected: &str) -> Option<Value> {
-        let found = node.describe();
-        let shown = match &node.kind {
-            NodeKind::Scalar { value, .. } => format!(" `{}`", truncate(value)),
-            _ => String::new(),
+        let found = match &node.kind {
+            NodeKind::Scalar { value, plain: true } => format!("`{}`", truncate(value)),
+            NodeKind::Scalar {
+                value,
+                plain: false,
+            } => {
+                format!("the quoted string `{}`", truncate(value))
+            }
+            _ => node.describe().to_owned(),
         };
         self.error(
             "schema.type",
             path,
             node.at,
-            format!("expected {expected}, found {found}{shown}"),
+            format!("expected {expected}, found {found}"),
             Some(format!("write {expected} here")),
         );
         None

@@ -245,37 +245,36 @@ fn network(spec: &ClusterSpec, m: &SnowMachineConfig, f: &mut Findings) {
                 );
             }
         }
-        match (&dni.ip_pool_ref, dni.dhcp == Some(true)) {
-            (Some(_), true) => f.error(
+        let dhcp = dni.dhcp == Some(true);
+        if dni.ip_pool_ref.is_some() && dhcp {
+            f.error(
                 "machine-config.dni-dhcp-pool",
                 &format!("{field}.ipPoolRef"),
                 "a DNI cannot take its address from DHCP and from an IP pool",
                 "remove `dhcp: true` to use the pool, or remove ipPoolRef to use DHCP",
+            );
+        }
+        match &dni.ip_pool_ref {
+            Some(r) if r.kind() != Kind::SnowIPPool.as_str() => f.error(
+                "machine-config.dni-pool-ref",
+                &format!("{field}.ipPoolRef.kind"),
+                format!("ipPoolRef kind `{}` is invalid", r.kind()),
+                "write `kind: SnowIPPool`",
             ),
-            (Some(r), false) => {
-                if r.kind() != Kind::SnowIPPool.as_str() {
-                    f.error(
-                        "machine-config.dni-pool-ref",
-                        &format!("{field}.ipPoolRef.kind"),
-                        format!("ipPoolRef kind `{}` is invalid", r.kind()),
-                        "write `kind: SnowIPPool`",
-                    );
-                } else if !spec.ip_pools.contains_key(r.name()) {
-                    f.error(
-                        "machine-config.dni-pool-ref",
-                        &format!("{field}.ipPoolRef.name"),
-                        format!("unable to find SnowIPPool {}", r.name()),
-                        format!("add a SnowIPPool named {} to the file", r.name()),
-                    );
-                }
-            }
-            (None, false) => f.warning(
+            Some(r) if !spec.ip_pools.contains_key(r.name()) => f.error(
+                "machine-config.dni-pool-ref",
+                &format!("{field}.ipPoolRef.name"),
+                format!("unable to find SnowIPPool {}", r.name()),
+                format!("add a SnowIPPool named {} to the file", r.name()),
+            ),
+            Some(_) => {}
+            None if !dhcp => f.warning(
                 "machine-config.dni-static",
                 &field,
                 "DNI has neither dhcp: true nor an ipPoolRef: it gets no address",
                 "set `dhcp: true`, or reference a SnowIPPool with ipPoolRef",
             ),
-            (None, true) => {}
+            None => {}
         }
     }
 }
