@@ -207,7 +207,9 @@ impl Scan<'_> {
             let trimmed = text.trim();
             let indent = text.len() - text.trim_start().len();
             let column = text.get(..indent).map_or(1, |s| s.chars().count() + 1);
-            let in_secret_block = block.as_ref().is_some_and(|b| b.label.contains("PRIVATE KEY"));
+            let in_secret_block = block
+                .as_ref()
+                .is_some_and(|b| b.label.contains("PRIVATE KEY"));
             if in_secret_block && !trimmed.starts_with("-----") {
                 self.shown.push(crate::secret::REDACTED.into());
             } else {
@@ -230,10 +232,10 @@ impl Scan<'_> {
                     body: Vec::new(),
                     junk: None,
                 });
-                if !trimmed.ends_with("-----") || label.is_empty() {
-                    if let Some(open) = block.as_mut() {
-                        open.junk.get_or_insert((number, column));
-                    }
+                if (!trimmed.ends_with("-----") || label.is_empty())
+                    && let Some(open) = block.as_mut()
+                {
+                    open.junk.get_or_insert((number, column));
                 }
                 continue;
             }
@@ -338,12 +340,18 @@ impl Scan<'_> {
 
     fn close(&mut self, open: Block, end_label: &str, end_line: usize, end_column: usize) {
         let label = shown_label(&open.label);
-        let name = format!("PEM block #{} (`{label}`, lines {}–{end_line})", open.number, open.begin_line);
+        let name = format!(
+            "PEM block #{} (`{label}`, lines {}–{end_line})",
+            open.number, open.begin_line
+        );
         if end_label != open.label {
             self.finding(
                 Finding::error(
                     "ca-bundle.invalid-block",
-                    format!("{name} ends with `-----END {}-----`", shown_label(end_label)),
+                    format!(
+                        "{name} ends with `-----END {}-----`",
+                        shown_label(end_label)
+                    ),
                 )
                 .hint(format!("end the block with `-----END {label}-----`")),
                 end_line,
@@ -372,7 +380,10 @@ impl Scan<'_> {
         let at = (open.begin_line, open.begin_column);
         match <(SectionKind, Vec<u8>)>::from_pem_slice(pem.as_bytes()) {
             Ok((SectionKind::Certificate, der)) => self.certificate(&name, open.number, at, der),
-            Ok((SectionKind::PrivateKey | SectionKind::RsaPrivateKey | SectionKind::EcPrivateKey, _)) => {
+            Ok((
+                SectionKind::PrivateKey | SectionKind::RsaPrivateKey | SectionKind::EcPrivateKey,
+                _,
+            )) => {
                 self.finding(
                     Finding::error(
                         "ca-bundle.private-key",
@@ -396,7 +407,9 @@ impl Scan<'_> {
             }
             Err(err) => {
                 let what = match err {
-                    rustls_pki_types::pem::Error::Base64Decode(_) => "its base64 text does not decode".to_owned(),
+                    rustls_pki_types::pem::Error::Base64Decode(_) => {
+                        "its base64 text does not decode".to_owned()
+                    }
                     other => other.to_string(),
                 };
                 self.finding(
@@ -431,7 +444,10 @@ impl Scan<'_> {
             findings.push(
                 Finding::error(
                     "ca-bundle.invalid-certificate",
-                    format!("{name} has {} bytes of trailing data after the certificate", rest.len()),
+                    format!(
+                        "{name} has {} bytes of trailing data after the certificate",
+                        rest.len()
+                    ),
                 )
                 .hint("get the device's certificate again and replace this block"),
             );
@@ -533,7 +549,10 @@ impl Scan<'_> {
             findings.push(
                 Finding::warning(
                     "ca-bundle.duplicate-certificate",
-                    format!("{name} is the same certificate as block #{} (line {})", same.block, same.line),
+                    format!(
+                        "{name} is the same certificate as block #{} (line {})",
+                        same.block, same.line
+                    ),
                 )
                 .hint("remove one of the two copies"),
             );
@@ -556,7 +575,13 @@ fn shown_label(label: &str) -> String {
     let shown: String = label
         .chars()
         .take(40)
-        .map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' })
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
         .collect();
     shown
 }
@@ -619,7 +644,10 @@ mod tests {
         for text in ["", "hello\nworld\n", "\n\n"] {
             let (bundle, findings) = CaBundle::parse("ca.pem", text.as_bytes().to_vec());
             assert!(bundle.certificates().is_empty());
-            assert!(crate::has_check(&findings, "ca-bundle.no-certificate"), "{text:?}: {findings:?}");
+            assert!(
+                crate::has_check(&findings, "ca-bundle.no-certificate"),
+                "{text:?}: {findings:?}"
+            );
         }
     }
 
@@ -633,7 +661,10 @@ mod tests {
         assert!(crate::has_check(&findings, "ca-bundle.invalid-block"));
         let text = "-----BEGIN CERTIFICATE-----\nMI*IB\n-----END CERTIFICATE-----\n";
         let (_, findings) = CaBundle::parse("ca.pem", text.as_bytes().to_vec());
-        let f = findings.iter().find(|f| f.check == "ca-bundle.invalid-block").unwrap();
+        let f = findings
+            .iter()
+            .find(|f| f.check == "ca-bundle.invalid-block")
+            .unwrap();
         assert_eq!((f.line, f.column), (Some(2), Some(3)));
         assert!(f.message.contains("block #1"));
         let text = "-----END CERTIFICATE-----\n";

@@ -125,10 +125,7 @@ pub fn check(credentials: &CredentialsFile, bundle: &CaBundle, now: UnixTime) ->
             findings.push(
                 Finding::warning(
                     "ca-bundle.unused-certificate",
-                    format!(
-                        "{name} covers no device of {}",
-                        credentials.source()
-                    ),
+                    format!("{name} covers no device of {}", credentials.source()),
                 )
                 .object(source)
                 .hint(format!(
@@ -164,8 +161,7 @@ pub fn check(credentials: &CredentialsFile, bundle: &CaBundle, now: UnixTime) ->
         }
         let region = device.region().map(|r| {
             if r.len() <= 40
-                && r
-                    .chars()
+                && r.chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
             {
                 r.to_owned()

@@ -90,7 +90,10 @@ impl fmt::Debug for ClusterctlEnv {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClusterctlEnv")
             .field(CREDENTIALS_VAR, &REDACTED)
-            .field(CA_BUNDLES_VAR, &format_args!("<{} chars>", self.ca_bundles.len()))
+            .field(
+                CA_BUNDLES_VAR,
+                &format_args!("<{} chars>", self.ca_bundles.len()),
+            )
             .finish()
     }
 }

@@ -244,8 +244,7 @@ impl<'a> Parser<'a> {
         if trimmed.is_empty() {
             self.redacted.push(String::new());
         } else if trimmed.starts_with('#') || trimmed.starts_with(';') {
-            self.redacted
-                .push(format!("{}<comment>", &text[..indent]));
+            self.redacted.push(format!("{}<comment>", &text[..indent]));
         } else if trimmed.starts_with('[') {
             self.header(number, text, indent, column);
         } else {
@@ -307,8 +306,13 @@ impl<'a> Parser<'a> {
         if name.is_empty() {
             self.section = Section::Skipped;
             self.finding(
-                Finding::error("credentials.section-empty", "the section header `[]` names no profile")
-                    .hint(format!("name the profile by the device IP: {EXAMPLE_PROFILE}")),
+                Finding::error(
+                    "credentials.section-empty",
+                    "the section header `[]` names no profile",
+                )
+                .hint(format!(
+                    "name the profile by the device IP: {EXAMPLE_PROFILE}"
+                )),
                 number,
                 column,
             );
@@ -426,7 +430,10 @@ impl<'a> Parser<'a> {
         let value_column = if value.is_empty() {
             char_column(text, eq + 1)
         } else {
-            char_column(text, eq + 1 + (value_raw.len() - value_raw.trim_start().len()))
+            char_column(
+                text,
+                eq + 1 + (value_raw.len() - value_raw.trim_start().len()),
+            )
         };
         let lower = key.to_ascii_lowercase();
         let known = KNOWN_KEYS.iter().position(|k| *k == lower);
@@ -451,8 +458,11 @@ impl<'a> Parser<'a> {
 
         if key.is_empty() {
             self.finding(
-                Finding::error("credentials.empty-key", format!("line {number} has no key before `=`"))
-                    .hint("write `key = value`, e.g. `region = snow`"),
+                Finding::error(
+                    "credentials.empty-key",
+                    format!("line {number} has no key before `=`"),
+                )
+                .hint("write `key = value`, e.g. `region = snow`"),
                 number,
                 column,
             );
@@ -473,7 +483,9 @@ impl<'a> Parser<'a> {
                         "credentials.key-outside-profile",
                         format!("{shown} comes before any `[device IP]` header; it is ignored"),
                     )
-                    .hint(format!("put device keys under the device's header: {EXAMPLE_PROFILE}")),
+                    .hint(format!(
+                        "put device keys under the device's header: {EXAMPLE_PROFILE}"
+                    )),
                     number,
                     column,
                 );
@@ -488,11 +500,17 @@ impl<'a> Parser<'a> {
             return;
         };
         let key_name = KNOWN_KEYS.get(known).copied().unwrap_or_default();
-        if let Some(first) = self.key_lines.get(index).and_then(|k| k.get(known).copied().flatten()) {
+        if let Some(first) = self
+            .key_lines
+            .get(index)
+            .and_then(|k| k.get(known).copied().flatten())
+        {
             self.finding(
                 Finding::error(
                     "credentials.duplicate-key",
-                    format!("profile [{ip}] sets `{key_name}` twice: at line {first} and line {number}"),
+                    format!(
+                        "profile [{ip}] sets `{key_name}` twice: at line {first} and line {number}"
+                    ),
                 )
                 .device(ip.to_string())
                 .hint(format!("keep one `{key_name}` line under `[{ip}]`")),
@@ -507,14 +525,20 @@ impl<'a> Parser<'a> {
             *slot = Some(number);
         }
         if value.is_empty() {
-            let what = if known == 2 { "`snow`" } else { "the key from the device" };
+            let what = if known == 2 {
+                "`snow`"
+            } else {
+                "the key from the device"
+            };
             self.finding(
                 Finding::error(
                     "credentials.empty-value",
                     format!("`{key_name}` of device {ip} has no value"),
                 )
                 .device(ip.to_string())
-                .hint(format!("write `{key_name} = <value>` with {what} after `=`")),
+                .hint(format!(
+                    "write `{key_name} = <value>` with {what} after `=`"
+                )),
                 number,
                 value_column,
             );
@@ -529,7 +553,9 @@ impl<'a> Parser<'a> {
             region_finding = Some(
                 Finding::warning(
                     "credentials.region",
-                    format!("the region of device {ip} is {shown}; Snow devices sign with region `snow`"),
+                    format!(
+                        "the region of device {ip} is {shown}; Snow devices sign with region `snow`"
+                    ),
                 )
                 .device(ip.to_string())
                 .hint("write `region = snow`"),
@@ -559,8 +585,14 @@ impl<'a> Parser<'a> {
                     continue;
                 }
                 let (why, value) = match slot {
-                    0 => ("every device call is signed with it", "<access key id of the device>"),
-                    1 => ("every device call is signed with it", "<secret access key of the device>"),
+                    0 => (
+                        "every device call is signed with it",
+                        "<access key id of the device>",
+                    ),
+                    1 => (
+                        "every device call is signed with it",
+                        "<secret access key of the device>",
+                    ),
                     _ => (
                         "the EKS-A controller and CAPAS refuse a profile without a region",
                         "snow",
@@ -568,13 +600,19 @@ impl<'a> Parser<'a> {
                 };
                 missing.push(
                     Finding::error(
-                        format!("credentials.missing-{}", MISSING_IDS.get(slot).copied().unwrap_or("key")),
+                        format!(
+                            "credentials.missing-{}",
+                            MISSING_IDS.get(slot).copied().unwrap_or("key")
+                        ),
                         format!("profile [{ip}] has no `{key}`; {why}"),
                     )
                     .object(self.source)
                     .device(ip.to_string())
                     .hint(format!("add `{key} = {value}` under `[{ip}]`"))
-                    .at(Location { line: device.line, column: 1 }),
+                    .at(Location {
+                        line: device.line,
+                        column: 1,
+                    }),
                 );
             }
         }
@@ -618,9 +656,9 @@ fn safe_to_show(text: &str) -> bool {
 fn is_plain_key(key: &str) -> bool {
     !key.is_empty()
         && key.len() <= 64
-        && key
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' || c == '.')
+        && key.chars().all(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' || c == '.'
+        })
 }
 
 /// The 1-based character column of a byte offset in a line.
@@ -661,7 +699,9 @@ mod tests {
         assert_eq!(d.line(), 1);
         assert_eq!(file.devices()[1].line(), 6);
         assert_eq!(
-            d.access_key_id.as_ref().map(SecretString::expose_for_signing),
+            d.access_key_id
+                .as_ref()
+                .map(SecretString::expose_for_signing),
             Some(AK)
         );
     }
@@ -689,7 +729,9 @@ mod tests {
 
     #[test]
     fn trailing_space_header_is_accepted_with_an_info() {
-        let text = format!("[1.2.3.4] \naws_access_key_id = {AK}\naws_secret_access_key = {SK}\nregion = snow");
+        let text = format!(
+            "[1.2.3.4] \naws_access_key_id = {AK}\naws_secret_access_key = {SK}\nregion = snow"
+        );
         let (file, findings) = parse(&text);
         assert_eq!(file.devices().len(), 1);
         assert!(!snow_api::has_errors(&findings));
@@ -698,7 +740,10 @@ mod tests {
 
     #[test]
     fn non_ip_profile_is_skipped_with_a_warning() {
-        let text = format!("[default]\naws_access_key_id = {AK}\n{}", profile("1.2.3.4"));
+        let text = format!(
+            "[default]\naws_access_key_id = {AK}\n{}",
+            profile("1.2.3.4")
+        );
         let (file, findings) = parse(&text);
         assert_eq!(checks(&findings), ["credentials.non-device-profile"]);
         assert_eq!(findings[0].severity, Severity::Warning);
@@ -712,7 +757,11 @@ mod tests {
         assert_eq!(checks(&findings), ["credentials.duplicate-device"]);
         let f = &findings[0];
         assert_eq!(f.line, Some(5));
-        assert!(f.message.contains("line 5") && f.message.contains("line 1"), "{}", f.message);
+        assert!(
+            f.message.contains("line 5") && f.message.contains("line 1"),
+            "{}",
+            f.message
+        );
         assert_eq!(f.object.as_deref(), Some("credentials.ini"));
     }
 
@@ -721,14 +770,19 @@ mod tests {
         for text in ["", "\n\n# nothing\n", "[default]\nregion = snow\n"] {
             let (file, findings) = parse(text);
             assert!(file.devices().is_empty());
-            assert!(checks(&findings).contains(&"credentials.no-device-profile"), "{text:?}");
+            assert!(
+                checks(&findings).contains(&"credentials.no-device-profile"),
+                "{text:?}"
+            );
             assert!(snow_api::has_errors(&findings));
         }
     }
 
     #[test]
     fn missing_equals_blank_value_and_unclosed_header() {
-        let text = format!("[1.2.3.4\naws_access_key_id {AK}\naws_secret_access_key =    \nregion = snow\n");
+        let text = format!(
+            "[1.2.3.4\naws_access_key_id {AK}\naws_secret_access_key =    \nregion = snow\n"
+        );
         let (file, findings) = parse(&text);
         assert_eq!(
             checks(&findings),
@@ -755,11 +809,16 @@ mod tests {
     fn missing_keys_and_region_warnings() {
         let text = format!("[1.2.3.4]\naws_secret_access_key = {SK}\nregion = us-west-2\n");
         let (file, findings) = parse(&text);
-        assert_eq!(checks(&findings), ["credentials.region", "credentials.missing-access-key"]);
+        assert_eq!(
+            checks(&findings),
+            ["credentials.region", "credentials.missing-access-key"]
+        );
         assert!(findings[0].message.contains("us-west-2"));
         assert!(!file.devices()[0].is_complete());
         assert!(file.provider("1.2.3.4".parse().unwrap()).is_none());
-        let (_, findings) = parse(&format!("[1.2.3.4]\naws_access_key_id = {AK}\naws_secret_access_key = {SK}\n"));
+        let (_, findings) = parse(&format!(
+            "[1.2.3.4]\naws_access_key_id = {AK}\naws_secret_access_key = {SK}\n"
+        ));
         assert_eq!(checks(&findings), ["credentials.missing-region"]);
     }
 

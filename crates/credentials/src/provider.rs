@@ -41,7 +41,8 @@ impl DeviceCredentialsProvider {
         self.device
     }
 
-    /// The SDK credentials (the SDK's own type redacts itself in `Debug` and zeroes on drop).
+    /// The SDK credentials. NB: the SDK's `Credentials` redacts the secret key in `Debug` but
+    /// prints the access key id, which snowctl treats as secret too: never log it.
     pub fn credentials(&self) -> Credentials {
         Credentials::new(
             self.access_key_id.expose_for_signing(),
