@@ -25,7 +25,10 @@ pub struct Positions {
 impl Positions {
     /// Records where `path` is written.
     pub fn insert(&mut self, path: &str, at: Location) {
-        self.by_path.entry(path.to_owned()).or_insert(at);
+        // The first position wins (a mapping key before its value); look up before allocating.
+        if !self.by_path.contains_key(path) {
+            self.by_path.insert(path.to_owned(), at);
+        }
     }
 
     /// Where `path` is written, or else its nearest written ancestor.
