@@ -10,7 +10,11 @@ use std::hint::black_box;
 fn generated() -> String {
     cluster_config(&TemplateOptions {
         name: "edge".into(),
-        devices: vec!["192.168.1.11".into(), "192.168.1.12".into(), "192.168.1.13".into()],
+        devices: vec![
+            "192.168.1.11".into(),
+            "192.168.1.12".into(),
+            "192.168.1.13".into(),
+        ],
         endpoint: Some("192.168.1.100".into()),
         ..Default::default()
     })
@@ -50,12 +54,16 @@ fn large(groups: usize) -> String {
 fn bench(c: &mut Criterion) {
     let spec = generated();
     assert!(snow_api::check(&spec).expect("parses").is_valid());
-    c.bench_function("check/generated", |b| b.iter(|| snow_api::check(black_box(&spec))));
+    c.bench_function("check/generated", |b| {
+        b.iter(|| snow_api::check(black_box(&spec)))
+    });
     // The stages, to see where the time goes.
     c.bench_function("stage/yaml", |b| {
         b.iter(|| snow_api::yaml::parse_stream(black_box(&spec), Default::default()))
     });
-    c.bench_function("stage/parse", |b| b.iter(|| snow_api::ClusterSpec::parse(black_box(&spec))));
+    c.bench_function("stage/parse", |b| {
+        b.iter(|| snow_api::ClusterSpec::parse(black_box(&spec)))
+    });
 
     let mut group = c.benchmark_group("check/groups");
     for groups in [50, 100, 200] {

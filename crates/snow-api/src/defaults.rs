@@ -170,15 +170,15 @@ impl ClusterSpec {
         }
 
         // Registry mirror port.
-        if let Some(mirror) = self.cluster.spec.registry_mirror_configuration.as_mut() {
-            if mirror.port.as_deref().unwrap_or("").is_empty() {
-                mirror.port = Some(DEFAULT_REGISTRY_MIRROR_PORT.into());
-                note(
-                    cluster_id,
-                    "spec.registryMirrorConfiguration.port",
-                    DEFAULT_REGISTRY_MIRROR_PORT.into(),
-                );
-            }
+        if let Some(mirror) = self.cluster.spec.registry_mirror_configuration.as_mut()
+            && mirror.port.as_deref().unwrap_or("").is_empty()
+        {
+            mirror.port = Some(DEFAULT_REGISTRY_MIRROR_PORT.into());
+            note(
+                cluster_id,
+                "spec.registryMirrorConfiguration.port",
+                DEFAULT_REGISTRY_MIRROR_PORT.into(),
+            );
         }
         applied
     }

@@ -94,9 +94,9 @@ pub struct Parsed {
 
 /// A document typed as one of the four kinds.
 enum Typed {
-    Cluster(Cluster),
+    Cluster(Box<Cluster>),
     Datacenter(SnowDatacenterConfig),
-    Machine(SnowMachineConfig),
+    Machine(Box<SnowMachineConfig>),
     Pool(SnowIPPool),
 }
 
@@ -151,12 +151,12 @@ impl ClusterSpec {
             }
             sources.insert(id.clone(), source);
             match typed {
-                Typed::Cluster(c) => clusters.push((id, c)),
+                Typed::Cluster(c) => clusters.push((id, *c)),
                 Typed::Datacenter(d) => {
                     datacenters.insert(d.metadata.name.clone().unwrap_or_default(), d);
                 }
                 Typed::Machine(m) => {
-                    machine_configs.insert(m.metadata.name.clone().unwrap_or_default(), m);
+                    machine_configs.insert(m.metadata.name.clone().unwrap_or_default(), *m);
                 }
                 Typed::Pool(p) => {
                     ip_pools.insert(p.metadata.name.clone().unwrap_or_default(), p);
@@ -251,15 +251,15 @@ impl ClusterSpec {
             .into_iter()
             .filter(|f| !self.is_broken(f))
             .map(|mut f| {
-                if f.line.is_none() {
-                    if let Some(source) = f.object.as_ref().and_then(|o| self.sources.get(o)) {
-                        let at = f
-                            .field
-                            .as_deref()
-                            .and_then(|p| source.positions.locate(p))
-                            .unwrap_or(source.at);
-                        f = f.at(at);
-                    }
+                if f.line.is_none()
+                    && let Some(source) = f.object.as_ref().and_then(|o| self.sources.get(o))
+                {
+                    let at = f
+                        .field
+                        .as_deref()
+                        .and_then(|p| source.positions.locate(p))
+                        .unwrap_or(source.at);
+                    f = f.at(at);
                 }
                 f
             })
@@ -397,9 +397,11 @@ fn read_document(
     findings.extend(typing_findings);
     let value = value?;
     let typed = match kind {
-        Kind::Cluster => from_value(value, &id, findings).map(Typed::Cluster),
+        Kind::Cluster => from_value(value, &id, findings).map(|c| Typed::Cluster(Box::new(c))),
         Kind::SnowDatacenterConfig => from_value(value, &id, findings).map(Typed::Datacenter),
-        Kind::SnowMachineConfig => from_value(value, &id, findings).map(Typed::Machine),
+        Kind::SnowMachineConfig => {
+            from_value(value, &id, findings).map(|m| Typed::Machine(Box::new(m)))
+        }
         Kind::SnowIPPool => from_value(value, &id, findings).map(Typed::Pool),
     }?;
     if name.is_empty() {

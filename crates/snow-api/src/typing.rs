@@ -302,18 +302,18 @@ impl<'a> Typer<'a> {
         let NodeKind::Scalar { value, .. } = &node.kind else {
             return self.mismatch(node, path, "a string");
         };
-        if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
-            if !allowed.iter().any(|a| a.as_str() == Some(value)) {
-                let list: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
-                self.error(
-                    "schema.enum",
-                    path,
-                    node.at,
-                    format!("`{}` is not one of {}", truncate(value), list.join(", ")),
-                    Some(format!("use one of: {}", list.join(", "))),
-                );
-                return None;
-            }
+        if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+            && !allowed.iter().any(|a| a.as_str() == Some(value))
+        {
+            let list: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
+            self.error(
+                "schema.enum",
+                path,
+                node.at,
+                format!("`{}` is not one of {}", truncate(value), list.join(", ")),
+                Some(format!("use one of: {}", list.join(", "))),
+            );
+            return None;
         }
         Some(Value::String(value.clone()))
     }
@@ -507,10 +507,8 @@ fn core_scalar(text: &str) -> Value {
         && text
             .chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E'));
-    if looks_numeric {
-        if let Some(n) = text.parse::<f64>().ok().and_then(Number::from_f64) {
-            return Value::Number(n);
-        }
+    if looks_numeric && let Some(n) = text.parse::<f64>().ok().and_then(Number::from_f64) {
+        return Value::Number(n);
     }
     Value::String(text.to_owned())
 }

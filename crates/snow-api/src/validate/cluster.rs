@@ -228,15 +228,15 @@ fn cluster_network(spec: &ClusterSpec, f: &mut Findings) -> (Option<IpNet>, Opti
         "services",
         net.services.as_ref().and_then(|p| p.cidr_blocks.as_ref()),
     );
-    if let (Some(p), Some(s)) = (pods, services) {
-        if p.contains(&s.network()) || s.contains(&p.network()) {
-            f.error(
-                "cluster.network-cidr",
-                "spec.clusterNetwork.services.cidrBlocks[0]",
-                format!("the service CIDR {s} overlaps the pod CIDR {p}"),
-                "use disjoint ranges, e.g. pods 192.168.0.0/16 and services 10.96.0.0/12",
-            );
-        }
+    if let (Some(p), Some(s)) = (pods, services)
+        && (p.contains(&s.network()) || s.contains(&p.network()))
+    {
+        f.error(
+            "cluster.network-cidr",
+            "spec.clusterNetwork.services.cidrBlocks[0]",
+            format!("the service CIDR {s} overlaps the pod CIDR {p}"),
+            "use disjoint ranges, e.g. pods 192.168.0.0/16 and services 10.96.0.0/12",
+        );
     }
     if let Some(pods) = pods {
         let explicit = net.nodes.as_ref().and_then(|n| n.cidr_mask_size);
@@ -406,18 +406,18 @@ fn control_plane(
     if let Some(strategy) = &cp.upgrade_rollout_strategy {
         let field = "spec.controlPlaneConfiguration.upgradeRolloutStrategy";
         rollout_type(strategy.type_.as_deref(), field, f);
-        if let Some(ru) = &strategy.rolling_update {
-            if !(0..=1).contains(&ru.max_surge) {
-                f.error(
-                    "control-plane.rollout",
-                    &format!("{field}.rollingUpdate.maxSurge"),
-                    format!(
-                        "maxSurge {} is invalid for the control plane: it must be 0 or 1",
-                        ru.max_surge
-                    ),
-                    "use 1 to add a machine before removing one, 0 to replace in place of one",
-                );
-            }
+        if let Some(ru) = &strategy.rolling_update
+            && !(0..=1).contains(&ru.max_surge)
+        {
+            f.error(
+                "control-plane.rollout",
+                &format!("{field}.rollingUpdate.maxSurge"),
+                format!(
+                    "maxSurge {} is invalid for the control plane: it must be 0 or 1",
+                    ru.max_surge
+                ),
+                "use 1 to add a machine before removing one, 0 to replace in place of one",
+            );
         }
     }
     for (i, san) in cp.cert_sans.iter().flatten().enumerate() {
@@ -585,10 +585,10 @@ fn machine_health_check(mhc: &MachineHealthCheck, field: &str, f: &mut Findings)
     }
     let bad = match &mhc.max_unhealthy {
         Some(IntOrString::Int(n)) => *n < 0,
-        Some(IntOrString::String(s)) => !s
+        Some(IntOrString::String(s)) => s
             .strip_suffix('%')
             .and_then(|p| p.parse::<u32>().ok())
-            .is_some_and(|p| p <= 100),
+            .is_none_or(|p| p > 100),
         None => false,
     };
     if bad {
@@ -697,17 +697,15 @@ fn workers(spec: &ClusterSpec, cluster_version: Option<KubeVersion>, f: &mut Fin
             &format!("{field}.kubernetesVersion"),
             f,
             false,
-        ) {
-            if let Some(cv) = cluster_version {
-                if v > cv || cv.minor.saturating_sub(v.minor) > 2 {
-                    f.error(
+        ) && let Some(cv) = cluster_version
+            && (v > cv || cv.minor.saturating_sub(v.minor) > 2)
+        {
+            f.error(
                         "workers.kubernetes-version",
                         &format!("{field}.kubernetesVersion"),
                         format!("worker version {v} must not be newer than the cluster version {cv} nor more than 2 minor versions older"),
                         format!("use a version from 1.{} to {cv}", cv.minor.saturating_sub(2)),
                     );
-                }
-            }
         }
         if let Some(strategy) = &g.upgrade_rollout_strategy {
             let sfield = format!("{field}.upgradeRolloutStrategy");
@@ -854,15 +852,15 @@ fn registry_mirror(spec: &ClusterSpec, f: &mut Findings) {
         ),
         Some(_) => {}
     }
-    if let Some(port) = mirror.port.as_deref().filter(|p| !p.is_empty()) {
-        if !port.parse::<u32>().is_ok_and(|p| (1..=65535).contains(&p)) {
-            f.error(
-                "registry-mirror",
-                &format!("{field}.port"),
-                format!("registry mirror port `{port}` is invalid"),
-                "use a port from 1 to 65535",
-            );
-        }
+    if let Some(port) = mirror.port.as_deref().filter(|p| !p.is_empty())
+        && !port.parse::<u32>().is_ok_and(|p| (1..=65535).contains(&p))
+    {
+        f.error(
+            "registry-mirror",
+            &format!("{field}.port"),
+            format!("registry mirror port `{port}` is invalid"),
+            "use a port from 1 to 65535",
+        );
     }
     let mut curated = 0;
     for (i, ns) in mirror.oci_namespaces.iter().flatten().enumerate() {

@@ -175,15 +175,16 @@ fn validate_pool(i: usize, p: &IpPool, f: &mut Findings) -> Option<(IpAddr, IpAd
                 "the gateway must be an address of the subnet",
             );
         }
-        if let (Some(gw), Some((s, e))) = (gateway, usable) {
-            if s <= gw && gw <= e {
-                f.error(
-                    "ip-pool.gateway",
-                    &format!("{field}.gateway"),
-                    format!("gateway {gw} lies inside the range {s}-{e}"),
-                    "exclude the gateway from the node range",
-                );
-            }
+        if let (Some(gw), Some((s, e))) = (gateway, usable)
+            && s <= gw
+            && gw <= e
+        {
+            f.error(
+                "ip-pool.gateway",
+                &format!("{field}.gateway"),
+                format!("gateway {gw} lies inside the range {s}-{e}"),
+                "exclude the gateway from the node range",
+            );
         }
     }
     usable

@@ -233,17 +233,17 @@ fn network(spec: &ClusterSpec, m: &SnowMachineConfig, f: &mut Findings) {
     let mut indexes: HashMap<i64, usize> = HashMap::new();
     for (i, dni) in dnis.iter().enumerate() {
         let field = format!("spec.network.directNetworkInterfaces[{i}]");
-        if let Some(index) = dni.index {
-            if let Some(first) = indexes.insert(index, i) {
-                f.error(
-                    "machine-config.dni-index",
-                    &format!("{field}.index"),
-                    format!(
-                        "DNI index {index} is used twice (also by directNetworkInterfaces[{first}])"
-                    ),
-                    "give every DNI its own index from 1 to 8",
-                );
-            }
+        if let Some(index) = dni.index
+            && let Some(first) = indexes.insert(index, i)
+        {
+            f.error(
+                "machine-config.dni-index",
+                &format!("{field}.index"),
+                format!(
+                    "DNI index {index} is used twice (also by directNetworkInterfaces[{first}])"
+                ),
+                "give every DNI its own index from 1 to 8",
+            );
         }
         let dhcp = dni.dhcp == Some(true);
         if dni.ip_pool_ref.is_some() && dhcp {
@@ -519,7 +519,7 @@ fn looks_like_pem_certificates(data: &str) -> bool {
 
 fn is_der_sequence_base64(body: &str) -> bool {
     // The first base64 quantum of a DER SEQUENCE (0x30) starts with 'M'.
-    body.len() % 4 == 0
+    body.len().is_multiple_of(4)
         && body.starts_with('M')
         && body
             .trim_end_matches('=')

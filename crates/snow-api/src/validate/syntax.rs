@@ -106,10 +106,10 @@ pub fn proxy_problem(s: &str) -> Option<String> {
         Some((scheme, rest)) => (Some(scheme), rest),
         None => (None, s),
     };
-    if let Some(scheme) = scheme {
-        if !matches!(scheme, "http" | "https" | "socks5" | "socks5h") {
-            return Some(format!("has the scheme `{scheme}`; use http or https"));
-        }
+    if let Some(scheme) = scheme
+        && !matches!(scheme, "http" | "https" | "socks5" | "socks5h")
+    {
+        return Some(format!("has the scheme `{scheme}`; use http or https"));
     }
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
@@ -131,15 +131,15 @@ pub fn proxy_problem(s: &str) -> Option<String> {
 
 /// Splits `host:port`, `[v6]:port`, `host`.
 pub fn split_host_port(s: &str) -> (&str, Option<&str>) {
-    if let Some(rest) = s.strip_prefix('[') {
-        if let Some((host, after)) = rest.split_once(']') {
-            return (host, after.strip_prefix(':'));
-        }
+    if let Some(rest) = s.strip_prefix('[')
+        && let Some((host, after)) = rest.split_once(']')
+    {
+        return (host, after.strip_prefix(':'));
     }
-    if s.matches(':').count() == 1 {
-        if let Some((host, port)) = s.split_once(':') {
-            return (host, Some(port));
-        }
+    if s.matches(':').count() == 1
+        && let Some((host, port)) = s.split_once(':')
+    {
+        return (host, Some(port));
     }
     (s, None)
 }
