@@ -85,11 +85,12 @@ impl CaBundle {
         };
         scan.run(&bytes);
         let Scan {
-            findings,
+            mut findings,
             certificates,
             shown,
             ..
         } = scan;
+        findings.sort_by_key(|f| f.line);
         let bundle = CaBundle {
             source,
             content: bytes,
@@ -126,8 +127,9 @@ impl CaBundle {
         &self.content
     }
 
-    /// The file's lines for display next to findings, line for line (the body of a private-key
-    /// block, if someone put one there, is replaced by `<redacted>`).
+    /// The file's lines for display next to findings, line for line: BEGIN/END lines and
+    /// certificate bodies as they are, every other line (text outside blocks, the body of a
+    /// private key or of an unknown block) replaced by `<redacted>`.
     pub fn display_text(&self) -> &str {
         &self.shown
     }
@@ -207,13 +209,18 @@ impl Scan<'_> {
             let trimmed = text.trim();
             let indent = text.len() - text.trim_start().len();
             let column = text.get(..indent).map_or(1, |s| s.chars().count() + 1);
-            let in_secret_block = block
-                .as_ref()
-                .is_some_and(|b| b.label.contains("PRIVATE KEY"));
-            if in_secret_block && !trimmed.starts_with("-----") {
-                self.shown.push(crate::secret::REDACTED.into());
-            } else {
+            // Shown next to findings: markers and certificate bodies only. Text outside blocks
+            // and the bodies of other blocks may be anything (a pasted key, the credentials
+            // file given as the bundle by mistake), so it is never shown.
+            let in_certificate = block.as_ref().is_some_and(|b| b.label == "CERTIFICATE");
+            if trimmed.is_empty() || trimmed.starts_with("-----") || in_certificate {
                 self.shown.push(text.clone().into_owned());
+            } else {
+                self.shown.push(format!(
+                    "{}{}",
+                    text.get(..indent).unwrap_or_default(),
+                    crate::secret::REDACTED
+                ));
             }
 
             if let Some(label) = marker(trimmed, "-----BEGIN ") {

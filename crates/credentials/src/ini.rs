@@ -85,11 +85,13 @@ impl CredentialsFile {
         let mut parser = Parser::new(&source);
         parser.run(&bytes);
         let Parser {
-            findings,
+            mut findings,
             devices,
             redacted,
             ..
         } = parser;
+        // In file order (the per-device findings of the end come at their header's line).
+        findings.sort_by_key(|f| f.line);
         let file = CredentialsFile {
             source,
             content: SecretBytes::new(bytes),
@@ -268,12 +270,28 @@ impl<'a> Parser<'a> {
         let shown = ip
             .map(|ip| ip.to_string())
             .or_else(|| safe_to_show(name).then(|| name.to_owned()));
-        self.redacted.push(format!(
-            "{}[{}{}",
-            &text[..indent],
-            shown.as_deref().unwrap_or(crate::secret::REDACTED),
-            if closed { "]" } else { "" }
-        ));
+        // The redacted line keeps the header as written when its name may be shown (so the
+        // caret points at what is really there); anything after `]` is never shown.
+        let redacted = match &shown {
+            Some(_) => {
+                let head_len = indent + 1 + inner.len() + usize::from(closed);
+                let head = text.get(..head_len).unwrap_or(text);
+                let after = text.get(head_len..).unwrap_or_default();
+                if after.trim().is_empty() {
+                    text.to_owned()
+                } else {
+                    let ws = &after[..after.len() - after.trim_start().len()];
+                    format!("{head}{ws}{}", crate::secret::REDACTED)
+                }
+            }
+            None => format!(
+                "{}[{}{}",
+                &text[..indent],
+                crate::secret::REDACTED,
+                if closed { "]" } else { "" }
+            ),
+        };
+        self.redacted.push(redacted);
         let label = shown
             .as_deref()
             .map_or_else(|| "this profile".to_owned(), |s| format!("`[{s}]`"));
@@ -407,17 +425,36 @@ impl<'a> Parser<'a> {
 
     fn key_value(&mut self, number: usize, text: &str, indent: usize, column: usize) {
         let Some(eq) = text.find('=') else {
-            self.redacted
-                .push(format!("{}{}", &text[..indent], REDACTED_LINE));
+            // A known key name at the start of the line may be shown; nothing else.
+            let first_word = text.split_whitespace().next().unwrap_or_default();
+            let known = KNOWN_KEYS
+                .iter()
+                .find(|k| first_word.eq_ignore_ascii_case(k))
+                .copied();
+            let (message, hint) = match known {
+                Some(key) => {
+                    self.redacted
+                        .push(format!("{}{first_word} {REDACTED_LINE}", &text[..indent]));
+                    (
+                        format!("`{key}` on line {number} has no `=`"),
+                        format!("write `{key} = <value>`"),
+                    )
+                }
+                None => {
+                    self.redacted
+                        .push(format!("{}{}", &text[..indent], REDACTED_LINE));
+                    (
+                        format!(
+                            "line {number} is neither a `[section]` header nor `key = value`: it has no `=`"
+                        ),
+                        "write `key = value` on one line, e.g. `aws_secret_access_key = <secret key>`; \
+                         a comment starts with `#` or `;`"
+                            .to_owned(),
+                    )
+                }
+            };
             self.finding(
-                Finding::error(
-                    "credentials.missing-equals",
-                    format!("line {number} is neither a `[section]` header nor `key = value`: it has no `=`"),
-                )
-                .hint(
-                    "write `key = value` on one line, e.g. `aws_secret_access_key = <secret key>`; \
-                     a comment starts with `#` or `;`",
-                ),
+                Finding::error("credentials.missing-equals", message).hint(hint),
                 number,
                 column,
             );
@@ -634,7 +671,7 @@ impl<'a> Parser<'a> {
 /// The keys we read, in slot order.
 const KNOWN_KEYS: [&str; 3] = ["aws_access_key_id", "aws_secret_access_key", "region"];
 const MISSING_IDS: [&str; 3] = ["access-key", "secret-key", "region"];
-const REDACTED_LINE: &str = "<redacted line>";
+const REDACTED_LINE: &str = "<redacted>";
 
 /// A profile name as a device IP: the whole name, or the name after a `profile ` prefix.
 fn parse_profile_ip(name: &str) -> Option<DeviceIp> {
@@ -788,13 +825,18 @@ mod tests {
             checks(&findings),
             [
                 "credentials.section-unclosed",
+                "credentials.missing-access-key",
                 "credentials.missing-equals",
                 "credentials.empty-value",
-                "credentials.missing-access-key",
             ]
         );
-        assert_eq!(findings[2].line, Some(3));
-        assert_eq!(findings[2].column, Some(24));
+        assert!(
+            findings[2]
+                .message
+                .contains("`aws_access_key_id` on line 2 has no `=`")
+        );
+        assert_eq!(findings[3].line, Some(3));
+        assert_eq!(findings[3].column, Some(24));
         assert_eq!(file.devices().len(), 1);
         for f in &findings {
             assert!(f.hint.is_some() && f.line.is_some(), "{f:?}");
@@ -811,9 +853,9 @@ mod tests {
         let (file, findings) = parse(&text);
         assert_eq!(
             checks(&findings),
-            ["credentials.region", "credentials.missing-access-key"]
+            ["credentials.missing-access-key", "credentials.region"]
         );
-        assert!(findings[0].message.contains("us-west-2"));
+        assert!(findings[1].message.contains("us-west-2"));
         assert!(!file.devices()[0].is_complete());
         assert!(file.provider("1.2.3.4".parse().unwrap()).is_none());
         let (_, findings) = parse(&format!(
@@ -825,8 +867,11 @@ mod tests {
     #[test]
     fn binary_and_utf16_files() {
         let (_, findings) = CredentialsFile::parse("c", b"[1.2.3.4]\n\x00\x01\x02\xff".to_vec());
-        assert_eq!(checks(&findings)[0], "credentials.not-text");
-        assert_eq!(findings[0].line, Some(2));
+        let binary = findings
+            .iter()
+            .find(|f| f.check == "credentials.not-text")
+            .unwrap();
+        assert_eq!(binary.line, Some(2));
         let (_, findings) = CredentialsFile::parse("c", b"\xff\xfe[\x001\x00".to_vec());
         assert_eq!(checks(&findings), ["credentials.not-text"]);
     }
