@@ -1,0 +1,139 @@
+//! The real release-manifest samples in ../shared/data parse, and what rendering needs comes out
+//! of them (or an error names what is missing).
+
+use snow_api::release::{Bundles, Release, ReleaseError};
+use std::path::PathBuf;
+
+fn shared(path: &str) -> String {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data")
+        .join(path);
+    std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+#[test]
+fn the_sample_bundle_parses_with_its_snow_sections() {
+    let bundles = Bundles::from_yaml(&shared("bundles/eksa-bundle-release-sample.yaml")).unwrap();
+    assert_eq!(
+        bundles.kube_versions(),
+        ["1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36"]
+    );
+    let vb = bundles.versions_bundle("1.30").unwrap();
+    let snow = vb.snow().unwrap();
+    assert_eq!(snow.version, "v0.3.3+abcdef1");
+    assert_eq!(
+        snow.kube_vip.repository(),
+        "public.ecr.aws/release-container-registry/kube-vip/kube-vip"
+    );
+    assert_eq!(snow.kube_vip.tag(), Some("v1.2.0-eks-a-v0.0.0-dev-build.1"));
+    assert!(
+        snow.components
+            .uri
+            .ends_with("infrastructure-components.yaml")
+    );
+    assert_eq!(vb.eks_d.name, "kubernetes-1-30-eks-58");
+    assert_eq!(vb.eks_d.channel, "1-30");
+    let br = vb.bottlerocket_host_containers.as_ref().unwrap();
+    assert_eq!(
+        br.admin.uri,
+        "public.ecr.aws/bottlerocket/bottlerocket-admin:v0.21.1"
+    );
+    assert_eq!(
+        vb.etcdadm_bootstrap.as_ref().unwrap().version,
+        "v1.0.22+abcdef1"
+    );
+    assert_eq!(
+        vb.etcdadm_controller.as_ref().unwrap().version,
+        "v1.0.28+abcdef1"
+    );
+}
+
+#[test]
+fn a_missing_version_lists_the_available_ones() {
+    let bundles = Bundles::from_yaml(&shared("bundles/eksa-bundle-release-sample.yaml")).unwrap();
+    let err = bundles.versions_bundle("1.29").unwrap_err();
+    assert!(matches!(&err, ReleaseError::NoSuchVersion { available, .. } if available.len() == 7));
+    assert!(err.to_string().contains("1.30, 1.31"), "{err}");
+}
+
+#[test]
+fn a_bundle_without_snow_or_with_an_untagged_image_is_an_error_naming_it() {
+    let text = shared("bundles/eksa-bundle-release-sample.yaml");
+    let no_snow = text.replacen("    snow:\n", "    notSnow:\n", 1);
+    let bundles = Bundles::from_yaml(&no_snow).unwrap();
+    let err = bundles.versions_bundle("1.30").unwrap().snow().unwrap_err();
+    assert_eq!(err.to_string(), "Bundles 1.30: missing the snow section");
+    // Untag the kube-vip image of the first snow section (other providers list kube-vip too).
+    let at = text.find("    snow:\n").unwrap();
+    let untagged = format!(
+        "{}{}",
+        &text[..at],
+        text[at..].replacen(
+            "kube-vip/kube-vip:v1.2.0-eks-a-v0.0.0-dev-build.1",
+            "kube-vip/kube-vip",
+            1
+        )
+    );
+    let err = Bundles::from_yaml(&untagged)
+        .unwrap()
+        .versions_bundle("1.30")
+        .unwrap()
+        .snow()
+        .unwrap_err();
+    assert!(matches!(err, ReleaseError::Untagged { .. }), "{err}");
+}
+
+#[test]
+fn the_eksd_release_gives_the_kube_distro() {
+    let release = Release::from_yaml(&shared("eksd/kubernetes-1-21-eks-4.yaml")).unwrap();
+    let distro = release.kube_distro().unwrap();
+    assert_eq!(
+        distro.kubernetes.repository,
+        "public.ecr.aws/eks-distro/kubernetes"
+    );
+    assert_eq!(distro.kubernetes.tag, "v1.21.2-eks-1-21-4");
+    assert_eq!(distro.etcd_version, "3.4.16");
+    assert!(
+        distro.etcd_url.ends_with("etcd-linux-amd64-v3.4.16.tar.gz"),
+        "{}",
+        distro.etcd_url
+    );
+    assert_eq!(
+        distro.etcd_image,
+        "public.ecr.aws/eks-distro/etcd-io/etcd:v3.4.16-eks-1-21-4"
+    );
+    assert_eq!(
+        distro.core_dns.repository,
+        "public.ecr.aws/eks-distro/coredns"
+    );
+    assert_eq!(
+        distro.pause.repository,
+        "public.ecr.aws/eks-distro/kubernetes"
+    );
+}
+
+#[test]
+fn an_eksd_release_missing_an_asset_names_it() {
+    let text = shared("eksd/kubernetes-1-21-eks-4.yaml")
+        .replace("name: coredns-image", "name: coredns-img");
+    let err = Release::from_yaml(&text)
+        .unwrap()
+        .kube_distro()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "EKS-D kubernetes-1-21-eks-4: missing asset coredns-image"
+    );
+}
+
+#[test]
+fn wrong_documents_are_refused() {
+    assert!(matches!(
+        Bundles::from_yaml("apiVersion: v1\nkind: ConfigMap\n"),
+        Err(ReleaseError::WrongKind { .. })
+    ));
+    assert!(matches!(
+        Release::from_yaml("kind: [\n"),
+        Err(ReleaseError::Parse { .. })
+    ));
+}
