@@ -179,7 +179,8 @@ fn validate_pool(i: usize, p: &IpPool, f: &mut Findings) -> Option<(IpAddr, IpAd
             && s <= gw
             && gw <= e
         {
-            f.error(
+            // EKS Anywhere accepts this; a node would be handed the gateway's address.
+            f.warning(
                 "ip-pool.gateway",
                 &format!("{field}.gateway"),
                 format!("gateway {gw} lies inside the range {s}-{e}"),
