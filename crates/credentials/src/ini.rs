@@ -6,7 +6,7 @@
 
 use crate::provider::DeviceCredentialsProvider;
 use crate::secret::{SecretBytes, SecretString};
-use snow_api::{DeviceIp, Finding, Location};
+use snow_api::{DeviceIp, Finding, Location, Severity};
 use std::net::IpAddr;
 
 /// The region every Snow device profile should name.
@@ -463,7 +463,9 @@ impl<'a> Parser<'a> {
         let key_raw = text.get(..eq).unwrap_or_default();
         let value_raw = text.get(eq + 1..).unwrap_or_default();
         let key = key_raw.trim();
-        let value = value_raw.trim();
+        // An inline comment (`#` or `;` after whitespace) ends the value, as in go-ini, which
+        // the EKS-A controller reads the file with. Keys and regions never contain one.
+        let value = strip_inline_comment(value_raw).trim();
         let value_column = if value.is_empty() {
             char_column(text, eq + 1)
         } else {
@@ -567,8 +569,14 @@ impl<'a> Parser<'a> {
             } else {
                 "the key from the device"
             };
+            let severity = if known == 2 {
+                Severity::Warning
+            } else {
+                Severity::Error
+            };
             self.finding(
-                Finding::error(
+                Finding::new(
+                    severity,
                     "credentials.empty-value",
                     format!("`{key_name}` of device {ip} has no value"),
                 )
@@ -631,12 +639,19 @@ impl<'a> Parser<'a> {
                         "<secret access key of the device>",
                     ),
                     _ => (
-                        "the EKS-A controller and CAPAS refuse a profile without a region",
+                        "snowctl signs with `snow` anyway, but the EKS-A controller refuses a \
+                         profile without a region",
                         "snow",
                     ),
                 };
+                let severity = if slot == 2 {
+                    Severity::Warning
+                } else {
+                    Severity::Error
+                };
                 missing.push(
-                    Finding::error(
+                    Finding::new(
+                        severity,
                         format!(
                             "credentials.missing-{}",
                             MISSING_IDS.get(slot).copied().unwrap_or("key")
@@ -673,6 +688,18 @@ const KNOWN_KEYS: [&str; 3] = ["aws_access_key_id", "aws_secret_access_key", "re
 const MISSING_IDS: [&str; 3] = ["access-key", "secret-key", "region"];
 const REDACTED_LINE: &str = "<redacted>";
 
+/// The value up to an inline comment: `#` or `;` preceded by whitespace.
+fn strip_inline_comment(value: &str) -> &str {
+    let mut previous_is_space = false;
+    for (i, c) in value.char_indices() {
+        if (c == '#' || c == ';') && previous_is_space {
+            return value.get(..i).unwrap_or(value);
+        }
+        previous_is_space = c.is_whitespace();
+    }
+    value
+}
+
 /// A profile name as a device IP: the whole name, or the name after a `profile ` prefix.
 fn parse_profile_ip(name: &str) -> Option<DeviceIp> {
     let candidate = name.strip_prefix("profile ").map_or(name, str::trim);
@@ -706,7 +733,6 @@ fn char_column(text: &str, byte_offset: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use snow_api::Severity;
 
     const AK: &str = "AKIAIOSFODNN7EXAMPLE";
     const SK: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
@@ -862,6 +888,25 @@ mod tests {
             "[1.2.3.4]\naws_access_key_id = {AK}\naws_secret_access_key = {SK}\n"
         ));
         assert_eq!(checks(&findings), ["credentials.missing-region"]);
+        assert_eq!(findings[0].severity, Severity::Warning);
+        let (_, findings) = parse(&format!(
+            "[1.2.3.4]\naws_access_key_id = {AK}\naws_secret_access_key = {SK}\nregion =\n"
+        ));
+        assert_eq!(checks(&findings), ["credentials.empty-value"]);
+        assert_eq!(findings[0].severity, Severity::Warning);
+        // An inline comment ends a value, as in go-ini.
+        let (file, findings) = parse(&format!(
+            "[1.2.3.4]\naws_access_key_id = {AK} # device A\naws_secret_access_key = {SK}\nregion = snow ; rack 2\n"
+        ));
+        assert!(findings.is_empty(), "{findings:?}");
+        assert_eq!(file.devices()[0].region(), Some("snow"));
+        assert_eq!(
+            file.devices()[0]
+                .access_key_id
+                .as_ref()
+                .map(SecretString::expose_for_signing),
+            Some(AK)
+        );
     }
 
     #[test]
