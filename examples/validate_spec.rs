@@ -31,10 +31,16 @@ fn main() -> ExitCode {
         }
     };
     for default in &report.defaults {
-        println!("default  {} {} = {}", default.object, default.field, default.value);
+        println!(
+            "default  {} {} = {}",
+            default.object, default.field, default.value
+        );
     }
     for finding in &report.findings {
-        let at = finding.location().map(|l| format!("{path}:{l}: ")).unwrap_or_default();
+        let at = finding
+            .location()
+            .map(|l| format!("{path}:{l}: "))
+            .unwrap_or_default();
         println!("{at}{finding}");
     }
     if report.is_valid() {
