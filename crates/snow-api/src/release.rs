@@ -488,7 +488,7 @@ pub struct KubeDistro {
     pub etcd: RepoTag,
     /// `etcd-image` with its tag.
     pub etcd_image: String,
-    /// From `pause-image`.
+    /// From `pause-image`: the whole repository (split at the tag), and the tag.
     pub pause: RepoTag,
     /// The etcd component's git tag without its `v`.
     pub etcd_version: String,
@@ -580,7 +580,7 @@ impl Release {
             core_dns: self.repo_tag("coredns-image", true)?,
             etcd: self.repo_tag("etcd-image", true)?,
             etcd_image: self.image("etcd-image")?.to_owned(),
-            pause: self.repo_tag("pause-image", true)?,
+            pause: self.repo_tag("pause-image", false)?,
             etcd_version: etcd.git_tag.trim_start_matches('v').to_owned(),
             etcd_url,
         })

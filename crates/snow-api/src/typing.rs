@@ -315,6 +315,33 @@ impl<'a> Typer<'a> {
             );
             return None;
         }
+        let len = value.chars().count() as u64;
+        if let Some(min) = schema
+            .get("minLength")
+            .and_then(Value::as_u64)
+            .filter(|m| len < *m)
+        {
+            self.error(
+                "schema.length",
+                path,
+                node.at,
+                format!("needs at least {min} character(s), has {len}"),
+                None,
+            );
+        }
+        if let Some(max) = schema
+            .get("maxLength")
+            .and_then(Value::as_u64)
+            .filter(|m| len > *m)
+        {
+            self.error(
+                "schema.length",
+                path,
+                node.at,
+                format!("allows at most {max} characters, has {len}"),
+                None,
+            );
+        }
         Some(Value::String(value.clone()))
     }
 
