@@ -108,7 +108,7 @@ fn the_eksd_release_gives_the_kube_distro() {
     );
     assert_eq!(
         distro.pause.repository,
-        "public.ecr.aws/eks-distro/kubernetes"
+        "public.ecr.aws/eks-distro/kubernetes/pause"
     );
 }
 
