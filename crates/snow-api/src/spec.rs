@@ -247,17 +247,25 @@ impl ClusterSpec {
     /// Fills the line and column of findings that point at an object and field of this spec,
     /// and drops findings about fields whose value was already reported as mistyped.
     pub fn locate(&self, findings: Vec<Finding>) -> Vec<Finding> {
+        // One index per object, built on first use: a spec with thousands of findings stays linear.
+        let mut indexes: HashMap<&str, crate::typing::PositionIndex<'_>> = HashMap::new();
         findings
             .into_iter()
             .filter(|f| !self.is_broken(f))
             .map(|mut f| {
                 if f.line.is_none()
-                    && let Some(source) = f.object.as_ref().and_then(|o| self.sources.get(o))
+                    && let Some((object, source)) = f
+                        .object
+                        .as_ref()
+                        .and_then(|o| self.sources.get_key_value(o))
                 {
+                    let index = indexes
+                        .entry(object.as_str())
+                        .or_insert_with(|| source.positions.index());
                     let at = f
                         .field
                         .as_deref()
-                        .and_then(|p| source.positions.locate(p))
+                        .and_then(|p| index.locate(p))
                         .unwrap_or(source.at);
                     f = f.at(at);
                 }

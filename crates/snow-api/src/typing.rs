@@ -17,20 +17,43 @@ use std::{
 };
 
 /// Positions of the fields of one object, by field path.
+///
+/// Recorded for every field but looked up only for findings, so a list (no hashing) is the
+/// cheaper store.
 #[derive(Debug, Default, Clone)]
 pub struct Positions {
-    by_path: HashMap<String, Location>,
+    entries: Vec<(String, Location)>,
 }
 
 impl Positions {
-    /// Records where `path` is written.
+    /// Records where `path` is written; the first record of a path wins.
     pub fn insert(&mut self, path: &str, at: Location) {
-        // The first position wins (a mapping key before its value); look up before allocating.
-        if !self.by_path.contains_key(path) {
-            self.by_path.insert(path.to_owned(), at);
-        }
+        self.entries.push((path.to_owned(), at));
     }
 
+    /// An index for many look-ups.
+    pub fn index(&self) -> PositionIndex<'_> {
+        let mut by_path = HashMap::with_capacity(self.entries.len());
+        for (path, at) in &self.entries {
+            by_path.entry(path.as_str()).or_insert(*at);
+        }
+        PositionIndex { by_path }
+    }
+
+    /// Where `path` is written, or else its nearest written ancestor (one look-up; use
+    /// [`Positions::index`] for many).
+    pub fn locate(&self, path: &str) -> Option<Location> {
+        self.index().locate(path)
+    }
+}
+
+/// Positions indexed by path.
+#[derive(Debug)]
+pub struct PositionIndex<'a> {
+    by_path: HashMap<&'a str, Location>,
+}
+
+impl PositionIndex<'_> {
     /// Where `path` is written, or else its nearest written ancestor.
     pub fn locate(&self, path: &str) -> Option<Location> {
         let mut current = path;
@@ -136,7 +159,9 @@ impl<'a> Typer<'a> {
     /// Types `node` against `schema`; `None` for null, and for values that could not be typed
     /// (those get a finding).
     pub fn value(&mut self, node: &Node, schema: &Value, path: &str) -> Option<Value> {
-        self.positions.insert(path, node.at);
+        if path.is_empty() {
+            self.positions.insert(path, node.at);
+        }
         if node.is_null() {
             return None;
         }
@@ -189,7 +214,10 @@ impl<'a> Typer<'a> {
         let additional = schema.get("additionalProperties").filter(|v| v.is_object());
         let free = flag(schema, "x-kubernetes-preserve-unknown-fields");
         let mut out = Map::new();
+        // Small mappings (nearly all) find duplicates by scanning; large ones hash.
         let mut seen: HashMap<&str, Location> = HashMap::new();
+        let mut seen_small: Vec<(&str, Location)> = Vec::new();
+        let small = entries.len() <= 16;
         for (key, value) in entries {
             let Some(name) = key
                 .as_str()
@@ -205,7 +233,17 @@ impl<'a> Typer<'a> {
                 continue;
             };
             let field = child_path(path, name);
-            if let Some(first) = seen.insert(name, key.at) {
+            let duplicate = if small {
+                let first = seen_small
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, at)| *at);
+                seen_small.push((name, key.at));
+                first
+            } else {
+                seen.insert(name, key.at)
+            };
+            if let Some(first) = duplicate {
                 self.error(
                     "schema.duplicate-key",
                     &field,
@@ -264,6 +302,7 @@ impl<'a> Typer<'a> {
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let field = format!("{path}[{i}]");
+            self.positions.insert(&field, item.at);
             if let Some(typed) = self.value(item, item_schema, &field) {
                 out.push(typed);
             }

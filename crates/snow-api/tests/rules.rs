@@ -635,3 +635,29 @@ fn ten_thousand_worker_groups_are_read_and_checked() {
             .any(|f| f.check == "machine-config.capacity")
     );
 }
+
+#[test]
+fn ten_thousand_findings_are_located_quickly() {
+    let mut groups = String::from("  workerNodeGroupConfigurations:\n");
+    for i in 0..10_000 {
+        groups.push_str(&format!("  - {{count: 1, name: g_{i}, machineGroupRef: {{kind: SnowMachineConfig, name: edge-md}}}}\n"));
+    }
+    let start = VALID.find("  workerNodeGroupConfigurations:").unwrap();
+    let end = VALID
+        .find("---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: SnowDatacenterConfig")
+        .unwrap();
+    let text = format!("{}{}{}", &VALID[..start], groups, &VALID[end..]);
+    let report = check(&text).unwrap();
+    let names: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.check == "workers.name")
+        .collect();
+    assert_eq!(names.len(), 10_000);
+    assert!(names.iter().all(|f| f.line.is_some()));
+    assert_eq!(names[9_999].line, Some(start_line(&text, "name: g_9999")));
+}
+
+fn start_line(text: &str, needle: &str) -> usize {
+    text[..text.find(needle).unwrap()].lines().count()
+}
