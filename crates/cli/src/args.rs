@@ -32,6 +32,67 @@ pub enum Command {
     Credentials(CredentialsCommand),
     /// Print a shell completion script.
     Completion(CompletionArgs),
+    /// Render the Cluster API and CAPAS objects of a cluster as YAML.
+    Render(RenderArgs),
+    /// Create resources.
+    #[command(subcommand)]
+    Create(CreateCommand),
+}
+
+/// `snowctl render -f FILE`
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// The cluster spec file, or `-` for standard input.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub file: PathBuf,
+    /// An EKS Anywhere Bundles manifest to take versions and images from (default: embedded).
+    #[arg(long, value_name = "FILE")]
+    pub bundles: Option<PathBuf>,
+    /// EKS Distro Release manifests for the bundle's Kubernetes versions (repeatable).
+    #[arg(long = "eksd-release", value_name = "FILE")]
+    pub eksd_releases: Vec<PathBuf>,
+    /// The cluster's objects now on the management cluster (multi-document YAML), to render an
+    /// upgrade: changed templates get the next -N name and the plan goes to stderr.
+    #[arg(long, value_name = "FILE")]
+    pub existing: Option<PathBuf>,
+    /// Leave out the CAPAS identity Secret.
+    #[arg(long)]
+    pub no_secrets: bool,
+    /// The Cluster API contract (default: from the CAPAS version of the release bundle).
+    #[arg(long, value_parser = ["v1beta1", "v1beta2"])]
+    pub contract: Option<String>,
+    /// The AWS credentials INI file, for the identity Secret.
+    #[arg(
+        long = "credentials",
+        env = "EKSA_AWS_CREDENTIALS_FILE",
+        value_name = "FILE"
+    )]
+    pub credentials: Option<PathBuf>,
+    /// The PEM bundle of the devices' certificates, for the identity Secret.
+    #[arg(
+        long = "ca-bundle",
+        env = "EKSA_AWS_CA_BUNDLES_FILE",
+        value_name = "FILE"
+    )]
+    pub ca_bundle: Option<PathBuf>,
+}
+
+/// `snowctl create …`
+#[derive(Debug, Subcommand)]
+pub enum CreateCommand {
+    /// Create a cluster on a management cluster (`--dry-run` prints what would be applied).
+    Cluster(CreateClusterArgs),
+}
+
+/// `snowctl create cluster -f FILE`
+#[derive(Debug, Args)]
+pub struct CreateClusterArgs {
+    /// Print the objects instead of applying them.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// What to render.
+    #[command(flatten)]
+    pub render: RenderArgs,
 }
 
 /// `snowctl generate …`

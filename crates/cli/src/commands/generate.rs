@@ -30,15 +30,19 @@ fn clusterconfig(args: GenerateClusterconfigArgs, io: &mut Io<'_>) -> ExitCode {
         problems.push(format!("--endpoint: `{endpoint}` is not an IP address"));
     }
     if let Some(v) = args.kubernetes_version.as_deref()
-        && snow_api::validate::syntax::KubeVersion::parse(v).is_none() {
-            problems.push(format!(
-                "--kubernetes-version: `{v}` is not of the form 1.NN (e.g. 1.33)"
-            ));
-        }
+        && snow_api::validate::syntax::KubeVersion::parse(v).is_none()
+    {
+        problems.push(format!(
+            "--kubernetes-version: `{v}` is not of the form 1.NN (e.g. 1.33)"
+        ));
+    }
     if let Some(t) = args.instance_type.as_deref()
-        && !snow_api::validate::syntax::is_snow_instance_type(t) {
-            problems.push(format!("--instance-type: `{t}` is not a Snow instance type (e.g. sbe-c.large, sbe-c.xlarge)"));
-        }
+        && !snow_api::validate::syntax::is_snow_instance_type(t)
+    {
+        problems.push(format!(
+            "--instance-type: `{t}` is not a Snow instance type (e.g. sbe-c.large, sbe-c.xlarge)"
+        ));
+    }
     let opts = TemplateOptions {
         name: args.name,
         devices: args.devices,

@@ -4,6 +4,7 @@ pub mod completion;
 pub mod crds;
 pub mod credentials;
 pub mod generate;
+pub mod render;
 pub mod validate;
 
 use crate::{
@@ -20,5 +21,7 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Crds => crds::run(io),
         Command::Credentials(cmd) => credentials::run(cmd, cli.verbose),
         Command::Completion(args) => completion::run(args.shell, io),
+        Command::Render(args) => render::run(args, io),
+        Command::Create(cmd) => render::create(cmd, io),
     }
 }

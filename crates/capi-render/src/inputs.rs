@@ -1,0 +1,156 @@
+//! Release inputs for rendering: a Bundles manifest and the EKS-D facts per Kubernetes version,
+//! with an embedded default catalog so rendering works offline with no flags.
+
+use serde::Deserialize;
+use snow_api::release::{
+    Bundles, KubeDistro, Release, ReleaseError, RepoTag, VersionsBundle, split_tag,
+};
+use std::{collections::BTreeMap, sync::LazyLock};
+
+/// A Bundles manifest and the EKS-D facts of its releases, keyed by EKS-D release name.
+#[derive(Debug, Clone)]
+pub struct ReleaseInputs {
+    /// The bundle.
+    pub bundles: Bundles,
+    /// EKS-D facts by release name (`kubernetes-1-30-eks-58`).
+    pub distros: BTreeMap<String, KubeDistro>,
+}
+
+/// Compact EKS-D facts, as kept in the embedded catalog.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CatalogRelease {
+    name: String,
+    #[serde(default)]
+    channel: String,
+    images: BTreeMap<String, String>,
+    etcd: CatalogEtcd,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CatalogEtcd {
+    git_tag: String,
+    amd64_archive: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct CatalogFile {
+    releases: Vec<CatalogRelease>,
+}
+
+const EMBEDDED_BUNDLES: &str = include_str!("../catalog/bundles.yaml");
+const EMBEDDED_EKSD: &str = include_str!("../catalog/eksd.yaml");
+
+static EMBEDDED: LazyLock<Result<ReleaseInputs, ReleaseError>> = LazyLock::new(|| {
+    let bundles = Bundles::from_yaml(EMBEDDED_BUNDLES)?;
+    let mut inputs = ReleaseInputs {
+        bundles,
+        distros: BTreeMap::new(),
+    };
+    inputs.add_catalog(EMBEDDED_EKSD)?;
+    Ok(inputs)
+});
+
+fn repo_tag(uri: &str, manifest: &str, strip_last: bool) -> Result<RepoTag, ReleaseError> {
+    let (repo, tag) = split_tag(uri);
+    let tag = tag
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| ReleaseError::Untagged {
+            manifest: manifest.to_owned(),
+            uri: uri.to_owned(),
+        })?;
+    let repository = if strip_last {
+        repo.rsplit_once('/').map_or(repo, |(head, _)| head)
+    } else {
+        repo
+    };
+    Ok(RepoTag {
+        repository: repository.to_owned(),
+        tag: tag.to_owned(),
+    })
+}
+
+impl ReleaseInputs {
+    /// The embedded default catalog (the Kubernetes versions of the sample bundle).
+    pub fn embedded() -> Result<ReleaseInputs, ReleaseError> {
+        EMBEDDED.clone()
+    }
+
+    /// Inputs from a Bundles manifest, with the embedded EKS-D facts for the releases it names.
+    pub fn from_bundles(bundles: Bundles) -> Result<ReleaseInputs, ReleaseError> {
+        let mut inputs = ReleaseInputs {
+            bundles,
+            distros: BTreeMap::new(),
+        };
+        inputs.add_catalog(EMBEDDED_EKSD)?;
+        Ok(inputs)
+    }
+
+    /// Adds (or replaces) the facts of an EKS-D Release manifest.
+    pub fn add_release(&mut self, release: &Release) -> Result<(), ReleaseError> {
+        let distro = release.kube_distro()?;
+        self.distros.insert(release.metadata.name.clone(), distro);
+        Ok(())
+    }
+
+    fn add_catalog(&mut self, text: &str) -> Result<(), ReleaseError> {
+        let file: CatalogFile = serde_saphyr::from_str(text).map_err(|e| ReleaseError::Parse {
+            what: "the EKS-D catalog",
+            message: e.to_string(),
+        })?;
+        for r in file.releases {
+            let manifest = format!("EKS-D {}", r.name);
+            let image = |name: &str| {
+                r.images
+                    .get(name)
+                    .cloned()
+                    .ok_or_else(|| ReleaseError::Missing {
+                        manifest: manifest.clone(),
+                        item: format!("asset {name}"),
+                    })
+            };
+            let etcd_image = image("etcd-image")?;
+            let distro = KubeDistro {
+                kubernetes: repo_tag(&image("kube-apiserver-image")?, &manifest, true)?,
+                core_dns: repo_tag(&image("coredns-image")?, &manifest, true)?,
+                etcd: repo_tag(&etcd_image, &manifest, true)?,
+                etcd_image,
+                pause: repo_tag(&image("pause-image")?, &manifest, false)?,
+                etcd_version: r.etcd.git_tag.trim_start_matches('v').to_owned(),
+                etcd_url: r.etcd.amd64_archive,
+            };
+            let _ = r.channel;
+            self.distros.entry(r.name).or_insert(distro);
+        }
+        Ok(())
+    }
+
+    /// The versions bundle and EKS-D facts of a Kubernetes version.
+    pub fn for_version(
+        &self,
+        version: &str,
+    ) -> Result<(&VersionsBundle, &KubeDistro), ReleaseError> {
+        let vb = self.bundles.versions_bundle(version)?;
+        let name = &vb.eks_d.name;
+        // An exact release, else the newest known release of the same channel.
+        let channel_prefix = name.rsplit_once('-').map(|(head, _)| format!("{head}-"));
+        let same_channel = || {
+            let prefix = channel_prefix.as_deref()?;
+            self.distros
+                .iter()
+                .filter_map(|(n, d)| Some((n.strip_prefix(prefix)?.parse::<u32>().ok()?, d)))
+                .max_by_key(|(number, _)| *number)
+                .map(|(_, d)| d)
+        };
+        let distro = self
+            .distros
+            .get(name)
+            .or_else(same_channel)
+            .ok_or_else(|| ReleaseError::Missing {
+                manifest: format!("Bundles {version}"),
+                item: format!("the EKS-D release {name} (pass it with --eksd-release FILE)"),
+            })?;
+        Ok((vb, distro))
+    }
+}
