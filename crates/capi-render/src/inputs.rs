@@ -2,9 +2,7 @@
 //! with an embedded default catalog so rendering works offline with no flags.
 
 use serde::Deserialize;
-use snow_api::release::{
-    Bundles, KubeDistro, Release, ReleaseError, RepoTag, VersionsBundle, split_tag,
-};
+use snow_api::release::{Bundles, KubeDistro, Release, ReleaseError, RepoTag, VersionsBundle};
 use std::{collections::BTreeMap, sync::LazyLock};
 
 /// A Bundles manifest and the EKS-D facts of its releases, keyed by EKS-D release name.
@@ -53,22 +51,7 @@ static EMBEDDED: LazyLock<Result<ReleaseInputs, ReleaseError>> = LazyLock::new(|
 });
 
 fn repo_tag(uri: &str, manifest: &str, strip_last: bool) -> Result<RepoTag, ReleaseError> {
-    let (repo, tag) = split_tag(uri);
-    let tag = tag
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| ReleaseError::Untagged {
-            manifest: manifest.to_owned(),
-            uri: uri.to_owned(),
-        })?;
-    let repository = if strip_last {
-        repo.rsplit_once('/').map_or(repo, |(head, _)| head)
-    } else {
-        repo
-    };
-    Ok(RepoTag {
-        repository: repository.to_owned(),
-        tag: tag.to_owned(),
-    })
+    RepoTag::from_uri(uri, manifest, strip_last)
 }
 
 impl ReleaseInputs {

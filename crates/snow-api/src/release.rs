@@ -477,6 +477,34 @@ pub struct RepoTag {
     pub tag: String,
 }
 
+impl RepoTag {
+    /// Splits an image URI at its tag; with `strip_last_path_element`, the repository loses its
+    /// last path element (what kubeadm's `imageRepository` fields want). An untagged URI is an
+    /// error naming `manifest`.
+    pub fn from_uri(
+        uri: &str,
+        manifest: &str,
+        strip_last_path_element: bool,
+    ) -> Result<RepoTag, ReleaseError> {
+        let (repo, tag) = split_tag(uri);
+        let tag = tag
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| ReleaseError::Untagged {
+                manifest: manifest.to_owned(),
+                uri: uri.to_owned(),
+            })?;
+        let repository = if strip_last_path_element {
+            repo.rsplit_once('/').map_or(repo, |(head, _)| head)
+        } else {
+            repo
+        };
+        Ok(RepoTag {
+            repository: repository.to_owned(),
+            tag: tag.to_owned(),
+        })
+    }
+}
+
 /// What rendering takes from an EKS-D release (facts §5, "KubeDistro").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KubeDistro {
@@ -546,23 +574,8 @@ impl Release {
         asset: &str,
         strip_last_path_element: bool,
     ) -> Result<RepoTag, ReleaseError> {
-        let uri = self.image(asset)?;
-        let (repo, tag) = split_tag(uri);
-        let tag = tag
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| ReleaseError::Untagged {
-                manifest: format!("EKS-D {}", self.metadata.name),
-                uri: uri.to_owned(),
-            })?;
-        let repository = if strip_last_path_element {
-            repo.rsplit_once('/').map_or(repo, |(head, _)| head)
-        } else {
-            repo
-        };
-        Ok(RepoTag {
-            repository: repository.to_owned(),
-            tag: tag.to_owned(),
-        })
+        let manifest = format!("EKS-D {}", self.metadata.name);
+        RepoTag::from_uri(self.image(asset)?, &manifest, strip_last_path_element)
     }
 
     /// Everything rendering takes from the release, or an error naming the missing asset.

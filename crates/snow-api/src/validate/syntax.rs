@@ -58,16 +58,24 @@ pub fn is_label_value(s: &str) -> bool {
     s.is_empty() || is_label_name(s)
 }
 
-/// A DNS-1123 subdomain: lowercase labels of `[a-z0-9-]`, dot-separated, at most 253 characters.
-pub fn is_dns_subdomain(s: &str) -> bool {
+/// Dot-separated DNS labels of `[a-z0-9-]` (any case when `any_case`), each 1–63 characters,
+/// starting and ending alphanumeric, at most 253 characters in all.
+fn is_dns_name(s: &str, any_case: bool) -> bool {
     !s.is_empty()
         && s.len() <= 253
         && s.split('.').all(|label| {
             let b = label.as_bytes();
             matches!((b.first(), b.last()), (Some(f), Some(l)) if f.is_ascii_alphanumeric() && l.is_ascii_alphanumeric())
                 && b.len() <= 63
-                && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+                && b.iter().all(|c| {
+                    c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-' || (any_case && c.is_ascii_uppercase())
+                })
         })
+}
+
+/// A DNS-1123 subdomain: lowercase labels of `[a-z0-9-]`, dot-separated, at most 253 characters.
+pub fn is_dns_subdomain(s: &str) -> bool {
+    is_dns_name(s, false)
 }
 
 /// A qualified name (label or taint key): `[prefix/]name`, the prefix a DNS subdomain.
@@ -80,15 +88,7 @@ pub fn is_qualified_name(s: &str) -> bool {
 
 /// A host name (any case) or wildcard domain, as accepted in certificate SANs.
 pub fn is_domain_name(s: &str) -> bool {
-    let s = s.strip_prefix("*.").unwrap_or(s);
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|label| {
-            let b = label.as_bytes();
-            matches!((b.first(), b.last()), (Some(f), Some(l)) if f.is_ascii_alphanumeric() && l.is_ascii_alphanumeric())
-                && b.len() <= 63
-                && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
-        })
+    is_dns_name(s.strip_prefix("*.").unwrap_or(s), true)
 }
 
 /// A host: an IP address or a domain name.
