@@ -373,10 +373,13 @@ fn encode_refuses_files_with_errors() {
 
 /// Every command that reads the credentials file, on good and broken inputs, with and without
 /// `-v`: neither an access key nor a secret key appears in clear text in stdout or stderr.
+/// A named test file.
+type Named = (&'static str, String);
+
 /// Good and broken credentials files, and bundles, that hold the test keys.
-fn leak_cases() -> (Vec<(&'static str, String)>, [(&'static str, String); 3]) {
+fn leak_cases() -> (Vec<Named>, [Named; 3]) {
     let good = good_credentials();
-    let inputs: Vec<(&str, String)> = vec![
+    let inputs: Vec<Named> = vec![
         ("good", good.clone()),
         (
             "duplicate",
