@@ -12,11 +12,27 @@ pub fn scalar(value: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
+        Value::String(s) if plain_ok(s) => s.clone(),
         Value::String(s) => quote(s),
         Value::Array(a) if a.is_empty() => "[]".into(),
         Value::Object(o) if o.is_empty() => "{}".into(),
         _ => "null".into(),
     }
+}
+
+/// Whether a string can be written unquoted and still read back as the same string by any YAML
+/// 1.1 or 1.2 reader: it starts with a letter or `/`, holds only `[A-Za-z0-9._/:@=+-]`, does not
+/// end with `:`, and is not a word some reader takes for a boolean or null.
+fn plain_ok(s: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "true", "false", "yes", "no", "on", "off", "y", "n", "null", "nan", "inf", "infinity",
+    ];
+    s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/')
+        && s.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | ':' | '@' | '=' | '+' | '-')
+        })
+        && !s.ends_with(':')
+        && !WORDS.contains(&s.to_ascii_lowercase().as_str())
 }
 
 /// A JSON-escaped, double-quoted string.
@@ -154,7 +170,10 @@ mod tests {
             "empty": "", "spaces": "  lead", "num": "1.30", "bool": "true", "null": "null",
             "multi": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
             "multi-no-newline": "[Service]\nEnvironment=\"A=b\"", "trailing": "line one \nline two",
-            "tab": "a\tb", "unicode": "ünï ✓", "list": ["a", 1, true, {"k": "v", "n": [1, 2]}, [], {}],
+            "tab": "a\tb", "unicode": "ünï ✓", "y": "y", "on": "On", "hex": "0x1F", "sexagesimal": "1:30",
+            "date": "2025-08-31", "exp": "1e5", "inf": "inf", "half": ".5", "dash": "-a", "colon-end": "a:",
+            "at": "@x", "url": "https://x.example/a?b=c", "image": "public.ecr.aws/a/b:v1.2-eks-1-30-58",
+            "label": "node-role.kubernetes.io/control-plane", "ip": "1.2.3.4", "cidr": "10.1.0.0/16", "list": ["a", 1, true, {"k": "v", "n": [1, 2]}, [], {}],
             "emptyList": [], "emptyMap": {}, "odd key: x": 1, "123": "k", "n": 5, "f": false,
         }));
     }

@@ -548,8 +548,8 @@ fn the_schema_check_can_fail() {
         .find(|o| o.kind == "KubeadmConfigTemplate")
         .unwrap();
     let empty = md.yaml.replace(
-        "      format: \"bottlerocket\"\n",
-        "      format: \"bottlerocket\"\n      preKubeadmCommands: []\n",
+        "      format: bottlerocket\n",
+        "      format: bottlerocket\n      preKubeadmCommands: []\n",
     );
     assert!(
         common::schema_problems(&empty)
@@ -564,7 +564,7 @@ fn the_schema_check_can_fail() {
         .unwrap();
     let bad_enum = machine
         .yaml
-        .replace("osFamily: \"bottlerocket\"", "osFamily: \"windows\"");
+        .replace("osFamily: bottlerocket", "osFamily: windows");
     assert!(!common::schema_problems(&bad_enum).is_empty());
 }
 

@@ -76,7 +76,7 @@ fn render_works_offline_with_no_flags_and_is_byte_identical() {
         "--no-secrets",
     ]);
     assert_eq!(code, 0);
-    assert!(v1.contains("apiVersion: \"cluster.x-k8s.io/v1beta1\""));
+    assert!(v1.contains("apiVersion: cluster.x-k8s.io/v1beta1"));
 }
 
 #[test]
@@ -170,7 +170,7 @@ fn an_existing_cluster_renders_as_an_upgrade_plan() {
         stderr.contains("AWSSnowMachineTemplate/edge-md-0-2"),
         "{stderr}"
     );
-    assert!(out.contains("name: \"edge-md-0-2\""));
+    assert!(out.contains("name: edge-md-0-2"));
 }
 
 /// A device certificate with an IP SAN, valid for a year.
