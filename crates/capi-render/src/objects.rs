@@ -12,6 +12,7 @@ use snow_api::{
     release::{KubeDistro, VersionsBundle, split_tag},
     types::{
         cluster::{ProxyConfiguration, RegistryMirrorConfiguration, Taint},
+        identity::{AWSIamConfig, OIDCConfig},
         snow::SnowMachineConfig,
     },
     validate::syntax::KubeVersion,
@@ -593,14 +594,84 @@ fn kube_vip_manifest(image: &str, address: &str) -> String {
     crate::yaml::emit(&pod, 0)
 }
 
+/// The identity providers the Cluster references.
+fn identity_providers<'a>(ctx: &Ctx<'a>) -> (Option<&'a OIDCConfig>, Option<&'a AWSIamConfig>) {
+    let refs = ctx
+        .spec
+        .cluster
+        .spec
+        .identity_provider_refs
+        .iter()
+        .flatten();
+    let mut oidc = None;
+    let mut iam = None;
+    for r in refs {
+        match r.kind() {
+            "OIDCConfig" => oidc = oidc.or_else(|| ctx.spec.oidc_configs.get(r.name())),
+            "AWSIamConfig" => iam = iam.or_else(|| ctx.spec.aws_iam_configs.get(r.name())),
+            _ => {}
+        }
+    }
+    (oidc, iam)
+}
+
+const IAM_KUBECONFIG_PATH: &str = "/etc/kubernetes/aws-iam-authenticator/kubeconfig.yaml";
+const IAM_KUBECONFIG: &str = "# clusters refers to the remote service.
+clusters:
+  - name: aws-iam-authenticator
+    cluster:
+      certificate-authority: /var/aws-iam-authenticator/cert.pem
+      server: https://localhost:21362/authenticate
+# users refers to the API Server's webhook configuration
+# (we don't need to authenticate the API server).
+users:
+  - name: apiserver
+# kubeconfig files require a context. Provide one for the API Server.
+current-context: webhook
+contexts:
+- name: webhook
+  context:
+    cluster: aws-iam-authenticator
+    user: apiserver
+";
+
+/// API server arguments in EKS-A's order: OIDC, AWS IAM, the user's (sorted), then the pod IAM
+/// issuer merged into any user value.
 fn api_server_args(ctx: &Ctx<'_>) -> Vec<(String, String)> {
     let s = &ctx.spec.cluster.spec;
+    let (oidc, iam) = identity_providers(ctx);
+    let mut args: Vec<(String, String)> = Vec::new();
+    if let Some(o) = oidc {
+        let o = &o.spec;
+        let claim = o.required_claims.iter().flatten().next().and_then(|c| {
+            let claim = c.claim.as_deref().filter(|c| !c.is_empty())?;
+            Some(format!("{claim}={}", c.value.as_deref().unwrap_or("")))
+        });
+        for (name, value) in [
+            ("oidc-client-id", o.client_id.clone()),
+            ("oidc-groups-claim", o.groups_claim.clone()),
+            ("oidc-groups-prefix", o.groups_prefix.clone()),
+            ("oidc-issuer-url", o.issuer_url.clone()),
+            ("oidc-required-claim", claim),
+            ("oidc-username-claim", o.username_claim.clone()),
+            ("oidc-username-prefix", o.username_prefix.clone()),
+        ] {
+            if let Some(v) = value.filter(|v| !v.is_empty()) {
+                args.push((name.to_owned(), v));
+            }
+        }
+    }
+    if iam.is_some() {
+        args.push((
+            "authentication-token-webhook-config-file".into(),
+            IAM_KUBECONFIG_PATH.into(),
+        ));
+    }
     let cp = s.control_plane_configuration.as_ref();
-    let mut args: Vec<(String, String)> = cp
-        .and_then(|c| c.api_server_extra_args.clone())
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
+    args.extend(
+        cp.and_then(|c| c.api_server_extra_args.clone())
+            .unwrap_or_default(),
+    );
     if let Some(issuer) = s
         .pod_iam_config
         .as_ref()
@@ -612,6 +683,23 @@ fn api_server_args(ctx: &Ctx<'_>) -> Vec<(String, String)> {
         }
     }
     args
+}
+
+/// AWS IAM Authenticator: the webhook kubeconfig and the CA from the cluster's
+/// `<cluster>-aws-iam-authenticator-ca` Secret (EKS-A renders a literal `test-cluster-…` name
+/// here, facts §9.1), and the two host mounts for the API server.
+fn aws_iam_files_and_volumes(ctx: &Ctx<'_>) -> (Vec<Value>, Vec<Value>) {
+    let secret = format!("{}-aws-iam-authenticator-ca", ctx.cluster_name());
+    let files = vec![
+        json!({"content": IAM_KUBECONFIG, "owner": "root:root", "path": "/var/lib/kubeadm/aws-iam-authenticator/kubeconfig.yaml", "permissions": "0640"}),
+        json!({"contentFrom": {"secret": {"key": "cert.pem", "name": secret}}, "owner": "10000:10000", "path": "/var/lib/kubeadm/aws-iam-authenticator/pki/cert.pem", "permissions": "0640"}),
+        json!({"contentFrom": {"secret": {"key": "key.pem", "name": secret}}, "owner": "10000:10000", "path": "/var/lib/kubeadm/aws-iam-authenticator/pki/key.pem", "permissions": "0640"}),
+    ];
+    let volumes = vec![
+        json!({"hostPath": "/var/lib/kubeadm/aws-iam-authenticator/", "mountPath": "/etc/kubernetes/aws-iam-authenticator/", "name": "authconfig", "readOnly": false}),
+        json!({"hostPath": "/var/lib/kubeadm/aws-iam-authenticator/pki/", "mountPath": "/var/aws-iam-authenticator/", "name": "awsiamcert", "readOnly": false}),
+    ];
+    (files, volumes)
 }
 
 pub(crate) fn kubeadm_control_plane(ctx: &Ctx<'_>) -> Result<Planned, RenderError> {
@@ -638,6 +726,15 @@ pub(crate) fn kubeadm_control_plane(ctx: &Ctx<'_>) -> Result<Planned, RenderErro
     let api_args = api_server_args(ctx);
     if !api_args.is_empty() {
         api_server.insert("extraArgs".into(), c.args(&api_args));
+    }
+    let aws_iam = identity_providers(ctx).1.is_some();
+    let (iam_files, iam_volumes) = if aws_iam {
+        aws_iam_files_and_volumes(ctx)
+    } else {
+        (vec![], vec![])
+    };
+    if !iam_volumes.is_empty() {
+        api_server.insert("extraVolumes".into(), Value::Array(iam_volumes));
     }
     if !api_server.is_empty() {
         cc.insert("apiServer".into(), Value::Object(api_server));
@@ -739,6 +836,7 @@ pub(crate) fn kubeadm_control_plane(ctx: &Ctx<'_>) -> Result<Planned, RenderErro
         "owner": "root:root",
         "path": "/etc/kubernetes/manifests/kube-vip.yaml",
     })];
+    files.extend(iam_files);
     let mut pre: Vec<Value> = Vec::new();
     if !bottlerocket {
         pre.extend(strings(&[BOOTSTRAP_SH]));

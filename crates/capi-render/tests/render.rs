@@ -452,11 +452,101 @@ fn registry_mirror_files_are_sorted_and_values_round_trip() {
     );
 }
 
+/// The matrix spec with an OIDCConfig and an AWSIamConfig referenced.
+fn identity_spec(c: Case) -> snow_api::ClusterSpec {
+    let text = spec_text(c).replacen(
+        "  datacenterRef: {kind: SnowDatacenterConfig, name: test}\n",
+        "  datacenterRef: {kind: SnowDatacenterConfig, name: test}\n  identityProviderRefs: [{kind: OIDCConfig, name: oidc}, {kind: AWSIamConfig, name: iam}]\n",
+        1,
+    ) + "---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: OIDCConfig\nmetadata: {name: oidc, namespace: test-namespace}\nspec: {clientId: snowctl, issuerUrl: \"https://issuer.example.com\", groupsClaim: groups, usernamePrefix: \"oidc:\", requiredClaims: [{claim: aud, value: snowctl}]}\n---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: AWSIamConfig\nmetadata: {name: iam, namespace: test-namespace}\nspec: {awsRegion: us-west-2, backendMode: [EKSConfigMap]}\n";
+    let report = snow_api::check(&text).unwrap();
+    assert!(report.is_valid(), "{:#?}", report.findings);
+    report.spec.unwrap()
+}
+
+#[test]
+fn oidc_and_aws_iam_are_rendered_and_schema_valid() {
+    let inputs = inputs();
+    for bottlerocket in [false, true] {
+        let c = Case {
+            bottlerocket,
+            external_etcd: false,
+            proxy: false,
+            mirror: false,
+            version: "1.33",
+        };
+        for contract in [Contract::V1Beta1, Contract::V1Beta2] {
+            let objects = render(
+                &identity_spec(c),
+                &inputs,
+                &RenderOptions {
+                    contract: Some(contract),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            for o in &objects {
+                let problems = common::schema_problems(&o.yaml);
+                assert!(problems.is_empty(), "{contract} {}: {problems:?}", o.kind);
+            }
+        }
+    }
+    let c = Case {
+        bottlerocket: false,
+        external_etcd: false,
+        proxy: false,
+        mirror: false,
+        version: "1.33",
+    };
+    // v1beta2 keeps the argument order (a list): OIDC first (empty values skipped), then AWS IAM,
+    // then the user's arguments. (v1beta1 writes a map, which has no order.)
+    let objects = render(
+        &identity_spec(c),
+        &inputs,
+        &RenderOptions {
+            contract: Some(Contract::V1Beta2),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let k = docs(
+        &objects
+            .iter()
+            .find(|o| o.kind == "KubeadmControlPlane")
+            .unwrap()
+            .yaml,
+    )
+    .remove(0);
+    let api = &k["spec"]["kubeadmConfigSpec"]["clusterConfiguration"]["apiServer"];
+    let args = api["extraArgs"].as_array().unwrap();
+    let names: Vec<&str> = args.iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "oidc-client-id",
+            "oidc-groups-claim",
+            "oidc-issuer-url",
+            "oidc-required-claim",
+            "oidc-username-prefix",
+            "authentication-token-webhook-config-file",
+            "audit-log-maxage"
+        ]
+    );
+    assert_eq!(args[3]["value"], "aud=snowctl");
+    assert_eq!(api["extraVolumes"].as_array().unwrap().len(), 2);
+    let files = k["spec"]["kubeadmConfigSpec"]["files"].as_array().unwrap();
+    assert_eq!(files[0]["path"], "/etc/kubernetes/manifests/kube-vip.yaml");
+    assert_eq!(
+        files[2]["contentFrom"]["secret"]["name"],
+        "snow-test-aws-iam-authenticator-ca"
+    );
+}
+
 #[test]
 fn eksa_bugs_are_not_copied() {
-    // EKS-A renders `test-cluster-aws-iam-authenticator-ca` literally (facts §9.1); snowctl never
-    // renders a Secret name that is not derived from the cluster.
-    let inputs = ReleaseInputs::embedded().unwrap();
+    // Facts §9.1: EKS-A names the AWS IAM authenticator CA Secret `test-cluster-…` literally;
+    // snowctl derives it from the cluster.
+    let inputs = inputs();
     let c = Case {
         bottlerocket: false,
         external_etcd: false,
@@ -464,10 +554,17 @@ fn eksa_bugs_are_not_copied() {
         mirror: true,
         version: "1.33",
     };
-    let yaml = to_yaml(&render(&spec(c), &inputs, &RenderOptions::default()).unwrap());
+    let yaml = to_yaml(&render(&identity_spec(c), &inputs, &RenderOptions::default()).unwrap());
     assert!(!yaml.contains("test-cluster"));
-    // Registry hosts files come in sorted order, not Go map order (facts §9.11): rendering twice
-    // gives the same bytes (checked above) and the order is by registry name (checked above).
+    assert!(yaml.contains("snow-test-aws-iam-authenticator-ca"));
+    // Facts §9.11: registry hosts files and IP pools come in sorted order, not Go map order, so
+    // two renders of the same spec are byte-identical (and see the mirror test for the order).
+    let again = to_yaml(&render(&identity_spec(c), &inputs, &RenderOptions::default()).unwrap());
+    assert_eq!(yaml, again);
+    // Facts §9.5: hostOSConfiguration.bottlerocketConfiguration.kubernetes is validated but was
+    // silently dropped; snowctl renders the kernel and boot settings it supports (see the
+    // Bottlerocket test) and never emits settings it cannot apply.
+    assert!(!yaml.contains("maxPods"));
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 use crate::types::{
     cluster::Cluster,
+    identity::{AWSIamConfig, OIDCConfig},
     snow::{SnowDatacenterConfig, SnowIPPool, SnowMachineConfig},
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -21,11 +22,25 @@ pub enum Kind {
     SnowMachineConfig,
     /// `SnowIPPool`.
     SnowIPPool,
+    /// `OIDCConfig` (an identity provider the Cluster may reference).
+    OIDCConfig,
+    /// `AWSIamConfig` (an identity provider the Cluster may reference).
+    AWSIamConfig,
 }
 
 impl Kind {
-    /// Every kind, in the order documents are usually written.
-    pub const ALL: [Kind; 4] = [
+    /// Every kind a Snow cluster spec may hold, in the order documents are usually written.
+    pub const ALL: [Kind; 6] = [
+        Kind::Cluster,
+        Kind::SnowDatacenterConfig,
+        Kind::SnowMachineConfig,
+        Kind::SnowIPPool,
+        Kind::OIDCConfig,
+        Kind::AWSIamConfig,
+    ];
+
+    /// The four kinds of the Snow provider, whose CRDs snowctl serves (`snowctl crds`).
+    pub const SNOW: [Kind; 4] = [
         Kind::Cluster,
         Kind::SnowDatacenterConfig,
         Kind::SnowMachineConfig,
@@ -39,6 +54,8 @@ impl Kind {
             Kind::SnowDatacenterConfig => "SnowDatacenterConfig",
             Kind::SnowMachineConfig => "SnowMachineConfig",
             Kind::SnowIPPool => "SnowIPPool",
+            Kind::OIDCConfig => "OIDCConfig",
+            Kind::AWSIamConfig => "AWSIamConfig",
         }
     }
 
@@ -54,6 +71,8 @@ impl Kind {
             Kind::SnowDatacenterConfig => SnowDatacenterConfig::crd(),
             Kind::SnowMachineConfig => SnowMachineConfig::crd(),
             Kind::SnowIPPool => SnowIPPool::crd(),
+            Kind::OIDCConfig => OIDCConfig::crd(),
+            Kind::AWSIamConfig => AWSIamConfig::crd(),
         };
         add_object_meta_fields(&mut crd);
         crd
@@ -61,7 +80,7 @@ impl Kind {
 
     /// The OpenAPI v3 schema of this kind, as JSON (built once).
     pub fn schema(self) -> &'static serde_json::Value {
-        static SCHEMAS: LazyLock<[serde_json::Value; 4]> =
+        static SCHEMAS: LazyLock<[serde_json::Value; 6]> =
             LazyLock::new(|| Kind::ALL.map(|kind| openapi_schema(&kind.crd())));
         let index = Kind::ALL.iter().position(|k| *k == self).unwrap_or(0);
         &SCHEMAS[index]
@@ -112,7 +131,7 @@ fn openapi_schema(crd: &CustomResourceDefinition) -> serde_json::Value {
         .unwrap_or(serde_json::Value::Null)
 }
 
-/// All four CRDs.
+/// The CRDs of the four Snow kinds.
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    Kind::ALL.into_iter().map(Kind::crd).collect()
+    Kind::SNOW.into_iter().map(Kind::crd).collect()
 }

@@ -7,6 +7,7 @@ use crate::{
     types::{
         API_VERSION,
         cluster::Cluster,
+        identity::{AWSIamConfig, OIDCConfig},
         snow::{SnowDatacenterConfig, SnowIPPool, SnowMachineConfig},
     },
     typing::{Positions, Typer},
@@ -16,7 +17,7 @@ use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// EKS Anywhere kinds that may sit in a cluster file but that snowctl does not handle.
-const OTHER_EKSA_KINDS: &[&str] = &["OIDCConfig", "AWSIamConfig", "GitOpsConfig", "FluxConfig"];
+const OTHER_EKSA_KINDS: &[&str] = &["GitOpsConfig", "FluxConfig"];
 
 /// The namespace of an object that names none.
 pub const DEFAULT_NAMESPACE: &str = "default";
@@ -64,7 +65,7 @@ struct Source {
     at: Location,
 }
 
-/// One Snow cluster: its Cluster, datacenter, machine configs and IP pools.
+/// One Snow cluster: its Cluster, datacenter, machine configs, IP pools and identity providers.
 ///
 /// Built only by [`ClusterSpec::parse`]; defaults are a separate step ([`ClusterSpec::apply_defaults`])
 /// and so is static validation ([`ClusterSpec::validate`]).
@@ -78,6 +79,10 @@ pub struct ClusterSpec {
     pub machine_configs: BTreeMap<String, SnowMachineConfig>,
     /// Every SnowIPPool in the file, by name.
     pub ip_pools: BTreeMap<String, SnowIPPool>,
+    /// Every OIDCConfig in the file, by name.
+    pub oidc_configs: BTreeMap<String, OIDCConfig>,
+    /// Every AWSIamConfig in the file, by name.
+    pub aws_iam_configs: BTreeMap<String, AWSIamConfig>,
     sources: HashMap<String, Source>,
 }
 
@@ -98,6 +103,8 @@ enum Typed {
     Datacenter(SnowDatacenterConfig),
     Machine(Box<SnowMachineConfig>),
     Pool(SnowIPPool),
+    Oidc(OIDCConfig),
+    AwsIam(AWSIamConfig),
 }
 
 /// `Kind/name`, the object identity used in findings.
@@ -131,6 +138,8 @@ impl ClusterSpec {
         let mut datacenters: BTreeMap<String, SnowDatacenterConfig> = BTreeMap::new();
         let mut machine_configs = BTreeMap::new();
         let mut ip_pools = BTreeMap::new();
+        let mut oidc_configs = BTreeMap::new();
+        let mut aws_iam_configs = BTreeMap::new();
 
         for document in &documents {
             let Some((id, typed, source)) = read_document(document, &mut findings) else {
@@ -160,6 +169,12 @@ impl ClusterSpec {
                 }
                 Typed::Pool(p) => {
                     ip_pools.insert(p.metadata.name.clone().unwrap_or_default(), p);
+                }
+                Typed::Oidc(o) => {
+                    oidc_configs.insert(o.metadata.name.clone().unwrap_or_default(), o);
+                }
+                Typed::AwsIam(a) => {
+                    aws_iam_configs.insert(a.metadata.name.clone().unwrap_or_default(), a);
                 }
             }
         }
@@ -222,6 +237,8 @@ impl ClusterSpec {
             datacenter,
             machine_configs,
             ip_pools,
+            oidc_configs,
+            aws_iam_configs,
             sources,
         };
         Ok(Parsed {
@@ -411,6 +428,8 @@ fn read_document(
             from_value(value, &id, findings).map(|m| Typed::Machine(Box::new(m)))
         }
         Kind::SnowIPPool => from_value(value, &id, findings).map(Typed::Pool),
+        Kind::OIDCConfig => from_value(value, &id, findings).map(Typed::Oidc),
+        Kind::AWSIamConfig => from_value(value, &id, findings).map(Typed::AwsIam),
     }?;
     if name.is_empty() {
         return None;

@@ -661,3 +661,100 @@ fn ten_thousand_findings_are_located_quickly() {
 fn start_line(text: &str, needle: &str) -> usize {
     text[..text.find(needle).unwrap()].lines().count()
 }
+
+const IDENTITY: &str = "---
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: OIDCConfig
+metadata:
+  name: edge-oidc
+spec:
+  clientId: snowctl
+  issuerUrl: https://issuer.example.com
+  groupsClaim: groups
+  requiredClaims:
+  - {claim: aud, value: snowctl}
+---
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: AWSIamConfig
+metadata:
+  name: edge-iam
+spec:
+  awsRegion: us-west-2
+  backendMode: [EKSConfigMap]
+  mapRoles:
+  - {roleARN: \"arn:aws:iam::111122223333:role/admin\", username: admin, groups: [system:masters]}
+";
+
+fn with_identity(extra: &[(&str, &str)]) -> String {
+    let refs = "  datacenterRef:\n    kind: SnowDatacenterConfig\n    name: edge\n  identityProviderRefs:\n  - {kind: OIDCConfig, name: edge-oidc}\n  - {kind: AWSIamConfig, name: edge-iam}\n";
+    let mut text = mutate(&[(
+        "  datacenterRef:\n    kind: SnowDatacenterConfig\n    name: edge\n",
+        refs,
+    )]) + IDENTITY;
+    for (from, to) in extra {
+        assert!(text.contains(from), "fixture lacks {from:?}");
+        text = text.replacen(from, to, 1);
+    }
+    text
+}
+
+#[test]
+fn identity_providers_are_read_and_checked() {
+    let report = check(&with_identity(&[])).unwrap();
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+    let spec = report.spec.unwrap();
+    assert_eq!(
+        spec.oidc_configs["edge-oidc"].spec.client_id.as_deref(),
+        Some("snowctl")
+    );
+    assert_eq!(
+        spec.aws_iam_configs["edge-iam"].spec.aws_region.as_deref(),
+        Some("us-west-2")
+    );
+
+    assert_errors(
+        &with_identity(&[
+            (
+                "issuerUrl: https://issuer.example.com",
+                "issuerUrl: http://issuer.example.com",
+            ),
+            ("  awsRegion: us-west-2\n", ""),
+        ]),
+        &[
+            ("oidc.issuer-url", "OIDCConfig/edge-oidc", "spec.issuerUrl"),
+            ("aws-iam.region", "AWSIamConfig/edge-iam", "spec.awsRegion"),
+        ],
+    );
+    assert_errors(
+        &with_identity(&[(
+            "  - {kind: OIDCConfig, name: edge-oidc}",
+            "  - {kind: OIDCConfig, name: other}",
+        )]),
+        &[(
+            "cluster.identity-provider-ref",
+            "Cluster/edge",
+            "spec.identityProviderRefs[0].name",
+        )],
+    );
+    assert_errors(
+        &with_identity(&[(
+            "    count: 3\n    endpoint",
+            "    count: 3\n    apiServerExtraArgs: {oidc-issuer-url: \"https://x\"}\n    endpoint",
+        )]),
+        &[(
+            "control-plane.api-server-extra-args",
+            "Cluster/edge",
+            "spec.controlPlaneConfiguration.apiServerExtraArgs.oidc-issuer-url",
+        )],
+    );
+    let unknown = with_identity(&[(
+        "  clientId: snowctl\n",
+        "  clientId: snowctl\n  clientSecret: x\n",
+    )]);
+    assert!(
+        errors(&unknown)
+            .iter()
+            .any(|f| f.check == "schema.unknown-field"
+                && f.object.as_deref() == Some("OIDCConfig/edge-oidc"))
+    );
+}

@@ -54,16 +54,7 @@ pub(super) fn validate(spec: &ClusterSpec) -> Vec<Finding> {
             "remove spec.etcdEncryption",
         );
     }
-    for (i, r) in s.identity_provider_refs.iter().flatten().enumerate() {
-        if !matches!(r.kind(), "OIDCConfig" | "AWSIamConfig") {
-            f.error(
-                "cluster.identity-provider-ref",
-                &format!("spec.identityProviderRefs[{i}].kind"),
-                format!("identity provider kind `{}` is not supported", r.kind()),
-                "use OIDCConfig or AWSIamConfig",
-            );
-        }
-    }
+    identity_provider_refs(spec, &mut f);
     f.out
 }
 
@@ -895,6 +886,53 @@ fn registry_mirror(spec: &ClusterSpec, f: &mut Findings) {
                 &format!("{field}.insecureSkipVerify"),
                 "InsecureSkipVerify is not supported for bottlerocket",
                 "give the mirror a certificate and set caCertContent instead",
+            );
+        }
+    }
+}
+
+/// Each reference names an OIDCConfig or AWSIamConfig in the file; one of each at most.
+fn identity_provider_refs(spec: &ClusterSpec, f: &mut Findings) {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, r) in spec
+        .cluster
+        .spec
+        .identity_provider_refs
+        .iter()
+        .flatten()
+        .enumerate()
+    {
+        let field = format!("spec.identityProviderRefs[{i}]");
+        let exists = match r.kind() {
+            "OIDCConfig" => spec.oidc_configs.contains_key(r.name()),
+            "AWSIamConfig" => spec.aws_iam_configs.contains_key(r.name()),
+            other => {
+                f.error(
+                    "cluster.identity-provider-ref",
+                    &format!("{field}.kind"),
+                    format!("identity provider kind `{other}` is not supported"),
+                    "use OIDCConfig or AWSIamConfig",
+                );
+                continue;
+            }
+        };
+        if let Some(first) = seen.insert(r.kind(), i) {
+            f.error(
+                "cluster.identity-provider-ref",
+                &field,
+                format!(
+                    "a second {} reference (the first is identityProviderRefs[{first}])",
+                    r.kind()
+                ),
+                format!("reference one {} only", r.kind()),
+            );
+        }
+        if !exists {
+            f.error(
+                "cluster.identity-provider-ref",
+                &format!("{field}.name"),
+                format!("unable to find {} {}", r.kind(), r.name()),
+                format!("add a {} named {} to the file", r.kind(), r.name()),
             );
         }
     }

@@ -3,6 +3,7 @@
 //! stops at the first.
 
 mod cluster;
+mod identity;
 mod ip_pool;
 mod machine;
 pub mod syntax;
@@ -69,6 +70,7 @@ impl ClusterSpec {
         }
         findings.extend(machine::validate_all(self));
         findings.extend(ip_pool::validate_all(self));
+        findings.extend(identity::validate_all(self));
         findings.extend(unreferenced(self));
         self.locate(findings)
     }
@@ -142,6 +144,29 @@ fn unreferenced(spec: &ClusterSpec) -> Vec<Finding> {
             "",
             format!("SnowMachineConfig {name} is not referenced by the Cluster"),
             "remove it, or reference it from a machineGroupRef",
+        );
+        out.extend(f.out);
+    }
+    let refs: Vec<(&str, &str)> = spec
+        .cluster
+        .spec
+        .identity_provider_refs
+        .iter()
+        .flatten()
+        .map(|r| (r.kind(), r.name()))
+        .collect();
+    let identity = spec
+        .oidc_configs
+        .keys()
+        .map(|n| (Kind::OIDCConfig, n))
+        .chain(spec.aws_iam_configs.keys().map(|n| (Kind::AWSIamConfig, n)));
+    for (kind, name) in identity.filter(|(k, n)| !refs.contains(&(k.as_str(), n.as_str()))) {
+        let mut f = Findings::new(object_id(kind.as_str(), name));
+        f.warning(
+            "document.unreferenced",
+            "",
+            format!("{} {name} is not referenced by the Cluster", kind.as_str()),
+            "remove it, or list it in spec.identityProviderRefs",
         );
         out.extend(f.out);
     }
