@@ -1,0 +1,710 @@
+//! Registry-to-registry copy: manifests, indexes and blobs, streamed and verified, skipping what
+//! the target already has.
+
+use crate::{ImagesError, list::repository_path};
+use futures_util::{StreamExt, TryStreamExt, stream};
+use oci_client::{
+    Client, Reference, RegistryOperation,
+    client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol},
+    manifest::OciDescriptor,
+    secrets::RegistryAuth,
+};
+use serde::Serialize;
+use serde_json::Value;
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+/// The media types a copy accepts for a manifest.
+const MANIFEST_TYPES: &[&str] = &[
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.docker.distribution.manifest.v2+json",
+];
+
+/// The target: `HOST[:PORT]` and an optional namespace that every repository path goes under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetRegistry {
+    /// `HOST[:PORT]`.
+    pub host: String,
+    /// Namespace without slashes at either end, e.g. `eks-a`; empty for none.
+    pub namespace: String,
+}
+
+impl TargetRegistry {
+    /// Parses `HOST:PORT[/NAMESPACE]`.
+    pub fn parse(text: &str) -> Result<TargetRegistry, ImagesError> {
+        let text = text.trim().trim_end_matches('/');
+        let text = text
+            .strip_prefix("https://")
+            .or_else(|| text.strip_prefix("http://"))
+            .unwrap_or(text);
+        let (host, namespace) = text.split_once('/').unwrap_or((text, ""));
+        if host.is_empty() || host.contains(char::is_whitespace) {
+            return Err(ImagesError::InvalidRegistry {
+                registry: text.to_owned(),
+            });
+        }
+        Ok(TargetRegistry {
+            host: host.to_owned(),
+            namespace: namespace.trim_matches('/').to_owned(),
+        })
+    }
+}
+
+/// Registry credentials by registry host.
+#[derive(Debug, Clone, Default)]
+pub struct Credentials {
+    by_host: HashMap<String, (String, String)>,
+}
+
+impl Credentials {
+    /// Adds a user and password for a registry host.
+    pub fn insert(&mut self, host: &str, username: String, password: String) {
+        self.by_host.insert(host.to_owned(), (username, password));
+    }
+
+    /// Reads the `auths` of a Docker config file (`{"auths": {"HOST": {"auth": base64(user:pass)}}}`
+    /// or `username`/`password`). Entries that cannot be decoded are skipped.
+    pub fn from_docker_config(text: &str) -> Result<Credentials, ImagesError> {
+        use base64::Engine as _;
+        let config: Value = serde_json::from_str(text).map_err(|e| ImagesError::DockerConfig {
+            message: e.to_string(),
+        })?;
+        let mut creds = Credentials::default();
+        let Some(auths) = config.get("auths").and_then(Value::as_object) else {
+            return Ok(creds);
+        };
+        for (host, entry) in auths {
+            let host = host
+                .trim_start_matches("https://")
+                .trim_start_matches("http://")
+                .split('/')
+                .next()
+                .unwrap_or(host);
+            let pair = if let Some(auth) = entry.get("auth").and_then(Value::as_str) {
+                base64::engine::general_purpose::STANDARD
+                    .decode(auth)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .and_then(|s| s.split_once(':').map(|(u, p)| (u.to_owned(), p.to_owned())))
+            } else {
+                entry
+                    .get("username")
+                    .and_then(Value::as_str)
+                    .zip(entry.get("password").and_then(Value::as_str))
+                    .map(|(u, p)| (u.to_owned(), p.to_owned()))
+            };
+            if let Some((u, p)) = pair {
+                creds.insert(host, u, p);
+            }
+        }
+        Ok(creds)
+    }
+
+    fn auth_for(&self, host: &str) -> RegistryAuth {
+        match self.by_host.get(host) {
+            Some((u, p)) => RegistryAuth::Basic(u.clone(), p.clone()),
+            None => RegistryAuth::Anonymous,
+        }
+    }
+}
+
+/// How to copy.
+#[derive(Debug, Clone)]
+pub struct CopyConfig {
+    /// Where the images go.
+    pub target: TargetRegistry,
+    /// A mirror that holds the images under the same repository paths (default: each image's
+    /// own registry).
+    pub source_registry: Option<String>,
+    /// Keep every platform of an index (default: linux/amd64 only, the index rewritten).
+    pub all_platforms: bool,
+    /// Images copied at once.
+    pub concurrency: usize,
+    /// Extra trusted CA certificates (PEM).
+    pub ca_certs_pem: Vec<Vec<u8>>,
+    /// Registry hosts spoken to over plain HTTP.
+    pub plain_http: Vec<String>,
+    /// Credentials by registry host.
+    pub credentials: Credentials,
+}
+
+/// One image to copy: where from, where to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImageCopy {
+    /// The image as the list names it.
+    pub image: String,
+    /// The reference read.
+    pub source: String,
+    /// The reference written.
+    pub target: String,
+}
+
+/// Source and target references for each image URI: the repository path is kept, under the
+/// target's namespace; `--source-registry` replaces the image's registry host.
+pub fn plan(images: &[String], config: &CopyConfig) -> Result<Vec<ImageCopy>, ImagesError> {
+    images
+        .iter()
+        .map(|uri| {
+            let (path, tag) = repository_path(uri);
+            let tag = tag
+                .filter(|t| !t.is_empty())
+                .ok_or_else(|| ImagesError::Untagged { image: uri.clone() })?;
+            let source = match &config.source_registry {
+                Some(host) => format!("{}/{path}:{tag}", host.trim_end_matches('/')),
+                None => uri.clone(),
+            };
+            let target = if config.target.namespace.is_empty() {
+                format!("{}/{path}:{tag}", config.target.host)
+            } else {
+                format!(
+                    "{}/{}/{path}:{tag}",
+                    config.target.host, config.target.namespace
+                )
+            };
+            for r in [&source, &target] {
+                r.parse::<Reference>()
+                    .map_err(|e| ImagesError::InvalidReference {
+                        reference: r.clone(),
+                        message: e.to_string(),
+                    })?;
+            }
+            Ok(ImageCopy {
+                image: uri.clone(),
+                source,
+                target,
+            })
+        })
+        .collect()
+}
+
+/// What happened to one image.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum ImageStatus {
+    /// Something was written to the target.
+    Copied {
+        /// Blobs streamed from the source.
+        blobs_copied: usize,
+        /// Blobs mounted from another repository of the target.
+        blobs_mounted: usize,
+        /// Blobs the target already had.
+        blobs_skipped: usize,
+        /// Bytes streamed.
+        bytes: u64,
+    },
+    /// The target tag already pointed at the same manifest: nothing transferred.
+    UpToDate,
+    /// The copy failed; the other images went on.
+    Failed {
+        /// Why.
+        error: String,
+    },
+}
+
+/// One image's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImageResult {
+    /// What was copied.
+    #[serde(flatten)]
+    pub copy: ImageCopy,
+    /// The manifest digest written (or found) in the target.
+    pub digest: Option<String>,
+    /// The outcome.
+    #[serde(flatten)]
+    pub status: ImageStatus,
+}
+
+/// The whole run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CopyReport {
+    /// One per image, in plan order.
+    pub images: Vec<ImageResult>,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+impl CopyReport {
+    /// Images with something written.
+    pub fn copied(&self) -> usize {
+        self.count(|s| matches!(s, ImageStatus::Copied { .. }))
+    }
+    /// Images already in the target.
+    pub fn up_to_date(&self) -> usize {
+        self.count(|s| matches!(s, ImageStatus::UpToDate))
+    }
+    /// Images that failed.
+    pub fn failed(&self) -> usize {
+        self.count(|s| matches!(s, ImageStatus::Failed { .. }))
+    }
+    /// Bytes streamed in all.
+    pub fn bytes(&self) -> u64 {
+        self.images
+            .iter()
+            .map(|i| match i.status {
+                ImageStatus::Copied { bytes, .. } => bytes,
+                _ => 0,
+            })
+            .sum()
+    }
+    /// Blobs streamed in all.
+    pub fn blobs_copied(&self) -> usize {
+        self.images
+            .iter()
+            .map(|i| match i.status {
+                ImageStatus::Copied { blobs_copied, .. } => blobs_copied,
+                _ => 0,
+            })
+            .sum()
+    }
+    fn count(&self, f: impl Fn(&ImageStatus) -> bool) -> usize {
+        self.images.iter().filter(|i| f(&i.status)).count()
+    }
+}
+
+/// Progress events; the library never prints. Every method has an empty default.
+pub trait Progress: Send + Sync {
+    /// Image `index` of the plan started.
+    fn image_started(&self, _index: usize, _copy: &ImageCopy) {}
+    /// A blob of `size` bytes of image `index` is about to be streamed.
+    fn blob_started(&self, _index: usize, _digest: &str, _size: u64) {}
+    /// `n` more bytes of image `index` were streamed.
+    fn bytes(&self, _index: usize, _n: u64) {}
+    /// A blob of image `index` is in the target (copied, mounted or already there).
+    fn blob_done(&self, _index: usize, _digest: &str) {}
+    /// Image `index` finished.
+    fn image_finished(&self, _index: usize, _result: &ImageResult) {}
+}
+
+/// A progress sink that ignores everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// Blobs known to be in the target during this run: digest → a repository that has it.
+type KnownBlobs = Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<String>>>>>;
+
+struct Engine {
+    client: Client,
+    config: CopyConfig,
+    known: KnownBlobs,
+    progress: Arc<dyn Progress>,
+    /// Registries that answered `/v2/` without an auth challenge.
+    open_registries: Mutex<HashMap<String, bool>>,
+}
+
+#[derive(Default)]
+struct Tally {
+    copied: usize,
+    mounted: usize,
+    skipped: usize,
+    bytes: u64,
+}
+
+fn registry_error(what: &str, reference: &Reference, e: impl std::fmt::Display) -> String {
+    format!("{what} {reference}: {e}")
+}
+
+/// The media type a manifest declares, or the one its shape implies.
+fn media_type(manifest: &Value) -> String {
+    manifest
+        .get("mediaType")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            if manifest.get("manifests").is_some() {
+                "application/vnd.oci.image.index.v1+json".into()
+            } else {
+                "application/vnd.oci.image.manifest.v1+json".into()
+            }
+        })
+}
+
+fn is_index(media_type: &str) -> bool {
+    media_type.ends_with("image.index.v1+json") || media_type.ends_with("manifest.list.v2+json")
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    let hash = sha2::Sha256::digest(bytes);
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+fn descriptor(value: &Value) -> Option<OciDescriptor> {
+    serde_json::from_value(value.clone()).ok()
+}
+
+fn is_linux_amd64(entry: &Value) -> bool {
+    let platform = entry.get("platform");
+    let field = |k: &str| platform.and_then(|p| p.get(k)).and_then(Value::as_str);
+    field("os") == Some("linux") && field("architecture") == Some("amd64")
+}
+
+impl Engine {
+    async fn authorize(&self, reference: &Reference, op: RegistryOperation) -> Result<(), String> {
+        let host = reference.resolve_registry().to_owned();
+        if self
+            .open_registries
+            .lock()
+            .map(|m| m.get(&host).copied())
+            .ok()
+            .flatten()
+            == Some(true)
+        {
+            return Ok(());
+        }
+        let auth = self.config.credentials.auth_for(&host);
+        let token = self
+            .client
+            .auth(reference, &auth, op)
+            .await
+            .map_err(|e| registry_error("authenticating for", reference, e))?;
+        let open = token.is_none() && matches!(auth, RegistryAuth::Anonymous);
+        if let Ok(mut m) = self.open_registries.lock() {
+            m.insert(host, open);
+        }
+        Ok(())
+    }
+
+    async fn pull_manifest(&self, reference: &Reference) -> Result<(bytes::Bytes, String), String> {
+        let auth = self
+            .config
+            .credentials
+            .auth_for(reference.resolve_registry());
+        self.client
+            .pull_manifest_raw(reference, &auth, MANIFEST_TYPES)
+            .await
+            .map_err(|e| registry_error("reading manifest", reference, e))
+    }
+
+    async fn push_manifest(
+        &self,
+        reference: &Reference,
+        body: bytes::Bytes,
+        media_type: &str,
+    ) -> Result<(), String> {
+        let content_type = media_type
+            .parse()
+            .map_err(|_| format!("manifest media type `{media_type}` is not a header value"))?;
+        self.client
+            .push_manifest_raw(reference, body, content_type)
+            .await
+            .map(|_| ())
+            .map_err(|e| registry_error("writing manifest", reference, e))
+    }
+
+    /// The digest the target's tag points at, if it exists.
+    async fn target_digest(&self, reference: &Reference) -> Option<String> {
+        let auth = self
+            .config
+            .credentials
+            .auth_for(reference.resolve_registry());
+        self.client
+            .fetch_manifest_digest(reference, &auth)
+            .await
+            .ok()
+    }
+
+    /// Makes one blob present in the target repository: already there, mounted from another
+    /// repository of the target that has it, or streamed from the source.
+    async fn blob(
+        &self,
+        index: usize,
+        source: &Reference,
+        target: &Reference,
+        desc: &OciDescriptor,
+        tally: &mut Tally,
+    ) -> Result<(), String> {
+        let slot = {
+            let mut known = self.known.lock().map_err(|_| "blob table poisoned")?;
+            known.entry(desc.digest.clone()).or_default().clone()
+        };
+        let mut holder = slot.lock().await;
+        let repo = target.repository().to_owned();
+        if holder.as_deref() == Some(repo.as_str()) {
+            tally.skipped += 1;
+            self.progress.blob_done(index, &desc.digest);
+            return Ok(());
+        }
+        let blob_exists = self
+            .client
+            .blob_exists(target, &desc.digest)
+            .await
+            .map_err(|e| registry_error("checking blob in", target, e))?;
+        if blob_exists {
+            tally.skipped += 1;
+        } else if let Some(from) = holder.clone() {
+            let from_ref =
+                Reference::with_tag(target.registry().to_owned(), from, "latest".to_owned());
+            match self
+                .client
+                .mount_blob(target, &from_ref, &desc.digest)
+                .await
+            {
+                Ok(()) => tally.mounted += 1,
+                Err(_) => self.stream_blob(index, source, target, desc, tally).await?,
+            }
+        } else {
+            self.stream_blob(index, source, target, desc, tally).await?;
+        }
+        *holder = Some(repo);
+        self.progress.blob_done(index, &desc.digest);
+        Ok(())
+    }
+
+    async fn stream_blob(
+        &self,
+        index: usize,
+        source: &Reference,
+        target: &Reference,
+        desc: &OciDescriptor,
+        tally: &mut Tally,
+    ) -> Result<(), String> {
+        let size = u64::try_from(desc.size).unwrap_or(0);
+        self.progress.blob_started(index, &desc.digest, size);
+        let sized = self
+            .client
+            .pull_blob_stream(source, desc)
+            .await
+            .map_err(|e| registry_error("reading blob from", source, e))?;
+        let size = sized.content_length.unwrap_or(size);
+        let progress = self.progress.clone();
+        let counted = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counter = counted.clone();
+        // The stream checks the digest as it ends; a mismatch fails the upload before the
+        // registry commits it (and the registry checks the digest too).
+        let body = sized
+            .stream
+            .inspect_ok(move |chunk| {
+                let n = chunk.len() as u64;
+                counter.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                progress.bytes(index, n);
+            })
+            .map_err(oci_client::errors::OciDistributionError::from);
+        self.client
+            .push_blob_stream(target, body, &desc.digest, Some(size))
+            .await
+            .map_err(|e| registry_error("writing blob to", target, e))?;
+        tally.copied += 1;
+        tally.bytes += counted.load(std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Copies one image manifest (not an index): its config and layers, then the manifest to
+    /// `push_to` (the target tag, or the target repository by digest for an index entry).
+    #[allow(clippy::too_many_arguments)]
+    async fn manifest(
+        &self,
+        index: usize,
+        source: &Reference,
+        target: &Reference,
+        push_to: &Reference,
+        body: bytes::Bytes,
+        digest: &str,
+        media_type: &str,
+        tally: &mut Tally,
+    ) -> Result<(), String> {
+        let manifest: Value = serde_json::from_slice(&body)
+            .map_err(|e| format!("manifest {digest} of {source} is not JSON: {e}"))?;
+        let blobs: Vec<OciDescriptor> = manifest
+            .get("config")
+            .into_iter()
+            .chain(
+                manifest
+                    .get("layers")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten(),
+            )
+            .filter_map(descriptor)
+            .collect();
+        for desc in &blobs {
+            self.blob(index, source, target, desc, tally).await?;
+        }
+        self.push_manifest(push_to, body, media_type).await
+    }
+
+    async fn image(&self, index: usize, copy: &ImageCopy) -> ImageResult {
+        self.progress.image_started(index, copy);
+        let mut tally = Tally::default();
+        let outcome = self.image_inner(index, copy, &mut tally).await;
+        let (digest, status) = match outcome {
+            Ok((digest, true)) => (Some(digest), ImageStatus::UpToDate),
+            Ok((digest, false)) => (
+                Some(digest),
+                ImageStatus::Copied {
+                    blobs_copied: tally.copied,
+                    blobs_mounted: tally.mounted,
+                    blobs_skipped: tally.skipped,
+                    bytes: tally.bytes,
+                },
+            ),
+            Err(error) => (None, ImageStatus::Failed { error }),
+        };
+        let result = ImageResult {
+            copy: copy.clone(),
+            digest,
+            status,
+        };
+        self.progress.image_finished(index, &result);
+        result
+    }
+
+    /// Returns the digest written and whether the target already had it.
+    async fn image_inner(
+        &self,
+        index: usize,
+        copy: &ImageCopy,
+        tally: &mut Tally,
+    ) -> Result<(String, bool), String> {
+        let parse = |r: &str| {
+            r.parse::<Reference>()
+                .map_err(|e| format!("invalid reference {r}: {e}"))
+        };
+        let (source, target) = (parse(&copy.source)?, parse(&copy.target)?);
+        self.authorize(&source, RegistryOperation::Pull).await?;
+        self.authorize(&target, RegistryOperation::Push).await?;
+        let (body, digest) = self.pull_manifest(&source).await?;
+        let manifest: Value = serde_json::from_slice(&body)
+            .map_err(|e| format!("manifest of {source} is not JSON: {e}"))?;
+        let media = media_type(&manifest);
+        if !is_index(&media) {
+            if self.target_digest(&target).await.as_deref() == Some(digest.as_str()) {
+                return Ok((digest, true));
+            }
+            self.manifest(
+                index, &source, &target, &target, body, &digest, &media, tally,
+            )
+            .await?;
+            return Ok((digest, false));
+        }
+        let entries: Vec<Value> = manifest
+            .get("manifests")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let kept: Vec<Value> = if self.config.all_platforms {
+            entries.clone()
+        } else {
+            entries
+                .iter()
+                .filter(|e| is_linux_amd64(e))
+                .cloned()
+                .collect()
+        };
+        if kept.is_empty() {
+            return Err(format!(
+                "{source} has no linux/amd64 image (use --all-platforms)"
+            ));
+        }
+        let (index_body, index_digest) = if kept.len() == entries.len() {
+            (body, digest)
+        } else {
+            let mut rewritten = manifest.clone();
+            rewritten["manifests"] = Value::Array(kept.clone());
+            let bytes = serde_json::to_vec_pretty(&rewritten)
+                .map_err(|e| format!("rewriting the index of {source}: {e}"))?;
+            let d = sha256(&bytes);
+            (bytes::Bytes::from(bytes), d)
+        };
+        if self.target_digest(&target).await.as_deref() == Some(index_digest.as_str()) {
+            return Ok((index_digest, true));
+        }
+        for entry in &kept {
+            let child = entry
+                .get("digest")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("an entry of the index of {source} has no digest"))?;
+            let child_ref = Reference::with_digest(
+                source.registry().to_owned(),
+                source.repository().to_owned(),
+                child.to_owned(),
+            );
+            let (child_body, child_digest) = self.pull_manifest(&child_ref).await?;
+            let child_media: Value = serde_json::from_slice(&child_body)
+                .map_err(|e| format!("manifest {child} of {source} is not JSON: {e}"))?;
+            let child_media = entry
+                .get("mediaType")
+                .and_then(Value::as_str)
+                .map_or_else(|| media_type(&child_media), str::to_owned);
+            let by_digest = Reference::with_digest(
+                target.registry().to_owned(),
+                target.repository().to_owned(),
+                child_digest.clone(),
+            );
+            self.manifest(
+                index,
+                &source,
+                &target,
+                &by_digest,
+                child_body,
+                &child_digest,
+                &child_media,
+                tally,
+            )
+            .await?;
+        }
+        self.push_manifest(&target, index_body, &media).await?;
+        Ok((index_digest, false))
+    }
+}
+
+/// Builds the registry client: extra CA certificates, plain HTTP for the named hosts,
+/// monolithic streamed blob uploads (one PUT per blob).
+fn client(config: &CopyConfig) -> Client {
+    let protocol = if config.plain_http.is_empty() {
+        ClientProtocol::Https
+    } else {
+        ClientProtocol::HttpsExcept(config.plain_http.clone())
+    };
+    Client::new(ClientConfig {
+        protocol,
+        use_monolithic_push: true,
+        extra_root_certificates: config
+            .ca_certs_pem
+            .iter()
+            .map(|pem| Certificate {
+                encoding: CertificateEncoding::Pem,
+                data: pem.clone(),
+            })
+            .collect(),
+        connect_timeout: Some(Duration::from_secs(15)),
+        read_timeout: Some(Duration::from_secs(300)),
+        platform_resolver: None,
+        ..ClientConfig::default()
+    })
+}
+
+/// Copies every image of the plan, `config.concurrency` at a time. A failed image does not stop
+/// the others; the report says which failed. Interrupted and re-run, it resumes: blobs and
+/// manifests already in the target are not copied again.
+pub async fn copy_images(
+    plan: &[ImageCopy],
+    config: &CopyConfig,
+    progress: Arc<dyn Progress>,
+) -> CopyReport {
+    let started = Instant::now();
+    let engine = Engine {
+        client: client(config),
+        config: config.clone(),
+        known: Mutex::default(),
+        progress,
+        open_registries: Mutex::default(),
+    };
+    let engine = &engine;
+    let mut results: Vec<(usize, ImageResult)> = stream::iter(plan.iter().enumerate())
+        .map(|(i, copy)| async move { (i, engine.image(i, copy).await) })
+        .buffer_unordered(config.concurrency.max(1))
+        .collect()
+        .await;
+    results.sort_by_key(|(i, _)| *i);
+    CopyReport {
+        images: results.into_iter().map(|(_, r)| r).collect(),
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
