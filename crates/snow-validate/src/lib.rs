@@ -1,8 +1,42 @@
 //! Device clients and preflight checks for Snow clusters.
 //!
 //! This crate is the only one in the workspace that talks to Snow devices: EC2 on
-//! `https://IP:8243` and the Snowball Device API on `https://IP:9092`. Its checks run concurrently
-//! across devices and produce the same findings as static validation
-//! ([`snow_api`'s `Finding`](https://docs.rs/snow-api)).
+//! `https://IP:8243` and the Snowball Device API on `https://IP:9092`. Its checks run
+//! concurrently across devices and produce the same [`snow_api::Finding`]s as static validation,
+//! each tagged with its device.
 //!
-//! Status: a skeleton. The device clients and checks arrive with the preflight issue.
+//! - [`SnowDevice`]: the real clients of one device, built from the credentials crate's
+//!   [`snow_credentials::DeviceCredentialsProvider`] and a [`Trust`] made from the CA bundle
+//!   (never the system roots); rustls on aws-lc-rs.
+//! - [`Device`]: the calls preflight makes, as a trait, so in-memory devices can stand in.
+//! - [`Plan::from_spec`] then [`preflight::run`]: every check on every device at once.
+//!
+//! ```no_run
+//! # async fn demo(spec: &snow_api::ClusterSpec, creds: &snow_credentials::CredentialsFile, bundle: &snow_credentials::CaBundle) -> Result<(), snow_validate::ClientError> {
+//! use snow_validate::{ClientConfig, Plan, PreflightOptions, SnowDevice, Trust, preflight};
+//! let plan = Plan::from_spec(spec);
+//! let trust = Trust::from_bundle(bundle)?;
+//! let (devices, missing) = SnowDevice::fleet(creds, &trust, ClientConfig::default(), plan.devices());
+//! let report = preflight::run(&plan, &devices, &missing, &PreflightOptions::default(), &mut |_| {}).await;
+//! for finding in &report.findings {
+//!     println!("{finding}");
+//! }
+//! # Ok(()) }
+//! ```
+
+pub mod client;
+pub mod device;
+pub mod error;
+pub mod imds;
+pub mod plan;
+pub mod preflight;
+
+pub use aws_sdk_ec2;
+pub use client::{ClientConfig, ClientError, DeviceApiClient, RetryPolicy, SnowDevice, Trust};
+pub use device::{
+    Capacity, Device, DeviceDescription, DeviceSoftware, Image, InstanceTypeInfo, NetworkInterface,
+    UnlockState,
+};
+pub use error::{DeviceError, ErrorKind, Service};
+pub use plan::{MachinePlan, Plan, Role};
+pub use preflight::{DeviceProgress, Mode, PreflightOptions, PreflightReport, Schedule};
