@@ -34,6 +34,8 @@ pub enum Command {
     Completion(CompletionArgs),
     /// Render the Cluster API and CAPAS objects of a cluster as YAML.
     Render(RenderArgs),
+    /// List the images a Snow cluster needs, or copy them to a registry on the site.
+    ImportImages(ImportImagesArgs),
     /// Create resources.
     #[command(subcommand)]
     Create(CreateCommand),
@@ -75,6 +77,67 @@ pub struct RenderArgs {
         value_name = "FILE"
     )]
     pub ca_bundle: Option<PathBuf>,
+}
+
+/// `snowctl import-images --registry HOST:PORT[/NAMESPACE]` or `--list`
+#[derive(Debug, Args)]
+pub struct ImportImagesArgs {
+    /// Print the image list instead of copying.
+    #[arg(long)]
+    pub list: bool,
+    /// Output format of `--list` and of the summary.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+    /// An EKS Anywhere Bundles manifest (default: the embedded catalog).
+    #[arg(long, value_name = "FILE")]
+    pub bundles: Option<PathBuf>,
+    /// EKS Distro Release manifests for the bundle's Kubernetes versions (repeatable).
+    #[arg(long = "eksd-release", value_name = "FILE")]
+    pub eksd_releases: Vec<PathBuf>,
+    /// Kubernetes versions (1.NN, repeatable; default: every version of the bundle).
+    #[arg(long = "kubernetes-version", value_name = "1.NN")]
+    pub kubernetes_versions: Vec<String>,
+    /// Node operating systems (repeatable; default: both).
+    #[arg(long = "os", value_enum)]
+    pub os: Vec<OsArg>,
+    /// Copy these images instead of the bundle's (repeatable).
+    #[arg(long = "image", value_name = "URI")]
+    pub images: Vec<String>,
+    /// Copy the images listed in FILE (one URI a line, `#` comments) instead of the bundle's.
+    #[arg(long, value_name = "FILE")]
+    pub images_file: Option<PathBuf>,
+    /// The target registry, `HOST:PORT[/NAMESPACE]`.
+    #[arg(long, value_name = "HOST:PORT[/NAMESPACE]")]
+    pub registry: Option<String>,
+    /// Read the images from this registry (a mirror with the same repository paths) instead of
+    /// each image's own registry.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub source_registry: Option<String>,
+    /// Keep every platform of an image index (default: linux/amd64 only, the index rewritten).
+    #[arg(long)]
+    pub all_platforms: bool,
+    /// Images copied at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
+    /// A PEM CA bundle to trust for the registries (repeatable), e.g. a self-signed registry CA.
+    #[arg(long = "ca-cert", value_name = "FILE")]
+    pub ca_certs: Vec<PathBuf>,
+    /// Speak plain HTTP to --registry.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Speak plain HTTP to --source-registry.
+    #[arg(long, requires = "source_registry")]
+    pub source_insecure: bool,
+    /// User for the target registry (password from standard input with --password-stdin).
+    #[arg(long, requires = "password_stdin")]
+    pub username: Option<String>,
+    /// Read the target registry's password from standard input.
+    #[arg(long, requires = "username")]
+    pub password_stdin: bool,
+    /// The Docker config file with registry credentials (default: $DOCKER_CONFIG/config.json or
+    /// ~/.docker/config.json when present).
+    #[arg(long, value_name = "FILE")]
+    pub docker_config: Option<PathBuf>,
 }
 
 /// `snowctl create …`

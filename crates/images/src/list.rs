@@ -62,11 +62,13 @@ fn bottlerocket_only(path: &str) -> bool {
         || path == "snow.bottlerocketBootstrapSnow"
 }
 
-/// An `Image` of the Bundles format: an object with a `uri` and an `imageDigest` or `arch`
-/// (archives and manifests have a `uri` too, but neither of those).
+/// An `Image` of the Bundles format: an object with a `uri` and an `imageDigest` or `arch`.
+/// Manifests have a `uri` only; archives have `arch` too, but also a `sha256`/`sha512`.
 fn is_image(object: &serde_json::Map<String, Value>) -> Option<&str> {
     let uri = object.get("uri")?.as_str()?;
-    (object.contains_key("imageDigest") || object.contains_key("arch")).then_some(uri)
+    let archive = object.contains_key("sha256") || object.contains_key("sha512");
+    let image = object.contains_key("imageDigest") || object.contains_key("arch");
+    (image && !archive && !uri.contains("://")).then_some(uri)
 }
 
 fn walk(value: &Value, path: &mut Vec<String>, out: &mut Vec<(String, String)>) {

@@ -58,6 +58,10 @@ fn the_sample_bundle_lists_snow_images_and_no_other_provider() {
             "{absent} listed: {uris:#?}"
         );
     }
+    assert!(
+        !uris.iter().any(|u| u.contains("://")),
+        "archives listed: {uris:#?}"
+    );
     // Deduplicated: kube-rbac-proxy is in several sections.
     let mut sorted = uris.clone();
     sorted.dedup();

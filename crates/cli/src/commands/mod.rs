@@ -4,6 +4,7 @@ pub mod completion;
 pub mod crds;
 pub mod credentials;
 pub mod generate;
+pub mod import_images;
 pub mod render;
 pub mod validate;
 
@@ -22,6 +23,7 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Credentials(cmd) => credentials::run(cmd, cli.verbose),
         Command::Completion(args) => completion::run(args.shell, io),
         Command::Render(args) => render::run(args, io),
+        Command::ImportImages(args) => import_images::run(args, cli.verbose, io),
         Command::Create(cmd) => render::create(cmd, io),
     }
 }

@@ -1,0 +1,359 @@
+//! `snowctl import-images`: list the images a Snow cluster needs, or copy them to a registry on
+//! the site (issue 7).
+
+use crate::{
+    args::{ImportImagesArgs, OsArg, OutputFormat},
+    exit,
+    output::{self, Io},
+};
+use capi_render::ReleaseInputs;
+use snow_api::release::{Bundles, Release};
+use snow_images::{
+    BundleData, CopyConfig, CopyReport, Credentials, ImageCopy, ImageResult, ImageStatus, OsFamily,
+    Progress, Selection, TargetRegistry,
+};
+use std::{
+    fmt::Write as _,
+    path::{Path, PathBuf},
+    process::ExitCode,
+    sync::{Arc, mpsc},
+};
+
+fn read(path: &Path, what: &str, io: &mut Io<'_>) -> Option<String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Some(text),
+        Err(err) => {
+            io.err(&format!(
+                "error: cannot read {what} {}: {err}\n",
+                output::source_name(path)
+            ));
+            None
+        }
+    }
+}
+
+/// The image URIs: `--image`/`--images-file` when given, else the bundle's list.
+fn image_uris(args: &ImportImagesArgs, io: &mut Io<'_>) -> Option<Vec<snow_images::ListedImage>> {
+    if !args.images.is_empty() || args.images_file.is_some() {
+        let mut uris = args.images.clone();
+        if let Some(path) = &args.images_file {
+            let text = read(path, "the image list", io)?;
+            uris.extend(
+                text.lines()
+                    .map(|l| l.split('#').next().unwrap_or("").trim())
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+        uris.sort();
+        uris.dedup();
+        return Some(
+            uris.into_iter()
+                .map(|uri| snow_images::ListedImage {
+                    uri,
+                    used_by: vec!["command line".into()],
+                })
+                .collect(),
+        );
+    }
+    let fail = |io: &mut Io<'_>, e: &dyn std::fmt::Display| {
+        io.err(&format!("error: {e}\n"));
+        None
+    };
+    let (bundle, mut inputs) = match &args.bundles {
+        Some(path) => {
+            let text = read(path, "the Bundles manifest", io)?;
+            let data = match BundleData::from_yaml(&text) {
+                Ok(d) => d,
+                Err(e) => return fail(io, &e),
+            };
+            let inputs = match Bundles::from_yaml(&text).and_then(ReleaseInputs::from_bundles) {
+                Ok(i) => i,
+                Err(e) => return fail(io, &e),
+            };
+            (data, inputs)
+        }
+        None => {
+            let inputs = match ReleaseInputs::embedded() {
+                Ok(i) => i,
+                Err(e) => return fail(io, &e),
+            };
+            match BundleData::from_inputs(&inputs) {
+                Ok(d) => (d, inputs),
+                Err(e) => return fail(io, &e),
+            }
+        }
+    };
+    for path in &args.eksd_releases {
+        let text = read(path, "the EKS-D Release manifest", io)?;
+        if let Err(e) = Release::from_yaml(&text).and_then(|r| inputs.add_release(&r)) {
+            return fail(io, &e);
+        }
+    }
+    let selection = Selection {
+        kube_versions: args.kubernetes_versions.clone(),
+        os_families: args
+            .os
+            .iter()
+            .map(|os| match os {
+                OsArg::Ubuntu => OsFamily::Ubuntu,
+                OsArg::Bottlerocket => OsFamily::Bottlerocket,
+            })
+            .collect(),
+    };
+    match snow_images::image_list(&bundle, &inputs.distros, &selection) {
+        Ok(list) => Some(list),
+        Err(e) => fail(io, &e),
+    }
+}
+
+fn docker_config_path(args: &ImportImagesArgs) -> Option<PathBuf> {
+    if let Some(path) = &args.docker_config {
+        return Some(path.clone());
+    }
+    let dir = std::env::var_os("DOCKER_CONFIG")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")))?;
+    let path = dir.join("config.json");
+    path.exists().then_some(path)
+}
+
+fn config(args: &ImportImagesArgs, registry: &str, io: &mut Io<'_>) -> Option<CopyConfig> {
+    let target = match TargetRegistry::parse(registry) {
+        Ok(t) => t,
+        Err(e) => {
+            io.err(&format!("error: --registry: {e}\n"));
+            return None;
+        }
+    };
+    let mut ca_certs_pem = Vec::new();
+    for path in &args.ca_certs {
+        let pem = read(path, "the CA certificate", io)?;
+        if !pem.contains("-----BEGIN CERTIFICATE-----") {
+            io.err(&format!(
+                "error: {} holds no PEM certificate\n",
+                path.display()
+            ));
+            return None;
+        }
+        ca_certs_pem.push(pem.into_bytes());
+    }
+    let mut credentials = match docker_config_path(args) {
+        Some(path) => {
+            let text = read(&path, "the Docker config", io)?;
+            match Credentials::from_docker_config(&text) {
+                Ok(c) => c,
+                Err(e) => {
+                    io.err(&format!("error: {}: {e}\n", path.display()));
+                    return None;
+                }
+            }
+        }
+        None => Credentials::default(),
+    };
+    if let (Some(user), true) = (&args.username, args.password_stdin) {
+        let mut password = String::new();
+        if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut password) {
+            io.err(&format!(
+                "error: cannot read the password from stdin: {e}\n"
+            ));
+            return None;
+        }
+        credentials.insert(
+            &target.host,
+            user.clone(),
+            password.trim_end_matches(['\r', '\n']).to_owned(),
+        );
+    }
+    let mut plain_http = Vec::new();
+    if args.insecure {
+        plain_http.push(target.host.clone());
+    }
+    if args.source_insecure {
+        plain_http.extend(args.source_registry.clone());
+    }
+    Some(CopyConfig {
+        target,
+        source_registry: args.source_registry.clone(),
+        all_platforms: args.all_platforms,
+        concurrency: usize::from(args.concurrency),
+        ca_certs_pem,
+        plain_http,
+        credentials,
+    })
+}
+
+/// Progress as lines sent to the command's thread, which writes them through `Io`.
+struct Lines {
+    tx: std::sync::Mutex<mpsc::Sender<String>>,
+    total: usize,
+    verbose: bool,
+}
+
+impl Lines {
+    fn send(&self, line: String) {
+        if let Ok(tx) = self.tx.lock() {
+            let _ = tx.send(line);
+        }
+    }
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1_000_000.0)
+}
+
+impl Progress for Lines {
+    fn image_started(&self, index: usize, copy: &ImageCopy) {
+        if self.verbose {
+            self.send(format!(
+                "[{}/{}] {} -> {}\n",
+                index + 1,
+                self.total,
+                copy.source,
+                copy.target
+            ));
+        }
+    }
+
+    fn image_finished(&self, index: usize, result: &ImageResult) {
+        let n = format!("[{}/{}]", index + 1, self.total);
+        let line = match &result.status {
+            ImageStatus::Copied {
+                blobs_copied,
+                blobs_mounted,
+                blobs_skipped,
+                bytes,
+            } => format!(
+                "{n} copied {} ({blobs_copied} blobs, {}; {blobs_mounted} mounted, {blobs_skipped} already there)\n",
+                result.copy.target,
+                mb(*bytes)
+            ),
+            ImageStatus::UpToDate => format!("{n} up to date {}\n", result.copy.target),
+            ImageStatus::Failed { error } => {
+                format!("{n} FAILED {}: {error}\n", result.copy.image)
+            }
+        };
+        self.send(line);
+    }
+}
+
+fn summary_text(report: &CopyReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} image(s): {} copied, {} already up to date, {} failed; {} blob(s), {} in {:.1} s",
+        report.images.len(),
+        report.copied(),
+        report.up_to_date(),
+        report.failed(),
+        report.blobs_copied(),
+        mb(report.bytes()),
+        report.seconds
+    );
+    if report.copied() == 0 && report.failed() == 0 {
+        let _ = writeln!(out, "nothing to copy: the registry has every image");
+    }
+    for failed in report
+        .images
+        .iter()
+        .filter(|i| matches!(i.status, ImageStatus::Failed { .. }))
+    {
+        let _ = writeln!(out, "failed: {}", failed.copy.image);
+    }
+    out
+}
+
+/// Runs `snowctl import-images`.
+pub fn run(args: ImportImagesArgs, verbose: u8, io: &mut Io<'_>) -> ExitCode {
+    let usage = || ExitCode::from(exit::USAGE);
+    let Some(images) = image_uris(&args, io) else {
+        return usage();
+    };
+    if args.list {
+        match args.output {
+            OutputFormat::Json => {
+                let json = serde_json::to_string_pretty(&images).unwrap_or_else(|_| "[]".into());
+                io.out(&format!("{json}\n"));
+            }
+            OutputFormat::Text => {
+                let mut out = String::new();
+                for image in &images {
+                    let _ = writeln!(out, "{}", image.uri);
+                }
+                io.out(&out);
+            }
+        }
+        return ExitCode::from(exit::OK);
+    }
+    let Some(registry) = args.registry.clone() else {
+        io.err("error: --registry HOST:PORT[/NAMESPACE] is required to copy (or --list)\n");
+        return usage();
+    };
+    let Some(config) = config(&args, &registry, io) else {
+        return usage();
+    };
+    let uris: Vec<String> = images.into_iter().map(|i| i.uri).collect();
+    let plan = match snow_images::plan(&uris, &config) {
+        Ok(p) => p,
+        Err(e) => {
+            io.err(&format!("error: {e}\n"));
+            return usage();
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            io.err(&format!("error: cannot start the async runtime: {e}\n"));
+            return usage();
+        }
+    };
+    let (tx, rx) = mpsc::channel();
+    let progress = Arc::new(Lines {
+        tx: std::sync::Mutex::new(tx),
+        total: plan.len(),
+        verbose: verbose > 0,
+    });
+    // The copy runs on its own thread; this one writes its progress lines through `Io` until
+    // the progress sender (owned by that thread) is dropped.
+    let worker = std::thread::spawn(move || {
+        runtime.block_on(snow_images::copy_images(&plan, &config, progress))
+    });
+    for line in rx {
+        io.err(&line);
+    }
+    let report = match worker.join() {
+        Ok(report) => report,
+        Err(_) => {
+            io.err("error: the copy stopped unexpectedly\n");
+            return ExitCode::from(exit::FINDINGS);
+        }
+    };
+    match args.output {
+        OutputFormat::Json => {
+            let json = serde_json::json!({
+                "ok": report.failed() == 0,
+                "copied": report.copied(),
+                "upToDate": report.up_to_date(),
+                "failed": report.failed(),
+                "blobsCopied": report.blobs_copied(),
+                "bytes": report.bytes(),
+                "seconds": report.seconds,
+                "images": report.images,
+            });
+            io.out(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&json).unwrap_or_else(|_| "{}".into())
+            ));
+        }
+        OutputFormat::Text => io.out(&summary_text(&report)),
+    }
+    if report.failed() > 0 {
+        ExitCode::from(exit::FINDINGS)
+    } else {
+        ExitCode::from(exit::OK)
+    }
+}
