@@ -1,0 +1,31 @@
+//! Lists the images a Snow cluster needs, from the embedded release catalog or a Bundles file:
+//! `cargo run -p snowctl-examples --example list_images -- [BUNDLES.yaml] [1.NN]`.
+
+use capi_render::ReleaseInputs;
+use snow_api::release::Bundles;
+use snow_images::{BundleData, Selection, image_list};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let (bundle, inputs) = match args.next() {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)?;
+            let inputs = ReleaseInputs::from_bundles(Bundles::from_yaml(&text)?)?;
+            (BundleData::from_yaml(&text)?, inputs)
+        }
+        None => {
+            let inputs = ReleaseInputs::embedded()?;
+            (BundleData::from_inputs(&inputs)?, inputs)
+        }
+    };
+    let selection = Selection {
+        kube_versions: args.next().into_iter().collect(),
+        os_families: vec![],
+    };
+    let mut out = String::new();
+    for image in image_list(&bundle, &inputs.distros, &selection)? {
+        out.push_str(&format!("{}  ({})\n", image.uri, image.used_by.join(", ")));
+    }
+    std::io::Write::write_all(&mut std::io::stdout(), out.as_bytes())?;
+    Ok(())
+}
