@@ -231,6 +231,26 @@ pub struct ValidateArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
+    /// The AWS credentials INI file, one profile per device IP (preflight).
+    #[arg(
+        long = "credentials",
+        env = "EKSA_AWS_CREDENTIALS_FILE",
+        value_name = "FILE"
+    )]
+    pub credentials: Option<PathBuf>,
+    /// The PEM bundle of the devices' certificates (preflight).
+    #[arg(
+        long = "ca-bundle",
+        env = "EKSA_AWS_CA_BUNDLES_FILE",
+        value_name = "FILE"
+    )]
+    pub ca_bundle: Option<PathBuf>,
+    /// Do not probe whether the control-plane endpoint IP is already in use.
+    #[arg(long)]
+    pub skip_ip_check: bool,
+    /// Seconds to wait for each device request (the connect timeout is at most 3 s).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub timeout: u64,
 }
 
 /// `snowctl credentials …`

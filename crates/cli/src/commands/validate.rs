@@ -1,12 +1,22 @@
-//! `snowctl validate -f FILE|- [--offline] [-o text|json]`.
+//! `snowctl validate -f FILE|- [--offline] [-o text|json] [--skip-ip-check] [--timeout S]`.
+//!
+//! Static validation always; then, unless `--offline`, preflight against every listed device
+//! (credentials and CA bundle from `--credentials`/`--ca-bundle` or `EKSA_AWS_CREDENTIALS_FILE`/
+//! `EKSA_AWS_CA_BUNDLES_FILE`). One report either way.
 
 use crate::{
     args::{OutputFormat, ValidateArgs},
     exit,
     output::{self, Io},
 };
-use snow_api::{Finding, InputError};
-use std::{io::Read, process::ExitCode};
+use snow_api::{Finding, InputError, Severity};
+use snow_validate::{ClientConfig, Plan, PreflightOptions, SnowDevice, Trust, preflight};
+use std::{
+    io::{IsTerminal, Read},
+    path::PathBuf,
+    process::ExitCode,
+    time::Duration,
+};
 
 /// Runs `snowctl validate`.
 pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
@@ -28,13 +38,30 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
         Ok(report) => report,
         Err(err) => return input_error(&args, io, &name, Some(text), &err),
     };
+    let mut findings = report.findings.clone();
+    let mut preflight_json = None;
     if !args.offline {
-        let finding = Finding::error(
-            "preflight.unavailable",
-            "checking the devices needs the preflight support, which this build of snowctl does not have yet",
-        )
-        .hint("run `snowctl validate --offline -f FILE` for the static checks");
-        return input_failure(&args, io, &name, None, finding);
+        if let (false, Some(spec)) = (snow_api::has_errors(&report.findings), &report.spec) {
+            let files = match preflight_files(&args) {
+                Ok(files) => files,
+                Err(finding) => return input_failure(&args, io, &name, None, *finding),
+            };
+            match run_preflight(&args, spec, &files, io) {
+                Ok((more, summary)) => {
+                    findings.extend(more);
+                    preflight_json = Some(summary);
+                }
+                Err(finding) => return input_failure(&args, io, &name, None, *finding),
+            }
+        } else {
+            findings.push(
+                Finding::info(
+                    "preflight.skipped",
+                    "the devices were not checked because the spec has errors",
+                )
+                .hint("fix the errors above, then validate again"),
+            );
+        }
     }
     match args.output {
         OutputFormat::Json => {
@@ -43,10 +70,13 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
                 "defaults".into(),
                 serde_json::to_value(&report.defaults).unwrap_or_default(),
             );
-            io.out(&output::findings_json(&report.findings, extra));
+            if let Some(summary) = preflight_json {
+                extra.insert("preflight".into(), summary);
+            }
+            io.out(&output::findings_json(&findings, extra));
         }
         OutputFormat::Text => {
-            let mut text_out = output::findings_text(&report.findings, &name, Some(text));
+            let mut text_out = output::findings_text(&findings, &name, Some(text));
             if !report.defaults.is_empty() {
                 let mut defaults = String::from("Defaults applied:\n");
                 for d in &report.defaults {
@@ -59,7 +89,106 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
             io.out(&text_out);
         }
     }
-    exit::for_findings(&report.findings)
+    exit::for_findings(&findings)
+}
+
+struct PreflightFiles {
+    credentials: PathBuf,
+    ca_bundle: PathBuf,
+}
+
+fn preflight_files(args: &ValidateArgs) -> Result<PreflightFiles, Box<Finding>> {
+    let missing = |flag: &str, env: &str| {
+        Box::new(
+            Finding::error(
+                "preflight.input",
+                format!("checking the devices needs {flag} or {env}"),
+            )
+            .hint(format!(
+                "pass {flag} FILE or set {env}; or run with --offline for the static checks only"
+            )),
+        )
+    };
+    Ok(PreflightFiles {
+        credentials: args
+            .credentials
+            .clone()
+            .ok_or_else(|| missing("--credentials", "EKSA_AWS_CREDENTIALS_FILE"))?,
+        ca_bundle: args
+            .ca_bundle
+            .clone()
+            .ok_or_else(|| missing("--ca-bundle", "EKSA_AWS_CA_BUNDLES_FILE"))?,
+    })
+}
+
+/// Loads the two files and runs preflight; `Err` for input that cannot be used at all.
+fn run_preflight(
+    args: &ValidateArgs,
+    spec: &snow_api::ClusterSpec,
+    files: &PreflightFiles,
+    io: &mut Io<'_>,
+) -> Result<(Vec<Finding>, serde_json::Value), Box<Finding>> {
+    let (credentials, mut findings) = snow_credentials::load_credentials(&files.credentials)
+        .map_err(|e| Box::new(e.to_finding("credentials")))?;
+    let (bundle, bundle_findings) = snow_credentials::load_ca_bundle(&files.ca_bundle)
+        .map_err(|e| Box::new(e.to_finding("ca-bundle")))?;
+    findings.extend(bundle_findings);
+    let trust = Trust::from_bundle(&bundle).map_err(|e| {
+        Box::new(
+            Finding::error("ca-bundle.empty", e.to_string())
+                .object(files.ca_bundle.display().to_string())
+                .hint("put the devices' certificates (snowballEdge get-certificate) in the bundle"),
+        )
+    })?;
+    let timeout = Duration::from_secs(args.timeout);
+    let config = ClientConfig {
+        connect_timeout: timeout.min(Duration::from_secs(3)),
+        request_timeout: timeout,
+        ..ClientConfig::default()
+    };
+    let plan = Plan::from_spec(spec);
+    let options = PreflightOptions {
+        skip_ip_check: args.skip_ip_check,
+        ..PreflightOptions::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            Box::new(Finding::error(
+                "preflight.runtime",
+                format!("cannot start the async runtime: {e}"),
+            ))
+        })?;
+    // One progress line per device on a terminal; none when stderr is piped.
+    let tty = std::io::stderr().is_terminal();
+    let report = runtime.block_on(async {
+        let (devices, missing) = SnowDevice::fleet(&credentials, &trust, config, plan.devices());
+        preflight::run(&plan, &devices, &missing, &options, &mut |p| {
+            if tty {
+                let state = if p.failed == 0 {
+                    "ok".to_owned()
+                } else {
+                    format!("{} of {} calls failed", p.failed, p.calls)
+                };
+                io.err(&format!(
+                    "device {}: {} ({} ms)\n",
+                    p.device,
+                    state,
+                    p.elapsed.as_millis()
+                ));
+            }
+        })
+        .await
+    });
+    // Credentials findings without errors (warnings) stay; errors stay too: they explain failures.
+    findings.retain(|f| f.severity != Severity::Info);
+    let summary = serde_json::json!({
+        "devices": report.devices.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "elapsedMs": u64::try_from(report.elapsed.as_millis()).unwrap_or(u64::MAX),
+    });
+    findings.extend(report.findings);
+    Ok((findings, summary))
 }
 
 fn read_input(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
