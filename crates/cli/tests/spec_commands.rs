@@ -174,11 +174,13 @@ fn unreadable_input_exits_2() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let r = run(snowctl().args(["validate", "-f", "-"]).write_stdin(""));
-    assert_eq!(
-        r.code, 2,
-        "without --offline device checks are not available yet"
-    );
+    // Without --offline the devices are checked only for a spec without errors; an empty file
+    // is a finding (exit 1), and preflight says it was skipped.
+    let r = run(snowctl()
+        .args(["validate", "-f", "-", "-o", "json"])
+        .write_stdin(""));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.contains("preflight.skipped"), "{}", r.stdout);
 }
 
 #[test]
@@ -220,4 +222,23 @@ fn crds_completion_and_version() {
         r.stdout.trim(),
         format!("snowctl {}", env!("CARGO_PKG_VERSION"))
     );
+}
+
+#[test]
+fn a_version_outside_the_embedded_bundle_is_a_warning() {
+    let spec = generate(&[
+        "--devices",
+        "192.168.1.11",
+        "--endpoint",
+        "192.168.1.100",
+        "--kubernetes-version",
+        "1.28",
+    ]);
+    let r = validate_stdin(&spec, "json");
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["findings"][0]["check"], "release.version");
+    assert_eq!(report["findings"][0]["severity"], "warning");
+    assert!(report["findings"][0]["line"].is_number());
 }

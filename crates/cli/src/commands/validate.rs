@@ -39,6 +39,7 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
         Err(err) => return input_error(&args, io, &name, Some(text), &err),
     };
     let mut findings = report.findings.clone();
+    findings.extend(release_version_warning(&report));
     let mut preflight_json = None;
     if !args.offline {
         if let (false, Some(spec)) = (snow_api::has_errors(&report.findings), &report.spec) {
@@ -239,4 +240,40 @@ fn input_failure(
         OutputFormat::Text => io.err(&output::diagnostic(&finding, name, text)),
     }
     ExitCode::from(exit::USAGE)
+}
+
+/// A warning when the Kubernetes version is valid but not in the embedded release catalog, so
+/// the user learns before `render` or `create` that a `--bundles` file will be needed.
+fn release_version_warning(report: &snow_api::Report) -> Vec<Finding> {
+    let Some(spec) = &report.spec else {
+        return Vec::new();
+    };
+    let field = "spec.kubernetesVersion";
+    if report
+        .findings
+        .iter()
+        .any(|f| f.field.as_deref() == Some(field))
+    {
+        return Vec::new();
+    }
+    let Some(version) = spec.cluster.spec.kubernetes_version.as_deref() else {
+        return Vec::new();
+    };
+    let Ok(inputs) = capi_render::ReleaseInputs::embedded() else {
+        return Vec::new();
+    };
+    if inputs.for_version(version).is_ok() {
+        return Vec::new();
+    }
+    let available = inputs.bundles.kube_versions().join(", ");
+    let finding = Finding::warning(
+        "release.version",
+        format!("Kubernetes {version} is not in snowctl's embedded release bundle ({available})"),
+    )
+    .object(format!("Cluster/{}", spec.name()))
+    .field(field)
+    .hint(
+        "render and create will need --bundles with an EKS Anywhere bundle that has this version",
+    );
+    spec.locate(vec![finding])
 }
