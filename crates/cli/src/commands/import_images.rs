@@ -183,6 +183,83 @@ fn config(args: &ImportImagesArgs, registry: &str, io: &mut Io<'_>) -> Option<Co
     })
 }
 
+/// Progress on a terminal: one bar per image (bytes streamed) and one for all bytes.
+/// (Bars draw to the terminal themselves; without a terminal, [`Lines`] go through `Io`.)
+struct Bars {
+    multi: indicatif::MultiProgress,
+    bytes: indicatif::ProgressBar,
+    images: std::sync::Mutex<std::collections::HashMap<usize, indicatif::ProgressBar>>,
+    total: usize,
+}
+
+impl Bars {
+    fn new(total: usize, target: indicatif::ProgressDrawTarget) -> Bars {
+        let multi = indicatif::MultiProgress::with_draw_target(target);
+        let bytes = multi.add(indicatif::ProgressBar::new(0));
+        bytes.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{prefix:>12} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bytes.set_prefix("all images");
+        Bars {
+            multi,
+            bytes,
+            images: std::sync::Mutex::new(std::collections::HashMap::new()),
+            total,
+        }
+    }
+
+    fn bar(&self, index: usize) -> Option<indicatif::ProgressBar> {
+        self.images
+            .lock()
+            .ok()
+            .and_then(|bars| bars.get(&index).cloned())
+    }
+}
+
+impl Progress for Bars {
+    fn image_started(&self, index: usize, copy: &ImageCopy) {
+        let bar = self
+            .multi
+            .insert_before(&self.bytes, indicatif::ProgressBar::new(0));
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{prefix:>12} {bytes:>10} {wide_msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar.set_prefix(format!("[{}/{}]", index + 1, self.total));
+        bar.set_message(copy.target.clone());
+        if let Ok(mut bars) = self.images.lock() {
+            bars.insert(index, bar);
+        }
+    }
+
+    fn blob_started(&self, index: usize, _digest: &str, size: u64) {
+        self.bytes.inc_length(size);
+        if let Some(bar) = self.bar(index) {
+            bar.inc_length(size);
+        }
+    }
+
+    fn bytes(&self, index: usize, n: u64) {
+        self.bytes.inc(n);
+        if let Some(bar) = self.bar(index) {
+            bar.inc(n);
+        }
+    }
+
+    fn image_finished(&self, index: usize, result: &ImageResult) {
+        let Some(bar) = self.bar(index) else { return };
+        let status = match &result.status {
+            ImageStatus::Copied { .. } => "copied",
+            ImageStatus::UpToDate => "up to date",
+            ImageStatus::Failed { .. } => "FAILED",
+        };
+        bar.finish_with_message(format!("{status} {}", result.copy.target));
+    }
+}
+
 /// Progress as lines sent to the command's thread, which writes them through `Io`.
 struct Lines {
     tx: std::sync::Mutex<mpsc::Sender<String>>,
@@ -312,11 +389,19 @@ pub fn run(args: ImportImagesArgs, verbose: u8, io: &mut Io<'_>) -> ExitCode {
         }
     };
     let (tx, rx) = mpsc::channel();
-    let progress = Arc::new(Lines {
-        tx: std::sync::Mutex::new(tx),
-        total: plan.len(),
-        verbose: verbose > 0,
-    });
+    let progress: Arc<dyn Progress> = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        drop(tx);
+        Arc::new(Bars::new(
+            plan.len(),
+            indicatif::ProgressDrawTarget::stderr(),
+        ))
+    } else {
+        Arc::new(Lines {
+            tx: std::sync::Mutex::new(tx),
+            total: plan.len(),
+            verbose: verbose > 0,
+        })
+    };
     // The copy runs on its own thread; this one writes its progress lines through `Io` until
     // the progress sender (owned by that thread) is dropped.
     let worker = std::thread::spawn(move || {
@@ -355,5 +440,29 @@ pub fn run(args: ImportImagesArgs, verbose: u8, io: &mut Io<'_>) -> ExitCode {
         ExitCode::from(exit::FINDINGS)
     } else {
         ExitCode::from(exit::OK)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bars_count_the_bytes_of_every_image() {
+        let bars = Bars::new(2, indicatif::ProgressDrawTarget::hidden());
+        let copy = |n: &str| ImageCopy {
+            image: format!("src/{n}:v1"),
+            source: format!("src/{n}:v1"),
+            target: format!("dst/{n}:v1"),
+        };
+        for (i, name) in ["a", "b"].iter().enumerate() {
+            bars.image_started(i, &copy(name));
+            bars.blob_started(i, "sha256:x", 100);
+            bars.bytes(i, 60);
+            bars.bytes(i, 40);
+        }
+        assert_eq!(bars.bytes.length(), Some(200));
+        assert_eq!(bars.bytes.position(), 200);
+        assert_eq!(bars.bar(1).map(|b| b.position()), Some(100));
     }
 }
