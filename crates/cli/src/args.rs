@@ -63,14 +63,22 @@ pub struct RenderArgs {
     /// The Cluster API contract (default: from the CAPAS version of the release bundle).
     #[arg(long, value_parser = ["v1beta1", "v1beta2"])]
     pub contract: Option<String>,
-    /// The AWS credentials INI file, for the identity Secret.
+    /// The device credentials and CA bundle, for the identity Secret.
+    #[command(flatten)]
+    pub device_files: OptionalDeviceFiles,
+}
+
+/// The credentials INI and CA bundle when a command can do without them.
+#[derive(Debug, Args)]
+pub struct OptionalDeviceFiles {
+    /// The AWS credentials INI file, one profile per device IP.
     #[arg(
         long = "credentials",
         env = "EKSA_AWS_CREDENTIALS_FILE",
         value_name = "FILE"
     )]
     pub credentials: Option<PathBuf>,
-    /// The PEM bundle of the devices' certificates, for the identity Secret.
+    /// The PEM bundle of the devices' certificates.
     #[arg(
         long = "ca-bundle",
         env = "EKSA_AWS_CA_BUNDLES_FILE",
@@ -231,20 +239,9 @@ pub struct ValidateArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
-    /// The AWS credentials INI file, one profile per device IP (preflight).
-    #[arg(
-        long = "credentials",
-        env = "EKSA_AWS_CREDENTIALS_FILE",
-        value_name = "FILE"
-    )]
-    pub credentials: Option<PathBuf>,
-    /// The PEM bundle of the devices' certificates (preflight).
-    #[arg(
-        long = "ca-bundle",
-        env = "EKSA_AWS_CA_BUNDLES_FILE",
-        value_name = "FILE"
-    )]
-    pub ca_bundle: Option<PathBuf>,
+    /// The device credentials and CA bundle (for the device checks).
+    #[command(flatten)]
+    pub device_files: OptionalDeviceFiles,
     /// Do not probe whether the control-plane endpoint IP is already in use.
     #[arg(long)]
     pub skip_ip_check: bool,

@@ -14,30 +14,17 @@ use snow_images::{
 };
 use std::{
     fmt::Write as _,
-    path::{Path, PathBuf},
+    path::PathBuf,
     process::ExitCode,
     sync::{Arc, mpsc},
 };
-
-fn read(path: &Path, what: &str, io: &mut Io<'_>) -> Option<String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Some(text),
-        Err(err) => {
-            io.err(&format!(
-                "error: cannot read {what} {}: {err}\n",
-                output::source_name(path)
-            ));
-            None
-        }
-    }
-}
 
 /// The image URIs: `--image`/`--images-file` when given, else the bundle's list.
 fn image_uris(args: &ImportImagesArgs, io: &mut Io<'_>) -> Option<Vec<snow_images::ListedImage>> {
     if !args.images.is_empty() || args.images_file.is_some() {
         let mut uris = args.images.clone();
         if let Some(path) = &args.images_file {
-            let text = read(path, "the image list", io)?;
+            let text = output::read_text(path, "the image list", io)?;
             uris.extend(
                 text.lines()
                     .map(|l| l.split('#').next().unwrap_or("").trim())
@@ -62,7 +49,7 @@ fn image_uris(args: &ImportImagesArgs, io: &mut Io<'_>) -> Option<Vec<snow_image
     };
     let (bundle, mut inputs) = match &args.bundles {
         Some(path) => {
-            let text = read(path, "the Bundles manifest", io)?;
+            let text = output::read_text(path, "the Bundles manifest", io)?;
             let data = match BundleData::from_yaml(&text) {
                 Ok(d) => d,
                 Err(e) => return fail(io, &e),
@@ -85,7 +72,7 @@ fn image_uris(args: &ImportImagesArgs, io: &mut Io<'_>) -> Option<Vec<snow_image
         }
     };
     for path in &args.eksd_releases {
-        let text = read(path, "the EKS-D Release manifest", io)?;
+        let text = output::read_text(path, "the EKS-D Release manifest", io)?;
         if let Err(e) = Release::from_yaml(&text).and_then(|r| inputs.add_release(&r)) {
             return fail(io, &e);
         }
@@ -128,7 +115,7 @@ fn config(args: &ImportImagesArgs, registry: &str, io: &mut Io<'_>) -> Option<Co
     };
     let mut ca_certs_pem = Vec::new();
     for path in &args.ca_certs {
-        let pem = read(path, "the CA certificate", io)?;
+        let pem = output::read_text(path, "the CA certificate", io)?;
         if !pem.contains("-----BEGIN CERTIFICATE-----") {
             io.err(&format!(
                 "error: {} holds no PEM certificate\n",
@@ -140,7 +127,7 @@ fn config(args: &ImportImagesArgs, registry: &str, io: &mut Io<'_>) -> Option<Co
     }
     let mut credentials = match docker_config_path(args) {
         Some(path) => {
-            let text = read(&path, "the Docker config", io)?;
+            let text = output::read_text(&path, "the Docker config", io)?;
             match Credentials::from_docker_config(&text) {
                 Ok(c) => c,
                 Err(e) => {

@@ -27,33 +27,11 @@ pub fn create(cmd: CreateCommand, io: &mut Io<'_>) -> ExitCode {
     }
 }
 
-fn read(path: &Path, what: &str, io: &mut Io<'_>) -> Option<String> {
-    let bytes = if path.as_os_str() == "-" {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map(|_| buf)
-    } else {
-        std::fs::read(path)
-    };
-    match bytes
-        .map_err(|e| e.to_string())
-        .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".into()))
-    {
-        Ok(text) => Some(text),
-        Err(err) => {
-            io.err(&format!(
-                "error: cannot read {what} {}: {err}\n",
-                output::source_name(path)
-            ));
-            None
-        }
-    }
-}
-
 /// Runs `snowctl render`.
 pub fn run(args: RenderArgs, io: &mut Io<'_>) -> ExitCode {
     let usage = || ExitCode::from(exit::USAGE);
     let name = output::source_name(&args.file);
-    let Some(text) = read(&args.file, "the cluster spec", io) else {
+    let Some(text) = output::read_text(&args.file, "the cluster spec", io) else {
         return usage();
     };
     let report = match snow_api::check(&text) {
@@ -94,7 +72,7 @@ pub fn run(args: RenderArgs, io: &mut Io<'_>) -> ExitCode {
     let loaded = if args.no_secrets {
         None
     } else {
-        match (&args.credentials, &args.ca_bundle) {
+        match (&args.device_files.credentials, &args.device_files.ca_bundle) {
             (Some(c), Some(b)) => match load_secrets(c, b, io) {
                 Ok(loaded) => Some(loaded),
                 Err(code) => return code,
@@ -120,7 +98,7 @@ pub fn run(args: RenderArgs, io: &mut Io<'_>) -> ExitCode {
     let result = match &args.existing {
         None => capi_render::render(&spec, &inputs, &opts).map_err(|e| e.to_string()),
         Some(path) => {
-            let Some(live) = read(path, "the existing objects", io) else {
+            let Some(live) = output::read_text(path, "the existing objects", io) else {
                 return usage();
             };
             let existing = match upgrade::Existing::from_yaml(&live) {
@@ -168,7 +146,7 @@ fn release_inputs(args: &RenderArgs, io: &mut Io<'_>) -> Option<ReleaseInputs> {
     let inputs = match &args.bundles {
         None => ReleaseInputs::embedded(),
         Some(path) => {
-            let text = read(path, "the bundles manifest", io)?;
+            let text = output::read_text(path, "the bundles manifest", io)?;
             Bundles::from_yaml(&text).and_then(ReleaseInputs::from_bundles)
         }
     };
@@ -180,7 +158,7 @@ fn release_inputs(args: &RenderArgs, io: &mut Io<'_>) -> Option<ReleaseInputs> {
         }
     };
     for path in &args.eksd_releases {
-        let text = read(path, "the EKS-D release", io)?;
+        let text = output::read_text(path, "the EKS-D release", io)?;
         if let Err(err) = Release::from_yaml(&text).and_then(|r| inputs.add_release(&r)) {
             io.err(&format!("error: {}: {err}\n", output::source_name(path)));
             return None;

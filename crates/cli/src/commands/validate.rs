@@ -112,10 +112,12 @@ fn preflight_files(args: &ValidateArgs) -> Result<PreflightFiles, Box<Finding>> 
     };
     Ok(PreflightFiles {
         credentials: args
+            .device_files
             .credentials
             .clone()
             .ok_or_else(|| missing("--credentials", "EKSA_AWS_CREDENTIALS_FILE"))?,
         ca_bundle: args
+            .device_files
             .ca_bundle
             .clone()
             .ok_or_else(|| missing("--ca-bundle", "EKSA_AWS_CA_BUNDLES_FILE"))?,
