@@ -605,17 +605,22 @@ fn impossible_counts_are_caught() {
     );
 }
 
-#[test]
-fn ten_thousand_worker_groups_are_read_and_checked() {
+/// The valid spec with `n` one-machine worker groups named `<prefix><i>` instead of its own.
+fn with_worker_groups(n: usize, prefix: &str) -> String {
     let mut groups = String::from("  workerNodeGroupConfigurations:\n");
-    for i in 0..10_000 {
-        groups.push_str(&format!("  - {{count: 1, name: g-{i}, machineGroupRef: {{kind: SnowMachineConfig, name: edge-md}}}}\n"));
+    for i in 0..n {
+        groups.push_str(&format!("  - {{count: 1, name: {prefix}{i}, machineGroupRef: {{kind: SnowMachineConfig, name: edge-md}}}}\n"));
     }
     let start = VALID.find("  workerNodeGroupConfigurations:").unwrap();
     let end = VALID
         .find("---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: SnowDatacenterConfig")
         .unwrap();
-    let text = format!("{}{}{}", &VALID[..start], groups, &VALID[end..]);
+    format!("{}{}{}", &VALID[..start], groups, &VALID[end..])
+}
+
+#[test]
+fn ten_thousand_worker_groups_are_read_and_checked() {
+    let text = with_worker_groups(10_000, "g-");
     let report = check(&text).unwrap();
     let spec = report.spec.as_ref().unwrap();
     assert_eq!(
@@ -638,15 +643,7 @@ fn ten_thousand_worker_groups_are_read_and_checked() {
 
 #[test]
 fn ten_thousand_findings_are_located_quickly() {
-    let mut groups = String::from("  workerNodeGroupConfigurations:\n");
-    for i in 0..10_000 {
-        groups.push_str(&format!("  - {{count: 1, name: g_{i}, machineGroupRef: {{kind: SnowMachineConfig, name: edge-md}}}}\n"));
-    }
-    let start = VALID.find("  workerNodeGroupConfigurations:").unwrap();
-    let end = VALID
-        .find("---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: SnowDatacenterConfig")
-        .unwrap();
-    let text = format!("{}{}{}", &VALID[..start], groups, &VALID[end..]);
+    let text = with_worker_groups(10_000, "g_");
     let report = check(&text).unwrap();
     let names: Vec<_> = report
         .findings
