@@ -294,6 +294,19 @@ impl<'a> Typer<'a> {
         Some(Value::Object(out))
     }
 
+    /// The schema's minimum and maximum size (`minItems`/`maxItems`, `minLength`/`maxLength`).
+    fn size(&mut self, schema: &Value, b: &SizeBounds, len: u64, path: &str, at: Location) {
+        let bound = |key: &str| schema.get(key).and_then(Value::as_u64);
+        if let Some(min) = bound(b.keys.0).filter(|m| len < *m) {
+            let message = format!("needs at least {min} {}, has {len}", b.units.0);
+            self.error(b.checks.0, path, at, message, None);
+        }
+        if let Some(max) = bound(b.keys.1).filter(|m| len > *m) {
+            let message = format!("allows at most {max} {}, has {len}", b.units.1);
+            self.error(b.checks.1, path, at, message, None);
+        }
+    }
+
     fn array(&mut self, node: &Node, schema: &Value, path: &str) -> Option<Value> {
         let NodeKind::Seq(items) = &node.kind else {
             return self.mismatch(node, path, "a list");
@@ -307,33 +320,12 @@ impl<'a> Typer<'a> {
                 out.push(typed);
             }
         }
-        let len = items.len() as u64;
-        if let Some(min) = schema
-            .get("minItems")
-            .and_then(Value::as_u64)
-            .filter(|m| len < *m)
-        {
-            self.error(
-                "schema.min-items",
-                path,
-                node.at,
-                format!("needs at least {min} item(s), has {len}"),
-                None,
-            );
-        }
-        if let Some(max) = schema
-            .get("maxItems")
-            .and_then(Value::as_u64)
-            .filter(|m| len > *m)
-        {
-            self.error(
-                "schema.max-items",
-                path,
-                node.at,
-                format!("allows at most {max} item(s), has {len}"),
-                None,
-            );
-        }
+        let bounds = SizeBounds {
+            keys: ("minItems", "maxItems"),
+            checks: ("schema.min-items", "schema.max-items"),
+            units: ("item(s)", "item(s)"),
+        };
+        self.size(schema, &bounds, items.len() as u64, path, node.at);
         Some(Value::Array(out))
     }
 
@@ -354,33 +346,12 @@ impl<'a> Typer<'a> {
             );
             return None;
         }
-        let len = value.chars().count() as u64;
-        if let Some(min) = schema
-            .get("minLength")
-            .and_then(Value::as_u64)
-            .filter(|m| len < *m)
-        {
-            self.error(
-                "schema.length",
-                path,
-                node.at,
-                format!("needs at least {min} character(s), has {len}"),
-                None,
-            );
-        }
-        if let Some(max) = schema
-            .get("maxLength")
-            .and_then(Value::as_u64)
-            .filter(|m| len > *m)
-        {
-            self.error(
-                "schema.length",
-                path,
-                node.at,
-                format!("allows at most {max} characters, has {len}"),
-                None,
-            );
-        }
+        let bounds = SizeBounds {
+            keys: ("minLength", "maxLength"),
+            checks: ("schema.length", "schema.length"),
+            units: ("character(s)", "characters"),
+        };
+        self.size(schema, &bounds, value.chars().count() as u64, path, node.at);
         Some(Value::String(value.clone()))
     }
 
@@ -527,6 +498,13 @@ impl<'a> Typer<'a> {
             }
         }
     }
+}
+
+/// Which schema keys bound a size, the check ids and the units in messages (min, max).
+struct SizeBounds {
+    keys: (&'static str, &'static str),
+    checks: (&'static str, &'static str),
+    units: (&'static str, &'static str),
 }
 
 enum IntParse {
