@@ -39,6 +39,152 @@ pub enum Command {
     /// Create resources.
     #[command(subcommand)]
     Create(CreateCommand),
+    /// Upgrade resources.
+    #[command(subcommand)]
+    Upgrade(UpgradeCommand),
+    /// Delete resources.
+    #[command(subcommand)]
+    Delete(DeleteCommand),
+    /// Show resources and their state.
+    #[command(subcommand)]
+    Describe(DescribeCommand),
+}
+
+/// The management cluster to work on.
+#[derive(Debug, Args)]
+pub struct ManagementArgs {
+    /// The management cluster's kubeconfig (it runs Cluster API and CAPAS).
+    #[arg(long, env = "KUBECONFIG", value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (default: its current context).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+}
+
+/// How long to wait for each stage.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// How long to wait for the control plane to be ready.
+    #[arg(long, value_name = "DURATION", default_value = "60m", value_parser = parse_duration)]
+    pub control_plane_wait_timeout: std::time::Duration,
+    /// How long to wait for external etcd to be ready.
+    #[arg(long, value_name = "DURATION", default_value = "60m", value_parser = parse_duration)]
+    pub external_etcd_wait_timeout: std::time::Duration,
+    /// How long to wait per worker machine (a group waits this times its machine count).
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub per_machine_wait_timeout: std::time::Duration,
+    /// Wait without time limits.
+    #[arg(long)]
+    pub no_timeouts: bool,
+    /// How often to look at the objects waited for.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration, hide = true)]
+    pub poll_interval: std::time::Duration,
+}
+
+/// Reads `90s`, `10m`, `1h30m`, `500ms` or a number of seconds.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let bad = || format!("`{text}` is not a duration: write e.g. 90s, 10m, 1h30m");
+    let text = text.trim();
+    if let Ok(secs) = text.parse::<u64>() {
+        return Ok(std::time::Duration::from_secs(secs));
+    }
+    let mut total = std::time::Duration::ZERO;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let unit = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let part = match &rest[..unit] {
+            "ms" => std::time::Duration::from_millis(n),
+            "s" => std::time::Duration::from_secs(n),
+            "m" => std::time::Duration::from_secs(n.saturating_mul(60)),
+            "h" => std::time::Duration::from_secs(n.saturating_mul(3600)),
+            _ => return Err(bad()),
+        };
+        total = total.saturating_add(part);
+        rest = &rest[unit..];
+    }
+    Ok(total)
+}
+
+/// `snowctl upgrade …`
+#[derive(Debug, Subcommand)]
+pub enum UpgradeCommand {
+    /// Upgrade a cluster on a management cluster to a changed spec.
+    Cluster(UpgradeClusterArgs),
+}
+
+/// `snowctl upgrade cluster -f FILE --kubeconfig MGMT`
+#[derive(Debug, Args)]
+pub struct UpgradeClusterArgs {
+    /// Print the plan and the objects instead of applying them.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Skip the device preflight (not recommended).
+    #[arg(long)]
+    pub skip_validations: bool,
+    /// What to render.
+    #[command(flatten)]
+    pub render: RenderArgs,
+    /// The management cluster.
+    #[command(flatten)]
+    pub management: ManagementArgs,
+    /// Timeouts.
+    #[command(flatten)]
+    pub waits: WaitArgs,
+}
+
+/// `snowctl delete …`
+#[derive(Debug, Subcommand)]
+pub enum DeleteCommand {
+    /// Delete a cluster and everything snowctl applied for it.
+    Cluster(DeleteClusterArgs),
+}
+
+/// `snowctl delete cluster NAME --kubeconfig MGMT`
+#[derive(Debug, Args)]
+pub struct DeleteClusterArgs {
+    /// The cluster name (or take it from -f).
+    #[arg(required_unless_present = "file", conflicts_with = "file")]
+    pub name: Option<String>,
+    /// The cluster spec file to take the name from.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// The management cluster.
+    #[command(flatten)]
+    pub management: ManagementArgs,
+    /// How long to wait for the cluster and its machines to be deleted.
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_duration)]
+    pub delete_timeout: std::time::Duration,
+    /// Wait without a time limit.
+    #[arg(long)]
+    pub no_timeouts: bool,
+    /// How often to look.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration, hide = true)]
+    pub poll_interval: std::time::Duration,
+}
+
+/// `snowctl describe …`
+#[derive(Debug, Subcommand)]
+pub enum DescribeCommand {
+    /// Show a cluster's objects and their conditions as a tree.
+    Cluster(DescribeClusterArgs),
+}
+
+/// `snowctl describe cluster NAME --kubeconfig MGMT`
+#[derive(Debug, Args)]
+pub struct DescribeClusterArgs {
+    /// The cluster name.
+    pub name: String,
+    /// The management cluster.
+    #[command(flatten)]
+    pub management: ManagementArgs,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
 }
 
 /// `snowctl render -f FILE`
@@ -155,15 +301,30 @@ pub enum CreateCommand {
     Cluster(CreateClusterArgs),
 }
 
-/// `snowctl create cluster -f FILE`
+/// `snowctl create cluster -f FILE --kubeconfig MGMT`
 #[derive(Debug, Args)]
 pub struct CreateClusterArgs {
     /// Print the objects instead of applying them.
     #[arg(long)]
     pub dry_run: bool,
+    /// Skip the device preflight (not recommended).
+    #[arg(long)]
+    pub skip_validations: bool,
+    /// Do not probe whether the control-plane endpoint IP is already in use.
+    #[arg(long)]
+    pub skip_ip_check: bool,
+    /// Overwrite a different kubeconfig file at ./CLUSTER/CLUSTER-eks-a-cluster.kubeconfig.
+    #[arg(long)]
+    pub force: bool,
     /// What to render.
     #[command(flatten)]
     pub render: RenderArgs,
+    /// The management cluster.
+    #[command(flatten)]
+    pub management: ManagementArgs,
+    /// Timeouts.
+    #[command(flatten)]
+    pub waits: WaitArgs,
 }
 
 /// `snowctl generate …`

@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub mod cluster;
 pub mod completion;
 pub mod crds;
 pub mod credentials;
@@ -24,6 +25,9 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Completion(args) => completion::run(args.shell, io),
         Command::Render(args) => render::run(args, io),
         Command::ImportImages(args) => import_images::run(args, cli.verbose, io),
-        Command::Create(cmd) => render::create(cmd, io),
+        Command::Create(cmd) => cluster::create(cmd, cli.verbose, io),
+        Command::Upgrade(cmd) => cluster::upgrade(cmd, cli.verbose, io),
+        Command::Delete(cmd) => cluster::delete(cmd, cli.verbose, io),
+        Command::Describe(cmd) => cluster::describe(cmd, io),
     }
 }

@@ -1,7 +1,8 @@
-//! `snowctl render -f FILE` and `snowctl create cluster -f FILE --dry-run`.
+//! `snowctl render -f FILE` and `snowctl create cluster -f FILE --dry-run`; the spec and render
+//! inputs every cluster command reads.
 
 use crate::{
-    args::{CreateClusterArgs, CreateCommand, RenderArgs},
+    args::RenderArgs,
     exit,
     output::{self, Io},
 };
@@ -9,30 +10,15 @@ use capi_render::{Contract, ReleaseInputs, RenderOptions, SecretInputs, upgrade}
 use snow_api::release::{Bundles, Release};
 use std::{path::Path, process::ExitCode};
 
-/// Runs `snowctl create …`.
-pub fn create(cmd: CreateCommand, io: &mut Io<'_>) -> ExitCode {
-    match cmd {
-        CreateCommand::Cluster(CreateClusterArgs {
-            dry_run: true,
-            render,
-        }) => run(render, io),
-        CreateCommand::Cluster(_) => {
-            io.err(
-                "error: applying to a management cluster is not in this build of snowctl yet\n  \
-                 hint: `snowctl create cluster -f FILE --dry-run` prints the objects; apply them with \
-                 `kubectl apply --server-side -f -`\n",
-            );
-            ExitCode::from(exit::USAGE)
-        }
-    }
-}
-
-/// Runs `snowctl render`.
-pub fn run(args: RenderArgs, io: &mut Io<'_>) -> ExitCode {
+/// Reads and checks a spec: its text and the spec, or the exit code after saying why not.
+pub(crate) fn load_spec(
+    file: &Path,
+    io: &mut Io<'_>,
+) -> Result<(String, snow_api::ClusterSpec), ExitCode> {
     let usage = || ExitCode::from(exit::USAGE);
-    let name = output::source_name(&args.file);
-    let Some(text) = output::read_text(&args.file, "the cluster spec", io) else {
-        return usage();
+    let name = output::source_name(file);
+    let Some(text) = output::read_text(file, "the cluster spec", io) else {
+        return Err(usage());
     };
     let report = match snow_api::check(&text) {
         Ok(report) => report,
@@ -43,60 +29,100 @@ pub fn run(args: RenderArgs, io: &mut Io<'_>) -> ExitCode {
                 None => finding,
             };
             io.err(&output::diagnostic(&finding, &name, Some(&text)));
-            return usage();
+            return Err(usage());
         }
     };
-    let Some(spec) = report
+    match report
         .spec
         .filter(|_| !snow_api::has_errors(&report.findings))
-    else {
-        io.err(&output::findings_text(&report.findings, &name, Some(&text)));
-        io.err("error: the spec has errors and was not rendered\n");
-        return ExitCode::from(exit::FINDINGS);
-    };
-
-    let inputs = match release_inputs(&args, io) {
-        Some(inputs) => inputs,
-        None => return usage(),
-    };
-    let contract = args.contract.as_deref().map(|c| c.parse::<Contract>());
-    let contract = match contract.transpose() {
-        Ok(c) => c,
-        Err(err) => {
-            io.err(&format!("error: --contract: {err}\n"));
-            return usage();
+    {
+        Some(spec) => Ok((text, spec)),
+        None => {
+            io.err(&output::findings_text(&report.findings, &name, Some(&text)));
+            io.err("error: the spec has errors and was not rendered\n");
+            Err(ExitCode::from(exit::FINDINGS))
         }
-    };
+    }
+}
 
-    // The identity Secret needs both files; without them it is left out, and said so.
-    let loaded = if args.no_secrets {
-        None
-    } else {
-        match (&args.device_files.credentials, &args.device_files.ca_bundle) {
-            (Some(c), Some(b)) => match load_secrets(c, b, io) {
-                Ok(loaded) => Some(loaded),
-                Err(code) => return code,
-            },
-            _ => {
-                io.err("note: the CAPAS identity Secret is left out: set EKSA_AWS_CREDENTIALS_FILE and EKSA_AWS_CA_BUNDLES_FILE (or --credentials/--ca-bundle), or pass --no-secrets\n");
-                None
+/// What rendering needs besides the spec: release inputs, contract and identity files.
+pub(crate) struct RenderInputs {
+    pub inputs: ReleaseInputs,
+    pub contract: Option<Contract>,
+    pub secrets: Option<(
+        snow_credentials::CredentialsFile,
+        snow_credentials::CaBundle,
+    )>,
+}
+
+impl RenderInputs {
+    /// Reads them from the render flags, or says why not.
+    pub(crate) fn load(args: &RenderArgs, io: &mut Io<'_>) -> Result<RenderInputs, ExitCode> {
+        let usage = || ExitCode::from(exit::USAGE);
+        let inputs = release_inputs(args, io).ok_or_else(usage)?;
+        let contract = match args
+            .contract
+            .as_deref()
+            .map(str::parse::<Contract>)
+            .transpose()
+        {
+            Ok(c) => c,
+            Err(err) => {
+                io.err(&format!("error: --contract: {err}\n"));
+                return Err(usage());
             }
+        };
+        // The identity Secret needs both files; without them it is left out, and said so.
+        let secrets = if args.no_secrets {
+            None
+        } else {
+            match (&args.device_files.credentials, &args.device_files.ca_bundle) {
+                (Some(c), Some(b)) => Some(load_secrets(c, b, io)?),
+                _ => {
+                    io.err("note: the CAPAS identity Secret is left out: set EKSA_AWS_CREDENTIALS_FILE and EKSA_AWS_CA_BUNDLES_FILE (or --credentials/--ca-bundle), or pass --no-secrets\n");
+                    None
+                }
+            }
+        };
+        Ok(RenderInputs {
+            inputs,
+            contract,
+            secrets,
+        })
+    }
+
+    /// The render options they make.
+    pub(crate) fn options(&self) -> RenderOptions<'_> {
+        RenderOptions {
+            contract: self.contract,
+            secrets: self
+                .secrets
+                .as_ref()
+                .map(|(credentials, ca_bundle)| SecretInputs {
+                    credentials,
+                    ca_bundle,
+                }),
+            names: None,
         }
+    }
+}
+
+/// Runs `snowctl render`.
+pub fn run(args: RenderArgs, io: &mut Io<'_>) -> ExitCode {
+    let usage = || ExitCode::from(exit::USAGE);
+    let (_, spec) = match load_spec(&args.file, io) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
-    let secrets = loaded
-        .as_ref()
-        .map(|(credentials, ca_bundle)| SecretInputs {
-            credentials,
-            ca_bundle,
-        });
-    let opts = RenderOptions {
-        contract,
-        secrets,
-        names: None,
+    let loaded = match RenderInputs::load(&args, io) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
+    let inputs = &loaded.inputs;
+    let opts = loaded.options();
 
     let result = match &args.existing {
-        None => capi_render::render(&spec, &inputs, &opts).map_err(|e| e.to_string()),
+        None => capi_render::render(&spec, inputs, &opts).map_err(|e| e.to_string()),
         Some(path) => {
             let Some(live) = output::read_text(path, "the existing objects", io) else {
                 return usage();
@@ -108,7 +134,7 @@ pub fn run(args: RenderArgs, io: &mut Io<'_>) -> ExitCode {
                     return usage();
                 }
             };
-            match upgrade::plan(&spec, &inputs, &opts, &existing) {
+            match upgrade::plan(&spec, inputs, &opts, &existing) {
                 Ok(plan) => {
                     if plan.changes.is_empty() {
                         io.err("upgrade: no template changes; no machine will roll\n");

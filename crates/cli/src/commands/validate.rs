@@ -5,7 +5,7 @@
 //! `EKSA_AWS_CA_BUNDLES_FILE`). One report either way.
 
 use crate::{
-    args::{OutputFormat, ValidateArgs},
+    args::{OptionalDeviceFiles, OutputFormat, ValidateArgs},
     exit,
     output::{self, Io},
 };
@@ -43,11 +43,11 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
     let mut preflight_json = None;
     if !args.offline {
         if let (false, Some(spec)) = (snow_api::has_errors(&report.findings), &report.spec) {
-            let files = match preflight_files(&args) {
+            let files = match preflight_files(&args.device_files) {
                 Ok(files) => files,
                 Err(finding) => return input_failure(&args, io, &name, None, *finding),
             };
-            match run_preflight(&args, spec, &files, io) {
+            match run_preflight(spec, &files, args.timeout, args.skip_ip_check, io) {
                 Ok((more, summary)) => {
                     findings.extend(more);
                     preflight_json = Some(summary);
@@ -93,12 +93,15 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
     exit::for_findings(&findings)
 }
 
-struct PreflightFiles {
-    credentials: PathBuf,
-    ca_bundle: PathBuf,
+/// The two files device checks read.
+pub(crate) struct PreflightFiles {
+    pub credentials: PathBuf,
+    pub ca_bundle: PathBuf,
 }
 
-fn preflight_files(args: &ValidateArgs) -> Result<PreflightFiles, Box<Finding>> {
+pub(crate) fn preflight_files(
+    device_files: &OptionalDeviceFiles,
+) -> Result<PreflightFiles, Box<Finding>> {
     let missing = |flag: &str, env: &str| {
         Box::new(
             Finding::error(
@@ -111,13 +114,11 @@ fn preflight_files(args: &ValidateArgs) -> Result<PreflightFiles, Box<Finding>> 
         )
     };
     Ok(PreflightFiles {
-        credentials: args
-            .device_files
+        credentials: device_files
             .credentials
             .clone()
             .ok_or_else(|| missing("--credentials", "EKSA_AWS_CREDENTIALS_FILE"))?,
-        ca_bundle: args
-            .device_files
+        ca_bundle: device_files
             .ca_bundle
             .clone()
             .ok_or_else(|| missing("--ca-bundle", "EKSA_AWS_CA_BUNDLES_FILE"))?,
@@ -125,10 +126,11 @@ fn preflight_files(args: &ValidateArgs) -> Result<PreflightFiles, Box<Finding>> 
 }
 
 /// Loads the two files and runs preflight; `Err` for input that cannot be used at all.
-fn run_preflight(
-    args: &ValidateArgs,
+pub(crate) fn run_preflight(
     spec: &snow_api::ClusterSpec,
     files: &PreflightFiles,
+    timeout_secs: u64,
+    skip_ip_check: bool,
     io: &mut Io<'_>,
 ) -> Result<(Vec<Finding>, serde_json::Value), Box<Finding>> {
     let (credentials, mut findings) = snow_credentials::load_credentials(&files.credentials)
@@ -143,7 +145,7 @@ fn run_preflight(
                 .hint("put the devices' certificates (snowballEdge get-certificate) in the bundle"),
         )
     })?;
-    let timeout = Duration::from_secs(args.timeout);
+    let timeout = Duration::from_secs(timeout_secs);
     let config = ClientConfig {
         connect_timeout: timeout.min(Duration::from_secs(3)),
         request_timeout: timeout,
@@ -151,7 +153,7 @@ fn run_preflight(
     };
     let plan = Plan::from_spec(spec);
     let options = PreflightOptions {
-        skip_ip_check: args.skip_ip_check,
+        skip_ip_check,
         ..PreflightOptions::default()
     };
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -1,0 +1,147 @@
+//! Why a lifecycle step failed, with what to do about it.
+
+use snow_api::Finding;
+use std::path::PathBuf;
+
+/// A lifecycle failure. Every variant says what failed; [`LifecycleError::hint`] says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum LifecycleError {
+    /// The kubeconfig could not be read or used.
+    #[error("cannot use the kubeconfig {path}: {reason}")]
+    Kubeconfig {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The management cluster's API server did not answer.
+    #[error("cannot reach the management cluster at {server}: {reason}")]
+    Unreachable {
+        /// The API server URL.
+        server: String,
+        /// The transport error.
+        reason: String,
+    },
+    /// The API server refused or failed a request.
+    #[error("{action} {object} on the management cluster failed: {message} (HTTP {code})")]
+    Api {
+        /// What was being done (`apply`, `get`, `delete`, `list`).
+        action: &'static str,
+        /// `Kind/name` or the resource.
+        object: String,
+        /// The HTTP status.
+        code: u16,
+        /// The server's message.
+        message: String,
+    },
+    /// Cluster API, CAPAS or etcdadm are not installed (or not available) on the management
+    /// cluster.
+    #[error("the management cluster cannot run Snow clusters yet:\n  - {}", .missing.join("\n  - "))]
+    ProvidersMissing {
+        /// What is missing, one line each.
+        missing: Vec<String>,
+    },
+    /// A wait did not finish in time.
+    #[error(
+        "timed out after {after} waiting for {object}: {condition} never became true ({detail})"
+    )]
+    Timeout {
+        /// `Kind/name`.
+        object: String,
+        /// The condition waited for.
+        condition: String,
+        /// What the object said last.
+        detail: String,
+        /// How long was waited.
+        after: String,
+    },
+    /// The cluster could not be rendered.
+    #[error("cannot render the cluster: {0}")]
+    Render(String),
+    /// The spec changes what cannot change on an existing cluster, or the cluster is missing.
+    #[error("the spec cannot be applied to cluster {cluster}: {} finding(s)", .findings.len())]
+    Rejected {
+        /// The cluster.
+        cluster: String,
+        /// Every reason, as findings with field paths.
+        findings: Vec<Finding>,
+    },
+    /// `create` found the cluster already there with different templates.
+    #[error(
+        "cluster {cluster} already exists and differs from the spec:\n  - {}",
+        .changes.join("\n  - ")
+    )]
+    ExistsDiffers {
+        /// The cluster.
+        cluster: String,
+        /// The template changes an upgrade would make.
+        changes: Vec<String>,
+    },
+    /// A kubeconfig file is in the way.
+    #[error("{} exists and holds another kubeconfig", .path.display())]
+    KubeconfigFileExists {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A local file could not be written.
+    #[error("cannot write {}: {reason}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl LifecycleError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            LifecycleError::Kubeconfig { .. } => {
+                "pass the management cluster's kubeconfig with --kubeconfig (and --context to pick a context)".into()
+            }
+            LifecycleError::Unreachable { .. } => {
+                "check that the management cluster is up and that --kubeconfig points at it (kubectl --kubeconfig FILE get nodes)".into()
+            }
+            LifecycleError::Api { code: 401 | 403, .. } => {
+                "the kubeconfig's user is not allowed to do this; use a cluster-admin kubeconfig".into()
+            }
+            LifecycleError::Api { code: 404, .. } => {
+                "the management cluster does not serve this kind: install Cluster API and CAPAS (clusterctl init --infrastructure snow)".into()
+            }
+            LifecycleError::Api { .. } => return None,
+            LifecycleError::ProvidersMissing { .. } => {
+                "install them: eval \"$(snowctl credentials encode)\" && clusterctl init --infrastructure snow --bootstrap kubeadm,etcdadm-bootstrap --control-plane kubeadm,etcdadm-controller".into()
+            }
+            LifecycleError::Timeout { .. } => {
+                "look at the object's conditions (snowctl describe cluster NAME) and the CAPAS logs (kubectl -n capas-system logs deploy/capas-controller-manager); run the command again to keep waiting, or raise the timeout".into()
+            }
+            LifecycleError::Render(_) => "check the spec with snowctl validate".into(),
+            LifecycleError::Rejected { .. } => {
+                "keep the fields that cannot change as they are on the cluster; create a new cluster for the rest".into()
+            }
+            LifecycleError::ExistsDiffers { .. } => {
+                "use snowctl upgrade cluster to change an existing cluster".into()
+            }
+            LifecycleError::KubeconfigFileExists { .. } => {
+                "move the file away or pass --force to overwrite it".into()
+            }
+            LifecycleError::Write { .. } => "check the directory and its permissions".into(),
+        })
+    }
+}
+
+/// The text of an error and its causes, for messages (kube errors wrap the real reason).
+pub(crate) fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}

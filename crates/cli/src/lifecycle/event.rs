@@ -1,0 +1,108 @@
+//! Progress of a lifecycle step, reported as it happens.
+
+use std::fmt;
+
+/// What a wait is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stage {
+    /// The external etcd cluster.
+    Etcd,
+    /// The control plane (KubeadmControlPlane).
+    ControlPlane,
+    /// One worker group (its MachineDeployment).
+    Workers(String),
+    /// The deletion of the cluster and its machines.
+    Deletion,
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stage::Etcd => f.write_str("External etcd"),
+            Stage::ControlPlane => f.write_str("Control plane"),
+            Stage::Workers(group) => write!(f, "Worker group {group}"),
+            Stage::Deletion => f.write_str("Cluster deletion"),
+        }
+    }
+}
+
+/// One thing that happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A step begins.
+    Step(String),
+    /// An object was applied.
+    Applied {
+        /// `Kind/name`.
+        object: String,
+    },
+    /// An object was deleted.
+    Deleted {
+        /// `Kind/name`.
+        object: String,
+    },
+    /// A wait saw new numbers.
+    Waiting {
+        /// What is waited for.
+        stage: Stage,
+        /// Ready so far.
+        ready: u32,
+        /// Wanted.
+        total: u32,
+        /// What the object says (conditions, phase).
+        detail: String,
+    },
+    /// A wait finished.
+    Ready {
+        /// What was waited for.
+        stage: Stage,
+        /// Ready.
+        ready: u32,
+        /// Wanted.
+        total: u32,
+    },
+    /// Something worth saying that is not a failure.
+    Note(String),
+}
+
+impl Event {
+    /// Whether the event is detail (shown with `-v`) rather than a milestone.
+    pub fn is_detail(&self) -> bool {
+        matches!(
+            self,
+            Event::Applied { .. } | Event::Deleted { .. } | Event::Waiting { .. }
+        )
+    }
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Step(text) => f.write_str(text),
+            Event::Applied { object } => write!(f, "  applied {object}"),
+            Event::Deleted { object } => write!(f, "  deleted {object}"),
+            Event::Waiting {
+                stage: Stage::Deletion,
+                ready,
+                detail,
+                ..
+            } => write!(f, "⏳ Cluster deletion: {ready} object(s) left ({detail})"),
+            Event::Waiting {
+                stage,
+                ready,
+                total,
+                detail,
+            } => write!(f, "⏳ {stage}: {ready}/{total} ready ({detail})"),
+            Event::Ready {
+                stage: Stage::Deletion,
+                ..
+            } => f.write_str("✅ Cluster and machines deleted"),
+            Event::Ready {
+                stage,
+                ready,
+                total,
+            } => write!(f, "✅ {stage} ready ({ready}/{total})"),
+            Event::Note(text) => f.write_str(text),
+        }
+    }
+}

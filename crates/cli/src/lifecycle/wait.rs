@@ -1,0 +1,305 @@
+//! Waiting for the control plane, etcd and worker groups to be ready, with progress and
+//! per-stage timeouts (EKS Anywhere's `--control-plane-wait-timeout`,
+//! `--external-etcd-wait-timeout`, `--per-machine-wait-timeout`).
+//!
+//! Readiness is judged from the objects' status alone (both contracts): the controller has seen
+//! the latest spec (`observedGeneration`), every wanted replica is up to date and ready, no extra
+//! replica is left from a rollout, and the object's own `Ready`/`Available` condition is not false.
+
+use super::{Event, LifecycleError, Management, Stage};
+use capi_render::NAMESPACE;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// How long each stage may take; `None` waits forever (`--no-timeouts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// The control plane.
+    pub control_plane: Option<Duration>,
+    /// The external etcd cluster.
+    pub external_etcd: Option<Duration>,
+    /// Per machine of a worker group (the group's timeout is this times its machine count).
+    pub per_machine: Option<Duration>,
+    /// The deletion of the cluster and its machines.
+    pub deletion: Option<Duration>,
+}
+
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts {
+            control_plane: Some(Duration::from_secs(60 * 60)),
+            external_etcd: Some(Duration::from_secs(60 * 60)),
+            per_machine: Some(Duration::from_secs(10 * 60)),
+            deletion: Some(Duration::from_secs(30 * 60)),
+        }
+    }
+}
+
+/// Timeouts and how often to look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitOptions {
+    /// Per-stage timeouts.
+    pub timeouts: Timeouts,
+    /// The pause between two looks at an object.
+    pub poll: Duration,
+}
+
+impl Default for WaitOptions {
+    fn default() -> WaitOptions {
+        WaitOptions {
+            timeouts: Timeouts::default(),
+            poll: Duration::from_secs(2),
+        }
+    }
+}
+
+/// What an object says about its readiness.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Readiness {
+    pub ready: u32,
+    pub total: u32,
+    pub done: bool,
+    pub detail: String,
+}
+
+fn count(v: &Value) -> Option<u32> {
+    v.as_u64().and_then(|n| u32::try_from(n).ok())
+}
+
+/// Conditions that are not `True`, as `Type=Status (reason: message)`.
+fn unmet_conditions(status: &Value) -> Vec<String> {
+    status["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["status"] != "True")
+        .map(|c| {
+            let mut text = format!(
+                "{}={}",
+                c["type"].as_str().unwrap_or("?"),
+                c["status"].as_str().unwrap_or("?")
+            );
+            let why: Vec<&str> = [&c["reason"], &c["message"]]
+                .into_iter()
+                .filter_map(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .collect();
+            if !why.is_empty() {
+                text.push_str(&format!(" ({})", why.join(": ")));
+            }
+            text
+        })
+        .collect()
+}
+
+/// The named condition's status, when the object has it.
+fn condition<'a>(status: &'a Value, kind: &str) -> Option<&'a str> {
+    status["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == kind)?["status"]
+        .as_str()
+}
+
+/// Readiness of a replicated object (KubeadmControlPlane, MachineDeployment).
+pub(crate) fn replicas_readiness(object: &Value) -> Readiness {
+    let status = &object["status"];
+    let want = count(&object["spec"]["replicas"]).unwrap_or(1);
+    let ready = count(&status["readyReplicas"]).unwrap_or(0);
+    let current = count(&status["replicas"]).unwrap_or(0);
+    // v1beta2 says upToDate, v1beta1 updated; a status with neither has nothing to roll.
+    let up_to_date = count(&status["upToDateReplicas"])
+        .or_else(|| count(&status["updatedReplicas"]))
+        .unwrap_or(ready);
+    let generation = object["metadata"]["generation"].as_i64().unwrap_or(0);
+    let observed = status["observedGeneration"].as_i64().unwrap_or(0) >= generation;
+    // Whichever of the two the contract has must not be False.
+    let condition_ok = ["Available", "Ready"]
+        .iter()
+        .all(|kind| condition(status, kind) != Some("False"));
+    let done = observed && ready >= want && up_to_date >= want && current == want && condition_ok;
+    let mut detail = vec![format!(
+        "{ready} ready, {up_to_date} up to date, {current} running of {want}"
+    )];
+    if !observed {
+        detail.push("the controller has not seen the latest spec yet".into());
+    }
+    detail.extend(unmet_conditions(status));
+    Readiness {
+        ready: ready.min(want),
+        total: want,
+        done,
+        detail: detail.join("; "),
+    }
+}
+
+/// Readiness of an EtcdadmCluster (`status.ready`).
+pub(crate) fn etcd_readiness(etcd: &Value) -> Readiness {
+    let status = &etcd["status"];
+    let want = count(&etcd["spec"]["replicas"]).unwrap_or(1);
+    let generation = etcd["metadata"]["generation"].as_i64().unwrap_or(0);
+    let observed = status["observedGeneration"]
+        .as_i64()
+        .is_none_or(|g| g >= generation);
+    let ready_flag = status["ready"].as_bool().unwrap_or(false);
+    let done = ready_flag && observed;
+    let ready = if done {
+        want
+    } else {
+        count(&status["replicas"])
+            .unwrap_or(0)
+            .min(want.saturating_sub(1))
+    };
+    let mut detail = vec![format!("ready: {ready_flag}")];
+    detail.extend(unmet_conditions(status));
+    Readiness {
+        ready,
+        total: want,
+        done,
+        detail: detail.join("; "),
+    }
+}
+
+/// What to wait for.
+pub(crate) struct Target<'a> {
+    pub stage: Stage,
+    pub api_version: &'a str,
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub condition: &'a str,
+    pub judge: fn(&Value) -> Readiness,
+    pub timeout: Option<Duration>,
+}
+
+/// `1h 5m 3s` style.
+pub(crate) fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    match (s / 3600, (s % 3600) / 60, s % 60) {
+        (0, 0, 0) => format!("{}ms", d.as_millis()),
+        (0, 0, sec) => format!("{sec}s"),
+        (0, m, 0) => format!("{m}m"),
+        (0, m, sec) => format!("{m}m{sec}s"),
+        (h, 0, 0) => format!("{h}h"),
+        (h, m, _) => format!("{h}h{m}m"),
+    }
+}
+
+/// Polls `target` until it is ready, reporting each change.
+pub(crate) async fn wait_for(
+    mgmt: &Management,
+    target: Target<'_>,
+    poll: Duration,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), LifecycleError> {
+    let start = Instant::now();
+    let object = format!("{} {NAMESPACE}/{}", target.kind, target.name);
+    let mut last: Option<Readiness> = None;
+    loop {
+        let now = mgmt
+            .get(
+                target.api_version,
+                target.kind,
+                Some(NAMESPACE),
+                target.name,
+            )
+            .await?
+            .map(|o| (target.judge)(&o))
+            .unwrap_or(Readiness {
+                ready: 0,
+                total: 0,
+                done: false,
+                detail: "the object does not exist".into(),
+            });
+        if now.done {
+            on_event(Event::Ready {
+                stage: target.stage,
+                ready: now.ready,
+                total: now.total,
+            });
+            return Ok(());
+        }
+        if last.as_ref() != Some(&now) {
+            on_event(Event::Waiting {
+                stage: target.stage.clone(),
+                ready: now.ready,
+                total: now.total,
+                detail: now.detail.clone(),
+            });
+        }
+        if let Some(limit) = target.timeout
+            && start.elapsed() >= limit
+        {
+            return Err(LifecycleError::Timeout {
+                object,
+                condition: target.condition.to_owned(),
+                detail: now.detail,
+                after: human(limit),
+            });
+        }
+        last = Some(now);
+        tokio::time::sleep(poll).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_control_plane_is_ready_when_every_replica_is_ready_and_up_to_date() {
+        let kcp = |ready: u32, up: u32, current: u32, observed: i64| {
+            json!({
+                "metadata": {"generation": 2},
+                "spec": {"replicas": 3},
+                "status": {"readyReplicas": ready, "upToDateReplicas": up, "replicas": current,
+                           "observedGeneration": observed,
+                           "conditions": [{"type": "Available", "status": "True"}]}
+            })
+        };
+        assert!(replicas_readiness(&kcp(3, 3, 3, 2)).done);
+        assert!(!replicas_readiness(&kcp(2, 3, 3, 2)).done);
+        // A rollout: the old machine still runs, or not every machine is new yet.
+        assert!(!replicas_readiness(&kcp(3, 3, 4, 2)).done);
+        assert!(!replicas_readiness(&kcp(3, 2, 3, 2)).done);
+        // The controller has not seen generation 2.
+        let stale = replicas_readiness(&kcp(3, 3, 3, 1));
+        assert!(!stale.done);
+        assert!(stale.detail.contains("not seen the latest spec"));
+    }
+
+    #[test]
+    fn a_false_condition_holds_readiness_and_is_named() {
+        let md = json!({
+            "metadata": {"generation": 1},
+            "spec": {"replicas": 1},
+            "status": {"readyReplicas": 1, "updatedReplicas": 1, "replicas": 1, "observedGeneration": 1,
+                       "conditions": [{"type": "Ready", "status": "False", "reason": "WaitingForInfrastructure", "message": "AWSSnowMachine not ready"}]}
+        });
+        let r = replicas_readiness(&md);
+        assert!(!r.done);
+        assert!(
+            r.detail
+                .contains("Ready=False (WaitingForInfrastructure: AWSSnowMachine not ready)"),
+            "{}",
+            r.detail
+        );
+    }
+
+    #[test]
+    fn etcd_is_ready_on_its_flag() {
+        let etcd = |ready: bool| json!({"metadata": {"generation": 1}, "spec": {"replicas": 3}, "status": {"ready": ready, "replicas": 3, "observedGeneration": 1}});
+        assert!(etcd_readiness(&etcd(true)).done);
+        assert_eq!(etcd_readiness(&etcd(true)).ready, 3);
+        assert!(!etcd_readiness(&etcd(false)).done);
+        assert_eq!(etcd_readiness(&etcd(false)).ready, 2);
+    }
+
+    #[test]
+    fn durations_read_like_flags() {
+        assert_eq!(human(Duration::from_secs(3600)), "1h");
+        assert_eq!(human(Duration::from_secs(600)), "10m");
+        assert_eq!(human(Duration::from_secs(90)), "1m30s");
+        assert_eq!(human(Duration::from_millis(300)), "300ms");
+    }
+}
