@@ -9,8 +9,6 @@ use aws_lc_rs::{digest, hmac};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::{Value, json};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -108,21 +106,7 @@ impl DeviceApiStandIn {
         state: DeviceState,
         faults: Faults,
     ) -> Result<DeviceApiStandIn, StandInError> {
-        let certs: Vec<CertificateDer<'static>> =
-            CertificateDer::pem_slice_iter(certificate.cert_pem.as_bytes())
-                .collect::<Result<_, _>>()
-                .map_err(|e| StandInError::Tls(e.to_string()))?;
-        let key = PrivateKeyDer::from_pem_slice(certificate.key_pem.as_bytes())
-            .map_err(|e| StandInError::Tls(e.to_string()))?;
-        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::aws_lc_rs::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| StandInError::Tls(e.to_string()))?
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .map_err(|e| StandInError::Tls(e.to_string()))?;
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let acceptor = crate::https::acceptor(certificate).map_err(StandInError::Tls)?;
         let listener = tokio::net::TcpListener::bind((ip, port)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
@@ -133,26 +117,9 @@ impl DeviceApiStandIn {
             bad_signatures: AtomicU32::new(0),
         });
         let serving = shared.clone();
-        let task = tokio::spawn(async move {
-            loop {
-                let Ok((tcp, _)) = listener.accept().await else {
-                    continue;
-                };
-                let acceptor = acceptor.clone();
-                let shared = serving.clone();
-                tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(tcp).await else {
-                        return;
-                    };
-                    let service = hyper::service::service_fn(move |req| {
-                        let shared = shared.clone();
-                        async move { Ok::<_, std::convert::Infallible>(handle(&shared, req).await) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
-                        .await;
-                });
-            }
+        let task = crate::https::serve(listener, acceptor, move |req| {
+            let shared = serving.clone();
+            async move { handle(&shared, req).await }
         });
         Ok(DeviceApiStandIn { addr, shared, task })
     }

@@ -10,11 +10,18 @@
 //!   (throttling, delay).
 //! - [`BlackHole`] and [`closed_port`]: endpoints that never answer or refuse.
 //! - [`InMemoryDevice`]: a [`snow_validate::Device`] with no network, optionally slowed down.
+//! - [`kube::KubeStandIn`]: a Kubernetes API server (HTTPS, bearer token) for kube-rs clients:
+//!   discovery, CRDs, server-side apply with field ownership and pruning, watches, finalizers,
+//!   garbage collection, plus simulated Cluster API controllers ([`kube::capi`]). It does no
+//!   schema validation or pruning, no version conversion, no admission webhooks, and treats lists
+//!   as atomic in server-side apply.
 //!
 //! Everything binds loopback addresses only.
 
 mod ca;
 mod device_api;
+mod https;
+pub mod kube;
 mod memory;
 mod moto;
 

@@ -1,0 +1,477 @@
+//! The HTTP side: bearer authentication, routing of Kubernetes API paths, query parameters,
+//! content types, and answers (objects, lists, `Status` errors).
+
+use super::Shared;
+use super::discovery;
+use super::registry::ResourceType;
+use super::selector::{FieldSelector, LabelSelector};
+use super::status::ApiError;
+use super::store::{Deletion, PatchKind, Write};
+use super::watch::{self, WatchRequest};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// The response body type of every answer.
+pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+fn respond(code: u16, content_type: &str, body: Value) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed_unsync());
+    *response.status_mut() =
+        hyper::StatusCode::from_u16(code).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
+        response
+            .headers_mut()
+            .insert(hyper::header::CONTENT_TYPE, v);
+    }
+    response
+}
+
+fn ok(code: u16, body: Value) -> Response<Body> {
+    respond(code, "application/json", body)
+}
+
+fn failure(e: &ApiError) -> Response<Body> {
+    ok(e.code, e.to_json())
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn query(uri: &hyper::Uri) -> HashMap<String, String> {
+    uri.query()
+        .unwrap_or_default()
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+fn truthy(v: Option<&String>) -> bool {
+    v.is_some_and(|v| v == "true" || v == "1")
+}
+
+/// A parsed resource path.
+#[derive(Debug)]
+struct Target {
+    group: String,
+    version: String,
+    plural: String,
+    namespace: Option<String>,
+    name: Option<String>,
+    subresource: Option<String>,
+    watch_path: bool,
+}
+
+fn target(segments: &[&str]) -> Option<Target> {
+    let (group, version, mut rest) = match segments {
+        ["api", v, rest @ ..] => (String::new(), (*v).to_owned(), rest),
+        ["apis", g, v, rest @ ..] => ((*g).to_owned(), (*v).to_owned(), rest),
+        _ => return None,
+    };
+    let mut watch_path = false;
+    if rest.first() == Some(&"watch") {
+        watch_path = true;
+        rest = &rest[1..];
+    }
+    let s = |x: &&str| (*x).to_owned();
+    let t = match rest {
+        ["namespaces", ns, plural, more @ ..]
+            if !(group.is_empty() && matches!(*plural, "status" | "finalize")) =>
+        {
+            if more.len() > 2 {
+                return None;
+            }
+            Target {
+                group,
+                version,
+                plural: s(plural),
+                namespace: Some(s(ns)),
+                name: more.first().map(s),
+                subresource: more.get(1).map(s),
+                watch_path,
+            }
+        }
+        [plural, more @ ..] if more.len() <= 2 => Target {
+            group,
+            version,
+            plural: s(plural),
+            namespace: None,
+            name: more.first().map(s),
+            subresource: more.get(1).map(s),
+            watch_path,
+        },
+        _ => return None,
+    };
+    Some(t)
+}
+
+fn decode(bytes: &[u8], yaml: bool) -> Result<Value, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Null);
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(v) => Ok(v),
+        Err(e) if !yaml => Err(ApiError::bad_request(format!(
+            "the body of the request was in an unknown format: {e}"
+        ))),
+        Err(_) => {
+            let text =
+                std::str::from_utf8(bytes).map_err(|e| ApiError::bad_request(e.to_string()))?;
+            serde_saphyr::from_str::<Value>(text)
+                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
+        }
+    }
+}
+
+/// Answers one request.
+pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path().to_owned();
+    if let Ok(mut log) = shared.requests.lock() {
+        log.push(format!("{} {path}", parts.method));
+    }
+    let bearer = parts
+        .headers
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if bearer != Some(shared.token.as_str()) {
+        return failure(&ApiError::new(401, "Unauthorized", "Unauthorized"));
+    }
+    let params = query(&parts.uri);
+    let body = match body.collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => return failure(&ApiError::bad_request(e.to_string())),
+    };
+    let mutating = matches!(
+        parts.method,
+        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+    );
+    let body_dry_run = parts.method == Method::DELETE
+        && serde_json::from_slice::<Value>(&body)
+            .is_ok_and(|v| v["dryRun"].as_array().is_some_and(|a| !a.is_empty()));
+    if mutating && !params.contains_key("dryRun") && !body_dry_run {
+        shared.writes.fetch_add(1, Ordering::SeqCst);
+    }
+    match route(&shared, &parts, &params, &body) {
+        Ok(response) => response,
+        Err(e) => failure(&e),
+    }
+}
+
+fn route(
+    shared: &Arc<Shared>,
+    parts: &http::request::Parts,
+    params: &HashMap<String, String>,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    let segments: Vec<&str> = parts
+        .uri
+        .path()
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let aggregated = parts
+        .headers
+        .get(hyper::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("as=APIGroupDiscoveryList"));
+    let get = parts.method == Method::GET;
+    match segments.as_slice() {
+        ["version"] if get => return Ok(ok(200, discovery::version())),
+        ["api"] if get && aggregated => {
+            return Ok(respond(
+                200,
+                discovery::AGGREGATED,
+                discovery::aggregated(&shared.lock().registry, true),
+            ));
+        }
+        ["api"] if get => return Ok(ok(200, discovery::api_versions(&shared.addr.to_string()))),
+        ["apis"] if get && aggregated => {
+            return Ok(respond(
+                200,
+                discovery::AGGREGATED,
+                discovery::aggregated(&shared.lock().registry, false),
+            ));
+        }
+        ["apis"] if get => return Ok(ok(200, discovery::group_list(&shared.lock().registry))),
+        ["api", v] if get => {
+            return discovery::resource_list(&shared.lock().registry, "", v)
+                .map(|l| ok(200, l))
+                .ok_or_else(ApiError::no_resource);
+        }
+        ["apis", g, v] if get => {
+            return discovery::resource_list(&shared.lock().registry, g, v)
+                .map(|l| ok(200, l))
+                .ok_or_else(ApiError::no_resource);
+        }
+        _ => {}
+    }
+    let t = target(&segments).ok_or_else(ApiError::no_resource)?;
+    let rt = shared
+        .lock()
+        .registry
+        .by_plural(&t.group, &t.version, &t.plural)
+        .cloned()
+        .ok_or_else(ApiError::no_resource)?;
+    if (t.namespace.is_some() && !rt.namespaced)
+        || (t.namespace.is_none() && rt.namespaced && t.name.is_some())
+    {
+        return Err(ApiError::no_resource());
+    }
+    let status = match t.subresource.as_deref() {
+        None => false,
+        Some("status") if rt.status => true,
+        Some(_) => return Err(ApiError::no_resource()),
+    };
+    let ns = t.namespace.as_deref();
+    let dry_run = match params.get("dryRun").map(String::as_str) {
+        None => false,
+        Some("All") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "Invalid dryRun value {other:?}: supported values: \"All\""
+            )));
+        }
+    };
+    let user_agent = parts
+        .headers
+        .get(hyper::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|ua| ua.split('/').next())
+        .filter(|m| !m.is_empty())
+        .unwrap_or("unknown");
+    let manager = params
+        .get("fieldManager")
+        .map(String::as_str)
+        .unwrap_or(user_agent);
+    if manager.len() > 128 {
+        return Err(ApiError::invalid(
+            "fieldManager: Too long: may not be longer than 128",
+        ));
+    }
+    let api_version = rt.api_version();
+    let w = Write {
+        manager,
+        api_version: &api_version,
+        dry_run,
+        status,
+        whole: false,
+        force: truthy(params.get("force")),
+    };
+    let watch = t.watch_path || truthy(params.get("watch"));
+    match (&parts.method, t.name.as_deref()) {
+        (&Method::GET, Some(name)) if !watch => Ok(ok(200, shared.lock().get(&rt, ns, name)?)),
+        (&Method::GET, name) => {
+            let labels = LabelSelector::parse(
+                params
+                    .get("labelSelector")
+                    .map(String::as_str)
+                    .unwrap_or_default(),
+            )?;
+            let mut field_selector = params.get("fieldSelector").cloned().unwrap_or_default();
+            if let Some(name) = name {
+                if !field_selector.is_empty() {
+                    field_selector.push(',');
+                }
+                field_selector.push_str(&format!("metadata.name={name}"));
+            }
+            let fields = FieldSelector::parse(&field_selector)?;
+            if watch {
+                let request = WatchRequest {
+                    rt,
+                    namespace: t.namespace.clone(),
+                    resource_version: params.get("resourceVersion").cloned().unwrap_or_default(),
+                    labels,
+                    fields,
+                    bookmarks: truthy(params.get("allowWatchBookmarks")),
+                    timeout: params
+                        .get("timeoutSeconds")
+                        .and_then(|s| s.parse::<u64>().ok())
+                        .map(Duration::from_secs),
+                };
+                let body = watch::start(shared, request)?;
+                let mut response = Response::new(body.boxed_unsync());
+                response.headers_mut().insert(
+                    hyper::header::CONTENT_TYPE,
+                    hyper::header::HeaderValue::from_static("application/json"),
+                );
+                return Ok(response);
+            }
+            let store = shared.lock();
+            let items = store.list(&rt, ns, &labels, &fields);
+            Ok(ok(
+                200,
+                json!({
+                    "apiVersion": rt.api_version(),
+                    "kind": format!("{}List", rt.kind),
+                    "metadata": {"resourceVersion": store.resource_version().to_string()},
+                    "items": items,
+                }),
+            ))
+        }
+        (&Method::POST, None) if !status => {
+            if ns.is_none() && rt.namespaced {
+                return Err(method_not_allowed(&rt));
+            }
+            let object = decode(body, true)?;
+            Ok(ok(201, shared.lock().create(&rt, ns, object, w)?))
+        }
+        (&Method::PUT, Some(name)) => {
+            let object = decode(body, true)?;
+            Ok(ok(200, shared.lock().replace(&rt, ns, name, object, w)?))
+        }
+        (&Method::PATCH, Some(name)) => {
+            let content_type = parts
+                .headers
+                .get(hyper::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            let media = content_type.split(';').next().unwrap_or_default().trim();
+            let kind = match media {
+                "application/apply-patch+yaml" | "application/apply-patch+cbor" => PatchKind::Apply,
+                "application/merge-patch+json" | "application/strategic-merge-patch+json" => {
+                    PatchKind::Merge
+                }
+                "application/json-patch+json" => PatchKind::Json,
+                other => {
+                    return Err(ApiError::new(
+                        415,
+                        "UnsupportedMediaType",
+                        format!(
+                            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {other:?})"
+                        ),
+                    ));
+                }
+            };
+            if kind == PatchKind::Apply && !params.contains_key("fieldManager") {
+                return Err(ApiError::bad_request(
+                    "PATCH: fieldManager is required for apply requests",
+                ));
+            }
+            let patch = decode(body, kind == PatchKind::Apply)?;
+            let mut store = shared.lock();
+            let existed = store.get(&rt, ns, name).is_ok();
+            let object = store.patch(&rt, ns, name, kind, patch, w)?;
+            Ok(ok(if existed || dry_run { 200 } else { 201 }, object))
+        }
+        (&Method::DELETE, Some(name)) if !status => {
+            let options = decode(body, false)?;
+            let dry_run = dry_run || options["dryRun"].as_array().is_some_and(|a| !a.is_empty());
+            let mut store = shared.lock();
+            let current = store.get(&rt, ns, name)?;
+            let pre = &options["preconditions"];
+            if pre["uid"]
+                .as_str()
+                .is_some_and(|u| Some(u) != current["metadata"]["uid"].as_str())
+            {
+                return Err(ApiError::new(
+                    409,
+                    "Conflict",
+                    format!(
+                        "Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                        pre["uid"], current["metadata"]["uid"]
+                    ),
+                )
+                .about(&rt.group, &rt.plural, name));
+            }
+            if pre["resourceVersion"]
+                .as_str()
+                .is_some_and(|v| Some(v) != current["metadata"]["resourceVersion"].as_str())
+            {
+                return Err(ApiError::stale(&rt.group, &rt.plural, name));
+            }
+            match store.delete(&rt, ns, name, dry_run)? {
+                Deletion::Terminating(o) => Ok(ok(200, o)),
+                Deletion::Gone(o) if rt.crd.is_some() => Ok(ok(200, o)),
+                Deletion::Gone(o) => Ok(ok(
+                    200,
+                    json!({
+                        "kind": "Status",
+                        "apiVersion": "v1",
+                        "metadata": {},
+                        "status": "Success",
+                        "details": {"name": name, "group": rt.group, "kind": rt.plural, "uid": o["metadata"]["uid"]},
+                    }),
+                )),
+            }
+        }
+        (&Method::DELETE, None) if !status => {
+            let labels = LabelSelector::parse(
+                params
+                    .get("labelSelector")
+                    .map(String::as_str)
+                    .unwrap_or_default(),
+            )?;
+            let fields = FieldSelector::parse(
+                params
+                    .get("fieldSelector")
+                    .map(String::as_str)
+                    .unwrap_or_default(),
+            )?;
+            let mut store = shared.lock();
+            let mut items = Vec::new();
+            for o in store.list(&rt, ns, &labels, &fields) {
+                let name = o["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                let ns = o["metadata"]["namespace"].as_str().map(str::to_owned);
+                if let Ok(d) = store.delete(&rt, ns.as_deref(), &name, dry_run) {
+                    items.push(match d {
+                        Deletion::Terminating(o) | Deletion::Gone(o) => o,
+                    });
+                }
+            }
+            Ok(ok(
+                200,
+                json!({
+                    "apiVersion": rt.api_version(),
+                    "kind": format!("{}List", rt.kind),
+                    "metadata": {"resourceVersion": store.resource_version().to_string()},
+                    "items": items,
+                }),
+            ))
+        }
+        _ => Err(method_not_allowed(&rt)),
+    }
+}
+
+fn method_not_allowed(rt: &ResourceType) -> ApiError {
+    ApiError::new(
+        405,
+        "MethodNotAllowed",
+        "the server does not allow this method on the requested resource",
+    )
+    .about(&rt.group, &rt.plural, "")
+}
