@@ -48,6 +48,50 @@ pub enum Command {
     /// Show resources and their state.
     #[command(subcommand)]
     Describe(DescribeCommand),
+    /// Reconcile Snow clusters declared on the management cluster (kubectl, GitOps).
+    Controller(ControllerArgs),
+}
+
+/// Log line formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum LogFormat {
+    /// One readable line per event.
+    #[default]
+    Text,
+    /// One JSON object per event.
+    Json,
+}
+
+/// `snowctl controller --kubeconfig MGMT`
+#[derive(Debug, Args)]
+pub struct ControllerArgs {
+    /// The management cluster (default: KUBECONFIG, else the in-cluster service account).
+    #[command(flatten)]
+    pub management: ManagementArgs,
+    /// Only this namespace's Clusters and SnowMachineConfigs (default: every namespace).
+    #[arg(long, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Objects reconciled at once, per kind.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
+    /// Log format (to stderr; RUST_LOG filters, -v means debug).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// Where /healthz and /readyz are served.
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8081")]
+    pub health_addr: std::net::SocketAddr,
+    /// The namespace of the leader-election Lease `snowctl-controller`.
+    #[arg(long, value_name = "NS", default_value = "eksa-system")]
+    pub leader_election_namespace: String,
+    /// Run without leader election (only when a single replica runs).
+    #[arg(long)]
+    pub no_leader_election: bool,
+    /// An EKS Anywhere Bundles manifest to take versions and images from (default: embedded).
+    #[arg(long, value_name = "FILE")]
+    pub bundles: Option<PathBuf>,
+    /// EKS Distro Release manifests for the bundle's Kubernetes versions (repeatable).
+    #[arg(long = "eksd-release", value_name = "FILE")]
+    pub eksd_releases: Vec<PathBuf>,
 }
 
 /// The management cluster to work on.

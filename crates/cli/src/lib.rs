@@ -5,6 +5,7 @@
 
 pub mod args;
 pub mod commands;
+pub mod controller;
 pub mod exit;
 pub mod lifecycle;
 pub mod output;

@@ -719,6 +719,19 @@ fn cross_device_summaries(plan: &Plan, answers: &Answers) -> Vec<Finding> {
     findings
 }
 
+/// Whether something holds `addr`: it accepts, or actively refuses, within `timeout` (as EKS
+/// Anywhere's control-plane IP check: a refusal means a host is there). Silence means free.
+pub async fn endpoint_in_use(addr: SocketAddr, timeout: Duration) -> bool {
+    match tokio::time::timeout(timeout, tokio::net::TcpStream::connect(addr)).await {
+        Ok(Ok(_)) => true,
+        Ok(Err(e)) => matches!(
+            e.kind(),
+            std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::ConnectionReset
+        ),
+        Err(_) => false,
+    }
+}
+
 /// The control-plane endpoint checks: not in use (create only) and not the admin instance's IP.
 async fn endpoint_checks(plan: &Plan, options: &PreflightOptions) -> Vec<Finding> {
     let Some(host) = plan.endpoint.clone() else {
@@ -750,19 +763,7 @@ async fn endpoint_checks(plan: &Plan, options: &PreflightOptions) -> Vec<Finding
             );
         }
         let addr = SocketAddr::new(ip, options.endpoint_probe_port);
-        let used = match tokio::time::timeout(
-            options.endpoint_probe_timeout,
-            tokio::net::TcpStream::connect(addr),
-        )
-        .await
-        {
-            Ok(Ok(_)) => true,
-            Ok(Err(e)) => matches!(
-                e.kind(),
-                std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::ConnectionReset
-            ),
-            Err(_) => false,
-        };
+        let used = endpoint_in_use(addr, options.endpoint_probe_timeout).await;
         used.then(|| {
             Finding::error("preflight.endpoint-in-use", format!("the control-plane endpoint {ip} is already in use: something answered on {addr}"))
                 .object(&object)

@@ -2,6 +2,7 @@
 
 pub mod cluster;
 pub mod completion;
+pub mod controller;
 pub mod crds;
 pub mod credentials;
 pub mod generate;
@@ -29,5 +30,6 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Upgrade(cmd) => cluster::upgrade(cmd, cli.verbose, io),
         Command::Delete(cmd) => cluster::delete(cmd, cli.verbose, io),
         Command::Describe(cmd) => cluster::describe(cmd, io),
+        Command::Controller(args) => controller::run(args, cli.verbose, io),
     }
 }

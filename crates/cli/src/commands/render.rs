@@ -59,7 +59,8 @@ impl RenderInputs {
     /// Reads them from the render flags, or says why not.
     pub(crate) fn load(args: &RenderArgs, io: &mut Io<'_>) -> Result<RenderInputs, ExitCode> {
         let usage = || ExitCode::from(exit::USAGE);
-        let inputs = release_inputs(args, io).ok_or_else(usage)?;
+        let inputs =
+            release_inputs(args.bundles.as_deref(), &args.eksd_releases, io).ok_or_else(usage)?;
         let contract = match args
             .contract
             .as_deref()
@@ -168,8 +169,13 @@ pub fn run(args: RenderArgs, io: &mut Io<'_>) -> ExitCode {
     }
 }
 
-fn release_inputs(args: &RenderArgs, io: &mut Io<'_>) -> Option<ReleaseInputs> {
-    let inputs = match &args.bundles {
+/// The embedded catalog, or a Bundles manifest, plus EKS-D releases.
+pub(crate) fn release_inputs(
+    bundles: Option<&Path>,
+    eksd_releases: &[std::path::PathBuf],
+    io: &mut Io<'_>,
+) -> Option<ReleaseInputs> {
+    let inputs = match bundles {
         None => ReleaseInputs::embedded(),
         Some(path) => {
             let text = output::read_text(path, "the bundles manifest", io)?;
@@ -183,7 +189,7 @@ fn release_inputs(args: &RenderArgs, io: &mut Io<'_>) -> Option<ReleaseInputs> {
             return None;
         }
     };
-    for path in &args.eksd_releases {
+    for path in eksd_releases {
         let text = output::read_text(path, "the EKS-D release", io)?;
         if let Err(err) = Release::from_yaml(&text).and_then(|r| inputs.add_release(&r)) {
             io.err(&format!("error: {}: {err}\n", output::source_name(path)));

@@ -135,18 +135,41 @@ pub async fn delete(
         inventory.as_ref().map(|i| i.contract.as_str()),
     )
     .await?;
-    let mut deleted = Deleted {
-        cluster: cluster.to_owned(),
-        found: live.is_some() || inventory.is_some(),
-        ..Deleted::default()
-    };
-    if !deleted.found {
-        return Ok(deleted);
+    if live.is_none() && inventory.is_none() {
+        return Ok(Deleted {
+            cluster: cluster.to_owned(),
+            ..Deleted::default()
+        });
     }
     if live.is_some() {
         delete_cluster(mgmt, contract, cluster, opts, on_event).await?;
     }
-    // Pools another snowctl cluster still lists stay.
+    on_event(Event::Step(format!(
+        "Removing the objects snowctl applied for {cluster}"
+    )));
+    let deleted = cleanup(mgmt, cluster, contract, inventory.as_ref()).await?;
+    for object in &deleted.removed {
+        on_event(Event::Deleted {
+            object: object.clone(),
+        });
+    }
+    Ok(deleted)
+}
+
+/// Once the Cluster API Cluster is gone: removes every object the inventory lists (but IP pools
+/// another snowctl cluster still uses), the kubeconfig Secret and the inventory, and names what
+/// is still labelled with the cluster.
+pub(crate) async fn cleanup(
+    mgmt: &Management,
+    cluster: &str,
+    contract: Contract,
+    inventory: Option<&Inventory>,
+) -> Result<Deleted, LifecycleError> {
+    let mut deleted = Deleted {
+        cluster: cluster.to_owned(),
+        found: true,
+        ..Deleted::default()
+    };
     let others: Vec<Inventory> = Inventory::load_all(mgmt)
         .await?
         .into_iter()
@@ -162,11 +185,6 @@ pub async fn delete(
         name: format!("{cluster}-kubeconfig"),
     });
     objects.sort_by_key(|o| removal_rank(&o.kind));
-    if !objects.is_empty() {
-        on_event(Event::Step(format!(
-            "Removing the objects snowctl applied for {cluster}"
-        )));
-    }
     for object in objects {
         if object.kind == "AWSSnowIPPool" && others.iter().any(|i| i.objects.contains(&object)) {
             deleted.kept.push(object.to_string());
@@ -181,9 +199,6 @@ pub async fn delete(
             )
             .await?
         {
-            on_event(Event::Deleted {
-                object: object.to_string(),
-            });
             deleted.removed.push(object.to_string());
         }
     }

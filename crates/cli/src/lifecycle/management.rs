@@ -62,6 +62,23 @@ impl Management {
         kubeconfig: &Path,
         context: Option<&str>,
     ) -> Result<Management, LifecycleError> {
+        Management::connect_with(kubeconfig, context, Some(READ_TIMEOUT)).await
+    }
+
+    /// As [`Management::connect`], for long-lived watches: no read timeout (the server ends a
+    /// watch itself after a few minutes, and the watcher starts a new one).
+    pub async fn connect_for_watches(
+        kubeconfig: &Path,
+        context: Option<&str>,
+    ) -> Result<Management, LifecycleError> {
+        Management::connect_with(kubeconfig, context, None).await
+    }
+
+    async fn connect_with(
+        kubeconfig: &Path,
+        context: Option<&str>,
+        read_timeout: Option<Duration>,
+    ) -> Result<Management, LifecycleError> {
         let bad = |reason: String| LifecycleError::Kubeconfig {
             path: kubeconfig.to_owned(),
             reason,
@@ -75,7 +92,23 @@ impl Management {
             .await
             .map_err(|e| bad(chain(&e)))?;
         config.connect_timeout = Some(CONNECT_TIMEOUT);
-        config.read_timeout = Some(READ_TIMEOUT);
+        config.read_timeout = read_timeout;
+        let server = config.cluster_url.to_string();
+        let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
+        let management = Management { client, server };
+        management.ping().await?;
+        Ok(management)
+    }
+
+    /// Connects the way kubectl does without flags: `KUBECONFIG` or `~/.kube/config`, else the
+    /// in-cluster service account (a controller running in a pod).
+    pub async fn infer() -> Result<Management, LifecycleError> {
+        let bad = |reason: String| LifecycleError::Kubeconfig {
+            path: "<in-cluster or ~/.kube/config>".into(),
+            reason,
+        };
+        let mut config = Config::infer().await.map_err(|e| bad(chain(&e)))?;
+        config.connect_timeout = Some(CONNECT_TIMEOUT);
         let server = config.cluster_url.to_string();
         let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
         let management = Management { client, server };

@@ -27,20 +27,20 @@
 //! # let _ = created; Ok(()) }
 //! ```
 
-mod apply;
-mod create;
-mod delete;
+pub(crate) mod apply;
+pub(crate) mod create;
+pub(crate) mod delete;
 mod describe;
 mod error;
 mod event;
 mod immutable;
-mod inventory;
+pub(crate) mod inventory;
 pub mod kubeconfig;
-mod live;
+pub(crate) mod live;
 mod management;
 mod providers;
-mod upgrade;
-mod wait;
+pub(crate) mod upgrade;
+pub(crate) mod wait;
 
 pub use create::{Created, create};
 pub use delete::{Deleted, delete};

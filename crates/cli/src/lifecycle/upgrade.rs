@@ -173,7 +173,7 @@ async fn remove_group(
 }
 
 /// Whether the rendered EtcdadmCluster differs from the live one.
-fn etcd_changes(live: &Live, objects: &[Value]) -> bool {
+pub(crate) fn etcd_changes(live: &Live, objects: &[Value]) -> bool {
     let (Some(old), Some(new)) = (
         &live.etcd,
         objects.iter().find(|o| o["kind"] == "EtcdadmCluster"),
