@@ -340,12 +340,25 @@ fn wait_options(args: &WaitArgs) -> WaitOptions {
     }
 }
 
-/// Prints milestones, and detail with `-v`.
+/// Prints milestones, and detail with `-v`. Without `-v` a wait still says when its count
+/// moves (`⏳ Control plane: 2/3 ready`), so a long wait is visibly alive.
 fn printer<'a, 'b>(io: &'a mut Io<'b>, verbose: u8) -> impl FnMut(Event) + 'a {
-    move |event| {
-        if verbose > 0 || !event.is_detail() {
-            io.err(&format!("{event}\n"));
+    let mut last: Option<(lifecycle::Stage, u32)> = None;
+    move |event| match &event {
+        Event::Waiting {
+            stage,
+            ready,
+            total,
+            ..
+        } if verbose == 0 => {
+            let now = Some((stage.clone(), *ready));
+            if now != last && *stage != lifecycle::Stage::Deletion {
+                io.err(&format!("⏳ {stage}: {ready}/{total} ready\n"));
+                last = now;
+            }
         }
+        _ if verbose > 0 || !event.is_detail() => io.err(&format!("{event}\n")),
+        _ => {}
     }
 }
 

@@ -1,0 +1,739 @@
+//! `snowctl create|upgrade|delete|describe cluster` end to end against the Kubernetes API
+//! stand-in (snow-test-support) with its simulated Cluster API controllers: real HTTPS, real
+//! server-side apply, the real binary.
+
+use serde_json::Value;
+use snow_test_support::{
+    TestCa,
+    kube::{CapiHandle, CapiOptions, KubeStandIn},
+};
+use std::{
+    net::IpAddr,
+    path::{Path, PathBuf},
+    process::Output,
+    time::Duration,
+};
+
+const NS: &str = "eksa-system";
+const CORE: &str = "cluster.x-k8s.io/v1beta2";
+const INFRA: &str = "infrastructure.cluster.x-k8s.io/v1beta1";
+const DEVICES: [&str; 2] = ["192.168.1.11", "192.168.1.12"];
+
+/// A management cluster: the stand-in with CAPI, CAPAS and etcdadm installed and running.
+struct Mgmt {
+    api: KubeStandIn,
+    capi: CapiHandle,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    credentials: PathBuf,
+    ca_bundle: PathBuf,
+}
+
+async fn management() -> Mgmt {
+    let api = KubeStandIn::start().await.expect("stand-in");
+    api.install_capi().expect("CAPI CRDs");
+    let capi = api.start_capi(CapiOptions {
+        step: Duration::from_millis(20),
+        ..CapiOptions::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
+    let ca = TestCa::new("devices").unwrap();
+    let mut bundle = String::new();
+    let mut ini = String::new();
+    for (i, ip) in DEVICES.iter().enumerate() {
+        let cert = ca
+            .server_certificate(ip.parse::<IpAddr>().unwrap())
+            .unwrap();
+        bundle.push_str(&cert.cert_pem);
+        ini.push_str(&format!(
+            "[{ip}]\naws_access_key_id = AKIDTESTDEVICE{i}\naws_secret_access_key = secretTESTdevice{i}xyz\nregion = snow\n\n"
+        ));
+    }
+    let credentials = dir.path().join("credentials");
+    let ca_bundle = dir.path().join("ca-bundle.pem");
+    std::fs::write(&credentials, ini).unwrap();
+    std::fs::write(&ca_bundle, bundle).unwrap();
+    Mgmt {
+        api,
+        capi,
+        dir,
+        kubeconfig,
+        credentials,
+        ca_bundle,
+    }
+}
+
+/// A worker group: name, count, machine config.
+struct Group<'a>(&'a str, u32, &'a str);
+
+fn spec(endpoint: &str, groups: &[Group<'_>], worker_type: &str) -> String {
+    let mut text = format!(
+        r#"apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: Cluster
+metadata:
+  name: edge
+spec:
+  clusterNetwork:
+    cniConfig:
+      cilium: {{}}
+    pods:
+      cidrBlocks: [10.244.0.0/16]
+    services:
+      cidrBlocks: [10.96.0.0/12]
+  controlPlaneConfiguration:
+    count: 3
+    endpoint:
+      host: "{endpoint}"
+    machineGroupRef: {{kind: SnowMachineConfig, name: edge-cp}}
+  datacenterRef: {{kind: SnowDatacenterConfig, name: edge}}
+  kubernetesVersion: "1.33"
+  workerNodeGroupConfigurations:
+"#
+    );
+    for Group(name, count, config) in groups {
+        text.push_str(&format!(
+            "  - name: {name}\n    count: {count}\n    machineGroupRef: {{kind: SnowMachineConfig, name: {config}}}\n"
+        ));
+    }
+    text.push_str("---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: SnowDatacenterConfig\nmetadata:\n  name: edge\nspec: {}\n");
+    for (name, instance_type) in [("edge-cp", "sbe-c.large"), ("edge", worker_type)] {
+        text.push_str(&format!(
+            r#"---
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: SnowMachineConfig
+metadata:
+  name: {name}
+spec:
+  devices: ["{}", "{}"]
+  instanceType: {instance_type}
+  network:
+    directNetworkInterfaces:
+    - {{index: 1, dhcp: true, primary: true}}
+  osFamily: ubuntu
+  physicalNetworkConnector: SFP_PLUS
+"#,
+            DEVICES[0], DEVICES[1]
+        ));
+    }
+    text
+}
+
+impl Mgmt {
+    fn write_spec(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Runs snowctl in the test's directory with the device files in its environment.
+    async fn snowctl(&self, args: &[&str]) -> Output {
+        self.snowctl_with(args, &self.kubeconfig).await
+    }
+
+    async fn snowctl_with(&self, args: &[&str], kubeconfig: &Path) -> Output {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
+        cmd.args(args)
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .current_dir(self.dir.path())
+            .env("EKSA_AWS_CREDENTIALS_FILE", &self.credentials)
+            .env("EKSA_AWS_CA_BUNDLES_FILE", &self.ca_bundle)
+            .env_remove("KUBECONFIG");
+        tokio::task::spawn_blocking(move || cmd.output().expect("snowctl runs"))
+            .await
+            .unwrap()
+    }
+
+    fn get(&self, api_version: &str, kind: &str, name: &str) -> Option<Value> {
+        self.api.get(api_version, kind, Some(NS), name)
+    }
+
+    fn names(&self, api_version: &str, kind: &str) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .api
+            .list(api_version, kind, Some(NS))
+            .iter()
+            .map(|o| {
+                o["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Every object of the cluster in eksa-system: labelled with it, or named after it.
+    fn cluster_objects(&self) -> Vec<String> {
+        let mut found: Vec<String> = self
+            .api
+            .objects()
+            .into_iter()
+            .filter(|o| o["metadata"]["namespace"] == NS)
+            .filter(|o| {
+                let name = o["metadata"]["name"].as_str().unwrap_or_default();
+                o["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] == "edge"
+                    || name.starts_with("edge")
+            })
+            .map(|o| {
+                format!(
+                    "{}/{}",
+                    o["kind"].as_str().unwrap_or_default(),
+                    o["metadata"]["name"].as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        found.sort();
+        found
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn show(out: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
+const FAST: [&str; 4] = [
+    "--skip-validations",
+    "--poll-interval",
+    "50ms",
+    "--per-machine-wait-timeout=1m",
+];
+
+async fn create(m: &Mgmt, spec_path: &Path) -> Output {
+    let mut args = vec!["create", "cluster", "-f", spec_path.to_str().unwrap()];
+    args.extend(FAST);
+    m.snowctl(&args).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_applies_waits_writes_the_kubeconfig_and_converges_when_run_again() {
+    let m = management().await;
+    let path = m.write_spec(
+        "cluster.yaml",
+        &spec("192.168.1.100", &[Group("md-0", 2, "edge")], "sbe-c.large"),
+    );
+    let out = create(&m, &path).await;
+    assert!(out.status.success(), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    for line in [
+        "✅ Cluster API (v1beta2), CAPAS are installed",
+        "✅ Control plane ready (3/3)",
+        "✅ Worker group md-0 ready (2/2)",
+        "✅ Wrote the workload kubeconfig ./edge/edge-eks-a-cluster.kubeconfig",
+        "🎉 Cluster edge created!",
+    ] {
+        assert!(stderr.contains(line), "missing {line:?}\n{}", show(&out));
+    }
+    // The skipped validation is said, not silent.
+    assert!(stderr.contains("--skip-validations"), "{stderr}");
+
+    // What render shows was applied, by snowctl, server-side.
+    let kcp = m
+        .get(
+            "controlplane.cluster.x-k8s.io/v1beta2",
+            "KubeadmControlPlane",
+            "edge",
+        )
+        .expect("KCP applied");
+    let managers: Vec<&str> = kcp["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["operation"] == "Apply")
+        .filter_map(|f| f["manager"].as_str())
+        .collect();
+    assert_eq!(managers, ["snowctl"]);
+    assert!(
+        m.get(INFRA, "AWSSnowMachineTemplate", "edge-control-plane-1")
+            .is_some()
+    );
+    assert!(
+        m.get(INFRA, "AWSSnowMachineTemplate", "edge-md-0-1")
+            .is_some()
+    );
+    assert!(m.get("v1", "Secret", "edge-snow-credentials").is_some());
+    assert!(
+        m.get("v1", "ConfigMap", "edge-snowctl").is_some(),
+        "inventory"
+    );
+    assert_eq!(m.api.list(CORE, "Machine", Some(NS)).len(), 5);
+
+    // The kubeconfig is the one Cluster API published, owner-only.
+    let file = m.dir.path().join("edge/edge-eks-a-cluster.kubeconfig");
+    let secret = m.get("v1", "Secret", "edge-kubeconfig").unwrap();
+    let published = base64_decode(secret["data"]["value"].as_str().unwrap());
+    assert_eq!(std::fs::read(&file).unwrap(), published);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+
+    // Again: nothing new, nothing duplicated, the kubeconfig kept.
+    let before = m.cluster_objects();
+    let again = create(&m, &path).await;
+    assert!(again.status.success(), "{}", show(&again));
+    assert!(
+        text(&again.stderr).contains("already on the management cluster"),
+        "{}",
+        show(&again)
+    );
+    assert!(
+        text(&again.stderr).contains("Kept (unchanged)"),
+        "{}",
+        show(&again)
+    );
+    assert_eq!(m.cluster_objects(), before);
+    assert_eq!(m.api.list(CORE, "Machine", Some(NS)).len(), 5);
+
+    // A different file in the way is kept unless --force.
+    std::fs::write(&file, "someone else's kubeconfig\n").unwrap();
+    let blocked = create(&m, &path).await;
+    assert_eq!(blocked.status.code(), Some(1), "{}", show(&blocked));
+    assert!(
+        text(&blocked.stderr).contains("exists and holds another kubeconfig"),
+        "{}",
+        show(&blocked)
+    );
+    assert!(
+        text(&blocked.stderr).contains("--force"),
+        "{}",
+        show(&blocked)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "someone else's kubeconfig\n"
+    );
+    let mut args = vec!["create", "cluster", "-f", path.to_str().unwrap(), "--force"];
+    args.extend(FAST);
+    let forced = m.snowctl(&args).await;
+    assert!(forced.status.success(), "{}", show(&forced));
+    assert_eq!(std::fs::read(&file).unwrap(), published);
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stage_that_never_finishes_times_out_naming_the_object_and_a_rerun_converges() {
+    let m = management().await;
+    m.capi
+        .set_stall(vec![("MachineDeployment".into(), "edge-md-0".into())]);
+    let path = m.write_spec(
+        "cluster.yaml",
+        &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large"),
+    );
+    let mut args = vec!["create", "cluster", "-f", path.to_str().unwrap()];
+    args.extend([
+        "--skip-validations",
+        "--poll-interval",
+        "50ms",
+        "--per-machine-wait-timeout",
+        "1s",
+    ]);
+    let out = m.snowctl(&args).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("✅ Control plane ready (3/3)"), "{stderr}");
+    assert!(
+        stderr.contains("timed out after 1s waiting for MachineDeployment eksa-system/edge-md-0"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("never became true"), "{stderr}");
+    assert!(
+        stderr.contains("hint: look at the object's conditions"),
+        "{stderr}"
+    );
+
+    // The controllers catch up; the same command finishes the job.
+    m.capi.set_stall(Vec::new());
+    let rerun = create(&m, &path).await;
+    assert!(rerun.status.success(), "{}", show(&rerun));
+    assert!(
+        text(&rerun.stderr).contains("✅ Worker group md-0 ready (1/1)"),
+        "{}",
+        show(&rerun)
+    );
+    assert_eq!(m.names(CORE, "MachineDeployment"), ["edge-md-0"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_create_run_again_converges_without_duplicates() {
+    let m = management().await;
+    m.capi.pause();
+    let path = m.write_spec(
+        "cluster.yaml",
+        &spec("192.168.1.100", &[Group("md-0", 2, "edge")], "sbe-c.large"),
+    );
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
+    cmd.args(["create", "cluster", "-f", path.to_str().unwrap()])
+        .args(FAST)
+        .arg("--kubeconfig")
+        .arg(&m.kubeconfig)
+        .current_dir(m.dir.path())
+        .env("EKSA_AWS_CREDENTIALS_FILE", &m.credentials)
+        .env("EKSA_AWS_CA_BUNDLES_FILE", &m.ca_bundle)
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    // Kill it once it has applied and is waiting.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while m.get(CORE, "Cluster", "edge").is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "create never applied the Cluster"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !m.dir
+            .path()
+            .join("edge/edge-eks-a-cluster.kubeconfig")
+            .exists()
+    );
+
+    m.capi.resume();
+    let out = create(&m, &path).await;
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("already on the management cluster"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(m.names(CORE, "MachineDeployment"), ["edge-md-0"]);
+    assert_eq!(
+        m.names(INFRA, "AWSSnowMachineTemplate"),
+        ["edge-control-plane-1", "edge-md-0-1"]
+    );
+    assert_eq!(m.api.list(CORE, "Machine", Some(NS)).len(), 5);
+    assert!(
+        m.dir
+            .path()
+            .join("edge/edge-eks-a-cluster.kubeconfig")
+            .exists()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrade_bumps_a_changed_template_rolls_its_machines_and_removes_a_dropped_group() {
+    let m = management().await;
+    let two = spec(
+        "192.168.1.100",
+        &[Group("md-0", 2, "edge"), Group("md-1", 1, "edge")],
+        "sbe-c.large",
+    );
+    let created = create(&m, &m.write_spec("v1.yaml", &two)).await;
+    assert!(created.status.success(), "{}", show(&created));
+    let old_machines: Vec<String> = m
+        .api
+        .list(CORE, "Machine", Some(NS))
+        .iter()
+        .filter(|o| o["metadata"]["labels"]["cluster.x-k8s.io/deployment-name"] == "edge-md-0")
+        .map(|o| o["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(old_machines.len(), 2);
+
+    // Bigger workers, and md-1 gone.
+    let one = spec("192.168.1.100", &[Group("md-0", 2, "edge")], "sbe-c.xlarge");
+    let path = m.write_spec("v2.yaml", &one);
+
+    // --dry-run says what would happen and writes nothing.
+    let writes = m.api.writes();
+    let dry = m
+        .snowctl(&[
+            "upgrade",
+            "cluster",
+            "-f",
+            path.to_str().unwrap(),
+            "--dry-run",
+        ])
+        .await;
+    assert!(dry.status.success(), "{}", show(&dry));
+    let plan = text(&dry.stderr);
+    assert!(
+        plan.contains("upgrade: AWSSnowMachineTemplate/edge-md-0-2 (replaces AWSSnowMachineTemplate/edge-md-0-1)"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("the machines of worker group md-0 will roll"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("worker group md-1 is no longer in the spec"),
+        "{plan}"
+    );
+    assert!(
+        text(&dry.stdout).contains("name: edge-md-0-2"),
+        "{}",
+        show(&dry)
+    );
+    assert_eq!(
+        m.api.writes(),
+        writes,
+        "a dry run wrote to the management cluster"
+    );
+
+    let mut args = vec!["upgrade", "cluster", "-f", path.to_str().unwrap()];
+    args.extend(FAST);
+    let out = m.snowctl(&args).await;
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("🎉 Cluster edge upgraded!"),
+        "{}",
+        show(&out)
+    );
+
+    // The group's templates moved to -2; the MachineDeployment points at them.
+    let md = m.get(CORE, "MachineDeployment", "edge-md-0").unwrap();
+    assert_eq!(
+        md["spec"]["template"]["spec"]["infrastructureRef"]["name"],
+        "edge-md-0-2"
+    );
+    let t = m
+        .get(INFRA, "AWSSnowMachineTemplate", "edge-md-0-2")
+        .unwrap();
+    assert_eq!(
+        t["spec"]["template"]["spec"]["instanceType"],
+        "sbe-c.xlarge"
+    );
+    // Its machines rolled: none of the old ones is left.
+    let now: Vec<String> = m
+        .api
+        .list(CORE, "Machine", Some(NS))
+        .iter()
+        .filter(|o| o["metadata"]["labels"]["cluster.x-k8s.io/deployment-name"] == "edge-md-0")
+        .map(|o| o["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(now.len(), 2);
+    assert!(
+        now.iter().all(|n| !old_machines.contains(n)),
+        "{now:?} vs {old_machines:?}"
+    );
+    // md-1: deployment, templates, health check and machines gone.
+    assert_eq!(m.names(CORE, "MachineDeployment"), ["edge-md-0"]);
+    assert!(
+        m.get(INFRA, "AWSSnowMachineTemplate", "edge-md-1-1")
+            .is_none()
+    );
+    assert!(
+        m.get(
+            "bootstrap.cluster.x-k8s.io/v1beta2",
+            "KubeadmConfigTemplate",
+            "edge-md-1-1"
+        )
+        .is_none()
+    );
+    assert!(
+        m.get(CORE, "MachineHealthCheck", "edge-md-1-worker-unhealthy")
+            .is_none()
+    );
+    assert!(
+        m.api
+            .list(CORE, "Machine", Some(NS))
+            .iter()
+            .all(|o| o["metadata"]["labels"]["cluster.x-k8s.io/deployment-name"] != "edge-md-1")
+    );
+    // The control plane did not change, so it did not roll.
+    assert!(
+        !text(&out.stderr).contains("control plane machines will roll"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrade_refuses_immutable_changes_with_findings_and_applies_nothing() {
+    let m = management().await;
+    let created = create(
+        &m,
+        &m.write_spec(
+            "v1.yaml",
+            &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large"),
+        ),
+    )
+    .await;
+    assert!(created.status.success(), "{}", show(&created));
+    let moved = spec("192.168.1.101", &[Group("md-0", 1, "edge")], "sbe-c.large")
+        .replace("10.244.0.0/16", "10.245.0.0/16")
+        .replace("\"1.33\"", "\"1.35\"");
+    let path = m.write_spec("v2.yaml", &moved);
+    let writes = m.api.writes();
+    let mut args = vec!["upgrade", "cluster", "-f", path.to_str().unwrap()];
+    args.extend(FAST);
+    let out = m.snowctl(&args).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    for expected in [
+        "spec.controlPlaneConfiguration.endpoint.host",
+        "the control-plane endpoint cannot change on an existing cluster: it is 192.168.1.100",
+        "spec.clusterNetwork.pods.cidrBlocks",
+        "spec.kubernetesVersion",
+        "Kubernetes can go up one minor version at a time: 1.33",
+        "hint: upgrade to 1.34 first",
+    ] {
+        assert!(stderr.contains(expected), "missing {expected:?}\n{stderr}");
+    }
+    assert_eq!(m.api.writes(), writes, "a refused upgrade wrote");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_leaves_nothing_behind_and_a_missing_cluster_is_not_an_error() {
+    let m = management().await;
+    let created = create(
+        &m,
+        &m.write_spec(
+            "c.yaml",
+            &spec("192.168.1.100", &[Group("md-0", 2, "edge")], "sbe-c.large"),
+        ),
+    )
+    .await;
+    assert!(created.status.success(), "{}", show(&created));
+    assert!(!m.cluster_objects().is_empty());
+
+    let described = m.snowctl(&["describe", "cluster", "edge"]).await;
+    assert!(described.status.success(), "{}", show(&described));
+    let tree = text(&described.stdout);
+    assert!(tree.contains("✅ Cluster/edge"), "{tree}");
+    assert!(
+        tree.contains("KubeadmControlPlane/edge  3/3 ready"),
+        "{tree}"
+    );
+    assert!(
+        tree.contains("MachineDeployment/edge-md-0  2/2 ready"),
+        "{tree}"
+    );
+    let json = m
+        .snowctl(&["describe", "cluster", "edge", "-o", "json"])
+        .await;
+    let parsed: Value = serde_json::from_slice(&json.stdout).expect("describe -o json");
+    assert_eq!(parsed["root"]["children"].as_array().unwrap().len(), 3);
+
+    let out = m
+        .snowctl(&["delete", "cluster", "edge", "--poll-interval", "50ms"])
+        .await;
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("✅ Cluster and machines deleted"),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        text(&out.stderr).contains("🎉 Cluster edge deleted!"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(m.cluster_objects(), Vec::<String>::new());
+    assert!(m.api.list(CORE, "Machine", Some(NS)).is_empty());
+    assert!(m.api.list(INFRA, "AWSSnowIPPool", Some(NS)).is_empty());
+
+    let again = m.snowctl(&["delete", "cluster", "edge"]).await;
+    assert!(again.status.success(), "{}", show(&again));
+    assert!(
+        text(&again.stderr)
+            .contains("cluster edge is not on the management cluster; nothing to delete"),
+        "{}",
+        show(&again)
+    );
+    let missing = m.snowctl(&["describe", "cluster", "edge"]).await;
+    assert!(text(&missing.stdout).contains("cluster edge is not on the management cluster"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_management_cluster_is_named_with_what_to_check() {
+    let m = management().await;
+    let path = m.write_spec(
+        "c.yaml",
+        &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large"),
+    );
+    let url = m.api.url();
+    m.api.stop();
+    let out = create(&m, &path).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("cannot reach the management cluster at {url}")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: check that the management cluster is up"),
+        "{stderr}"
+    );
+
+    // An unreadable kubeconfig is a usage error.
+    let bad = m.dir.path().join("nope.kubeconfig");
+    let out = m.snowctl_with(&["describe", "cluster", "edge"], &bad).await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("cannot use the kubeconfig"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_capas_create_says_how_to_install_it_and_applies_nothing() {
+    let api = KubeStandIn::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let m = Mgmt {
+        kubeconfig: api.write_kubeconfig(dir.path()).unwrap(),
+        capi: api.start_capi(CapiOptions::default()),
+        api,
+        credentials: dir.path().join("credentials"),
+        ca_bundle: dir.path().join("ca-bundle.pem"),
+        dir,
+    };
+    let path = m.write_spec(
+        "c.yaml",
+        &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large"),
+    );
+    let out = m
+        .snowctl(&[
+            "create",
+            "cluster",
+            "-f",
+            path.to_str().unwrap(),
+            "--skip-validations",
+            "--no-secrets",
+        ])
+        .await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("cannot run Snow clusters yet"), "{stderr}");
+    assert!(
+        stderr.contains("cluster.x-k8s.io/v1beta2 is not served"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("capas-system/capas-controller-manager is missing"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("clusterctl init --infrastructure snow"),
+        "{stderr}"
+    );
+    assert!(
+        m.api
+            .objects()
+            .iter()
+            .all(|o| o["metadata"]["namespace"] != NS)
+    );
+}
