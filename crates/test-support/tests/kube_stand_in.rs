@@ -538,3 +538,376 @@ async fn the_runtime_watcher_sees_changes_and_recovers_from_dropped_watches() ->
     })
     .await
 }
+
+// ---------------------------------------------------------------------------------------------
+// The Cluster API simulation.
+
+use snow_test_support::kube::{CapiHandle, CapiOptions};
+
+fn snapshot(name: &str) -> Result<Vec<Value>> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../capi-render/tests/snapshots")
+        .join(name);
+    let text = std::fs::read_to_string(&path)?;
+    // The insta header sits between the first two `---` lines.
+    let (_, body) = text.split_once("\n---\n").ok_or("snapshot header")?;
+    let docs: Vec<Value> = serde_saphyr::from_multiple(body)?;
+    Ok(docs.into_iter().filter(|d| d.is_object()).collect())
+}
+
+async fn dynamic(
+    client: &Client,
+    discovery: &Discovery,
+    object: &Value,
+) -> Result<Api<DynamicObject>> {
+    let api_version = object["apiVersion"].as_str().ok_or("apiVersion")?;
+    let kind = object["kind"].as_str().ok_or("kind")?;
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let (ar, _) = discovery
+        .resolve_gvk(&GroupVersionKind::gvk(group, version, kind))
+        .ok_or_else(|| format!("{api_version} {kind} not served"))?;
+    let ns = object["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("default");
+    Ok(Api::namespaced_with(client.clone(), ns, &ar))
+}
+
+async fn apply_all(client: &Client, objects: &[Value]) -> Result {
+    let discovery = Discovery::new(client.clone()).run().await?;
+    for o in objects {
+        let api = dynamic(client, &discovery, o).await?;
+        let name = o["metadata"]["name"].as_str().ok_or("name")?;
+        api.patch(
+            name,
+            &PatchParams::apply("snowctl-test").force(),
+            &Patch::Apply(o),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+async fn start_capi(
+    step_ms: u64,
+    stall: Vec<(String, String)>,
+) -> Result<(KubeStandIn, Client, CapiHandle)> {
+    let (stand_in, client) = start().await?;
+    stand_in.install_capi()?;
+    let capi = stand_in.start_capi(CapiOptions {
+        step: Duration::from_millis(step_ms),
+        stall,
+    });
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "eksa-system"}}))?,
+        )
+        .await?;
+    Ok((stand_in, client, capi))
+}
+
+fn condition_true(o: &Value, kind: &str) -> bool {
+    o["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == kind && c["status"] == "True")
+    })
+}
+
+/// Polls `get` until `done` holds (every 10 ms, at most `seconds`).
+async fn until(seconds: u64, what: &str, mut check: impl FnMut() -> bool) -> Result {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
+    while !check() {
+        if tokio::time::Instant::now() > deadline {
+            return Err(format!("timed out waiting for {what}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(())
+}
+
+fn machines(stand_in: &KubeStandIn, label: &str, value: &str) -> Vec<Value> {
+    stand_in
+        .list("cluster.x-k8s.io/v1beta2", "Machine", Some("eksa-system"))
+        .into_iter()
+        .filter(|m| m["metadata"]["labels"][label] == value)
+        .collect()
+}
+
+async fn provision_roll_and_delete(snapshot_name: &str, contract: &str, etcd: bool) -> Result {
+    let (stand_in, client, _capi) = start_capi(50, Vec::new()).await?;
+    let objects = snapshot(snapshot_name)?;
+    apply_all(&client, &objects).await?;
+    let cluster_av = format!("cluster.x-k8s.io/{contract}");
+    let kcp_av = format!("controlplane.cluster.x-k8s.io/{contract}");
+    // Control-plane progress is observable: 1/3 and 2/3 are seen before 3/3.
+    let mut seen = std::collections::BTreeSet::new();
+    until(30, "the cluster to be Ready", || {
+        if let Some(kcp) = stand_in.get(
+            &kcp_av,
+            "KubeadmControlPlane",
+            Some("eksa-system"),
+            "snow-test",
+        ) {
+            seen.insert(kcp["status"]["readyReplicas"].as_u64().unwrap_or(0));
+        }
+        stand_in
+            .get(&cluster_av, "Cluster", Some("eksa-system"), "snow-test")
+            .is_some_and(|c| condition_true(&c, "Ready"))
+    })
+    .await
+    .map_err(|e| {
+        let state: Vec<String> = stand_in
+            .objects()
+            .iter()
+            .filter(|o| o["kind"] != "CustomResourceDefinition")
+            .map(|o| format!("{} {} {}", o["kind"], o["metadata"]["name"], o["status"]))
+            .collect();
+        format!("{e}: {}", state.join("\n"))
+    })?;
+    assert!(
+        seen.contains(&1) && seen.contains(&2),
+        "progress seen: {seen:?}"
+    );
+    let clusters = Api::<DynamicObject>::namespaced_with(
+        client.clone(),
+        "eksa-system",
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("cluster.x-k8s.io", contract, "Cluster"),
+            "clusters",
+        ),
+    );
+    let cluster = clusters.get("snow-test").await?;
+    assert_eq!(cluster.data["status"]["phase"], "Provisioned");
+    assert_eq!(cluster.data["status"]["controlPlaneReady"], true);
+    assert!(
+        cluster
+            .metadata
+            .finalizers
+            .unwrap_or_default()
+            .contains(&"cluster.cluster.x-k8s.io".to_owned())
+    );
+    let infra = stand_in
+        .get(
+            "infrastructure.cluster.x-k8s.io/v1beta1",
+            "AWSSnowCluster",
+            Some("eksa-system"),
+            "snow-test",
+        )
+        .ok_or("AWSSnowCluster")?;
+    assert_eq!(infra["status"]["ready"], true);
+    if etcd {
+        let etcd = stand_in
+            .get(
+                "etcdcluster.cluster.x-k8s.io/v1beta1",
+                "EtcdadmCluster",
+                Some("eksa-system"),
+                "snow-test-etcd",
+            )
+            .ok_or("EtcdadmCluster")?;
+        assert_eq!(etcd["status"]["ready"], true);
+        assert_eq!(
+            machines(&stand_in, "cluster.x-k8s.io/etcd-cluster", "snow-test-etcd").len(),
+            3
+        );
+    }
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(client.clone(), "eksa-system");
+    let secret = secrets.get("snow-test-kubeconfig").await?;
+    assert_eq!(secret.type_.as_deref(), Some("cluster.x-k8s.io/secret"));
+    let value = secret
+        .data
+        .unwrap_or_default()
+        .remove("value")
+        .ok_or("value")?;
+    let kubeconfig = String::from_utf8(value.0)?;
+    assert!(Kubeconfig::from_yaml(&kubeconfig).is_ok(), "{kubeconfig}");
+    assert_eq!(
+        machines(&stand_in, "cluster.x-k8s.io/control-plane", "").len(),
+        3
+    );
+    assert_eq!(
+        machines(
+            &stand_in,
+            "cluster.x-k8s.io/deployment-name",
+            "snow-test-md-0"
+        )
+        .len(),
+        3
+    );
+    let cp = machines(&stand_in, "cluster.x-k8s.io/control-plane", "");
+    assert_eq!(
+        cp[0]["spec"]["infrastructureRef"]["name"],
+        "snow-test-control-plane-1"
+    );
+    assert_eq!(
+        cp[0]["metadata"]["ownerReferences"][0]["kind"],
+        "KubeadmControlPlane"
+    );
+
+    // Rename the worker template: the machines roll one by one onto it.
+    let mut md = objects
+        .iter()
+        .find(|o| o["kind"] == "MachineDeployment" && o["metadata"]["name"] == "snow-test-md-0")
+        .cloned()
+        .ok_or("md-0")?;
+    md["spec"]["template"]["spec"]["infrastructureRef"]["name"] = json!("snow-test-md-0-2");
+    apply_all(&client, &[md]).await?;
+    let md_av = format!("cluster.x-k8s.io/{contract}");
+    let mut updated_seen = std::collections::BTreeSet::new();
+    until(30, "the machine deployment to roll", || {
+        let Some(md) = stand_in.get(
+            &md_av,
+            "MachineDeployment",
+            Some("eksa-system"),
+            "snow-test-md-0",
+        ) else {
+            return false;
+        };
+        updated_seen.insert(md["status"]["updatedReplicas"].as_u64().unwrap_or(0));
+        let ms = machines(
+            &stand_in,
+            "cluster.x-k8s.io/deployment-name",
+            "snow-test-md-0",
+        );
+        md["status"]["updatedReplicas"] == 3
+            && md["status"]["observedGeneration"] == md["metadata"]["generation"]
+            && ms.len() == 3
+            && ms
+                .iter()
+                .all(|m| m["spec"]["infrastructureRef"]["name"] == "snow-test-md-0-2")
+    })
+    .await?;
+    assert!(
+        updated_seen.contains(&1) || updated_seen.contains(&2),
+        "{updated_seen:?}"
+    );
+
+    // Delete the cluster: everything goes, then the cluster.
+    clusters
+        .delete("snow-test", &DeleteParams::default())
+        .await?;
+    until(30, "the cluster to go", || {
+        stand_in
+            .get(&cluster_av, "Cluster", Some("eksa-system"), "snow-test")
+            .is_none()
+    })
+    .await?;
+    assert!(
+        stand_in
+            .list("cluster.x-k8s.io/v1beta2", "Machine", None)
+            .is_empty()
+    );
+    assert!(
+        stand_in
+            .list(&kcp_av, "KubeadmControlPlane", None)
+            .is_empty()
+    );
+    assert!(
+        stand_in
+            .list("cluster.x-k8s.io/v1beta2", "MachineDeployment", None)
+            .is_empty()
+    );
+    assert!(
+        stand_in
+            .list(
+                "etcdcluster.cluster.x-k8s.io/v1beta1",
+                "EtcdadmCluster",
+                None
+            )
+            .is_empty()
+    );
+    assert!(
+        stand_in
+            .list(
+                "infrastructure.cluster.x-k8s.io/v1beta1",
+                "AWSSnowCluster",
+                None
+            )
+            .is_empty()
+    );
+    assert!(secrets.get_opt("snow-test-kubeconfig").await?.is_none());
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn capi_provisions_rolls_and_deletes_a_v1beta2_cluster_with_external_etcd() -> Result {
+    bounded(
+        90,
+        provision_roll_and_delete(
+            "render__ubuntu-external-mirror-1-33-v1beta2.snap",
+            "v1beta2",
+            true,
+        ),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn capi_provisions_rolls_and_deletes_a_v1beta1_stacked_cluster() -> Result {
+    bounded(
+        90,
+        provision_roll_and_delete(
+            "render__ubuntu-stacked-mirror-1-33-v1beta1.snap",
+            "v1beta1",
+            false,
+        ),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn capi_stalled_objects_never_become_ready_until_released() -> Result {
+    bounded(60, async {
+        let stall = vec![("KubeadmControlPlane".to_owned(), "snow-test".to_owned())];
+        let (stand_in, client, capi) = start_capi(10, stall).await?;
+        apply_all(
+            &client,
+            &snapshot("render__ubuntu-stacked-mirror-1-33-v1beta2.snap")?,
+        )
+        .await?;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let cluster = stand_in
+            .get(
+                "cluster.x-k8s.io/v1beta2",
+                "Cluster",
+                Some("eksa-system"),
+                "snow-test",
+            )
+            .ok_or("cluster")?;
+        assert!(!condition_true(&cluster, "Ready"));
+        assert!(machines(&stand_in, "cluster.x-k8s.io/control-plane", "").is_empty());
+        assert!(
+            machines(
+                &stand_in,
+                "cluster.x-k8s.io/deployment-name",
+                "snow-test-md-0"
+            )
+            .is_empty(),
+            "workers wait for the control plane"
+        );
+        capi.set_stall(Vec::new());
+        until(30, "the cluster to be Ready", || {
+            stand_in
+                .get(
+                    "cluster.x-k8s.io/v1beta2",
+                    "Cluster",
+                    Some("eksa-system"),
+                    "snow-test",
+                )
+                .is_some_and(|c| condition_true(&c, "Ready"))
+        })
+        .await?;
+        // A no-op re-apply of everything does not change any resourceVersion.
+        capi.pause();
+        let before = stand_in.resource_version();
+        apply_all(
+            &client,
+            &snapshot("render__ubuntu-stacked-mirror-1-33-v1beta2.snap")?,
+        )
+        .await?;
+        assert_eq!(stand_in.resource_version(), before);
+        Ok(())
+    })
+    .await
+}

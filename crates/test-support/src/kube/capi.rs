@@ -1,28 +1,94 @@
-//! Simulated Cluster API controllers.
+//! Simulated Cluster API controllers (core CAPI, KubeadmControlPlane, etcdadm, CAPAS), acting
+//! on the store directly as field manager `capi-controller` (Update operations), so that a
+//! client applying Cluster API objects sees them converge as on a real management cluster.
+//!
+//! Every `step` the controllers take one pass; in a pass each KubeadmControlPlane,
+//! MachineDeployment and EtcdadmCluster creates or deletes **at most one** Machine, so progress
+//! (1/3, 2/3, 3/3) and rollouts (one machine replaced at a time, surge 1) are observable.
+//! Both contracts are read: `cluster.x-k8s.io/v1beta1` (refs with `apiVersion`) and `v1beta2`
+//! (refs with `apiGroup`); Machines are written in the contract of their owner. MachineSets are
+//! not simulated (MachineDeployments own their Machines directly).
+//!
+//! Order of a create: Cluster gets its finalizer and owns its infrastructure cluster and
+//! control plane; the AWSSnowCluster becomes ready; the EtcdadmCluster (if any) creates its
+//! Machines and becomes ready; the KubeadmControlPlane then creates its Machines (publishing
+//! the `<cluster>-kubeconfig` Secret after the first); MachineDeployments start once the control
+//! plane is initialized; the Cluster is `Provisioned` and `Ready` once infrastructure and
+//! control plane are ready. Deleting a Cluster deletes its Machines one per step, then its
+//! MachineDeployments, control plane, etcd cluster and infrastructure cluster, then drops the
+//! finalizer.
 
 use super::Shared;
-use std::sync::Arc;
+use super::apply::get_path;
+use super::clock;
+use super::registry::split_api_version;
+use super::store::{Key, Store, Write};
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// The field manager of the simulated controllers.
+pub const MANAGER: &str = "capi-controller";
+/// The finalizer the Cluster controller adds.
+pub const CLUSTER_FINALIZER: &str = "cluster.cluster.x-k8s.io";
+/// Label: the cluster an object belongs to.
+pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+/// Annotation on simulated Machines: `<infrastructure template>|<bootstrap template>|<version>`
+/// they were made from (what a rollout compares).
+pub const TEMPLATE_ANNOTATION: &str = "snow-test-support/machine-template";
+
+const CLUSTER_GROUP: &str = "cluster.x-k8s.io";
 
 /// Options of the simulation.
 #[derive(Debug, Clone)]
 pub struct CapiOptions {
-    /// Delay between steps.
+    /// Time between passes of the controllers (one Machine per owner per pass). Default 50 ms.
     pub step: Duration,
-    /// Objects that never become ready.
+    /// `(kind, name)` of objects that never become ready (a Cluster never Provisioned, an
+    /// AWSSnowCluster never ready, a KubeadmControlPlane, MachineDeployment or EtcdadmCluster
+    /// that creates no Machine): to test wait timeouts.
     pub stall: Vec<(String, String)>,
 }
 
-/// A running simulation.
+impl Default for CapiOptions {
+    fn default() -> Self {
+        CapiOptions {
+            step: Duration::from_millis(50),
+            stall: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Control {
+    stall: Mutex<Vec<(String, String)>>,
+    paused: AtomicBool,
+}
+
+/// The running controllers; they stop when this drops.
 #[derive(Debug)]
 pub struct CapiHandle {
+    control: Arc<Control>,
     task: tokio::task::JoinHandle<()>,
 }
 
-pub(crate) fn start(shared: Arc<Shared>, options: CapiOptions) -> CapiHandle {
-    let _ = (shared, options);
-    CapiHandle {
-        task: tokio::spawn(async {}),
+impl CapiHandle {
+    /// Replaces the stalled objects (`(kind, name)`); an object no longer stalled resumes.
+    pub fn set_stall(&self, stall: Vec<(String, String)>) {
+        if let Ok(mut s) = self.control.stall.lock() {
+            *s = stall;
+        }
+    }
+
+    /// Stops acting until [`CapiHandle::resume`].
+    pub fn pause(&self) {
+        self.control.paused.store(true, Ordering::SeqCst);
+    }
+
+    /// Acts again after [`CapiHandle::pause`].
+    pub fn resume(&self) {
+        self.control.paused.store(false, Ordering::SeqCst);
     }
 }
 
@@ -30,4 +96,775 @@ impl Drop for CapiHandle {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+pub(crate) fn start(shared: Arc<Shared>, options: CapiOptions) -> CapiHandle {
+    let control = Arc::new(Control {
+        stall: Mutex::new(options.stall),
+        paused: AtomicBool::new(false),
+    });
+    let running = control.clone();
+    let step = options.step;
+    let task = tokio::spawn(async move {
+        loop {
+            if !running.paused.load(Ordering::SeqCst) {
+                let stall = running.stall.lock().map(|s| s.clone()).unwrap_or_default();
+                let mut store = shared.lock();
+                Pass {
+                    store: &mut store,
+                    stall: &stall,
+                }
+                .run();
+            }
+            tokio::time::sleep(step).await;
+        }
+    });
+    CapiHandle { control, task }
+}
+
+fn s<'a>(v: &'a Value, path: &[&str]) -> &'a str {
+    path.iter()
+        .try_fold(v, |v, k| v.get(*k))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+fn group_of(api_version: &str) -> &str {
+    split_api_version(api_version).0
+}
+
+/// `(group, kind, name)` of a v1beta1 (`apiVersion`) or v1beta2 (`apiGroup`) reference.
+fn reference(r: &Value) -> Option<(String, String, String)> {
+    let kind = r["kind"].as_str()?;
+    let name = r["name"].as_str()?;
+    let group = r["apiGroup"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| group_of(r["apiVersion"].as_str().unwrap_or_default()).to_owned());
+    Some((group, kind.to_owned(), name.to_owned()))
+}
+
+fn is_v1beta1(object: &Value) -> bool {
+    s(object, &["apiVersion"]).ends_with("/v1beta1")
+}
+
+fn owner_ref(owner: &Value) -> Value {
+    json!({
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+        "controller": true,
+        "blockOwnerDeletion": true,
+    })
+}
+
+fn owned_by(object: &Value, uid: &str) -> bool {
+    object["metadata"]["ownerReferences"]
+        .as_array()
+        .is_some_and(|refs| refs.iter().any(|r| r["uid"].as_str() == Some(uid)))
+}
+
+fn terminating(object: &Value) -> bool {
+    !object["metadata"]["deletionTimestamp"].is_null()
+}
+
+/// Conditions in the shape of the object's contract, keeping transition times that did not
+/// change.
+fn conditions(object: &Value, wanted: &[(&str, bool)]) -> Value {
+    let previous = object["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let generation = object["metadata"]["generation"].clone();
+    let v1beta1 = is_v1beta1(object);
+    let list: Vec<Value> = wanted
+        .iter()
+        .map(|(kind, ok)| {
+            let status = if *ok { "True" } else { "False" };
+            let time = previous
+                .iter()
+                .find(|c| c["type"] == *kind && c["status"] == status)
+                .map(|c| c["lastTransitionTime"].clone())
+                .unwrap_or_else(|| json!(clock::now_rfc3339()));
+            if v1beta1 {
+                let mut c = json!({"type": kind, "status": status, "lastTransitionTime": time});
+                if !ok {
+                    c["reason"] = json!("WaitingForProvisioning");
+                    c["severity"] = json!("Info");
+                }
+                c
+            } else {
+                json!({
+                    "type": kind,
+                    "status": status,
+                    "reason": if *ok { *kind } else { "NotReady" },
+                    "message": "",
+                    "lastTransitionTime": time,
+                    "observedGeneration": generation,
+                })
+            }
+        })
+        .collect();
+    Value::Array(list)
+}
+
+struct Pass<'a> {
+    store: &'a mut Store,
+    stall: &'a [(String, String)],
+}
+
+/// What a machine owner wants.
+struct Desired {
+    replicas: usize,
+    template: String,
+    infrastructure_ref: Value,
+    bootstrap_ref: Option<Value>,
+    version: Value,
+    labels: Value,
+    machine_api_version: String,
+    cluster: String,
+    create: bool,
+}
+
+/// Machine counts after a pass.
+struct Counts {
+    replicas: usize,
+    updated: usize,
+}
+
+impl Pass<'_> {
+    fn stalled(&self, object: &Value) -> bool {
+        let kind = s(object, &["kind"]);
+        let name = s(object, &["metadata", "name"]);
+        self.stall.iter().any(|(k, n)| k == kind && n == name)
+    }
+
+    fn all(&self, plural: &str, group: &str) -> Vec<(Key, Value)> {
+        self.store.raw(group, plural)
+    }
+
+    fn find(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<(Key, Value)> {
+        let rt = self.store.registry.by_group_kind(group, kind)?;
+        let key = Store::key(rt, Some(namespace), name);
+        self.store.at(&key).map(|v| (key, v.clone()))
+    }
+
+    fn find_ref(&self, r: &Value, namespace: &str) -> Option<(Key, Value)> {
+        let (group, kind, name) = reference(r)?;
+        self.find(&group, &kind, namespace, &name)
+    }
+
+    /// Replaces `status` (through the status subresource when there is one).
+    fn set_status(&mut self, object: &Value, status: Value) {
+        if object["status"] == status {
+            return;
+        }
+        let api_version = s(object, &["apiVersion"]).to_owned();
+        let Some(rt) = self
+            .store
+            .registry
+            .by_kind(&api_version, s(object, &["kind"]))
+            .cloned()
+        else {
+            return;
+        };
+        let mut new = object.clone();
+        new["status"] = status;
+        if let Some(m) = new["metadata"].as_object_mut() {
+            m.remove("resourceVersion");
+        }
+        let w = Write {
+            manager: MANAGER,
+            api_version: &api_version,
+            dry_run: false,
+            status: rt.status,
+            whole: !rt.status,
+            force: false,
+        };
+        let ns = s(object, &["metadata", "namespace"]).to_owned();
+        let _ = self
+            .store
+            .replace(&rt, Some(&ns), s(object, &["metadata", "name"]), new, w);
+    }
+
+    /// Writes `object` (main resource: metadata and spec).
+    fn update(&mut self, object: Value) -> Option<Value> {
+        let api_version = s(&object, &["apiVersion"]).to_owned();
+        let rt = self
+            .store
+            .registry
+            .by_kind(&api_version, s(&object, &["kind"]))
+            .cloned()?;
+        let mut new = object.clone();
+        if let Some(m) = new["metadata"].as_object_mut() {
+            m.remove("resourceVersion");
+        }
+        let w = Write {
+            manager: MANAGER,
+            api_version: &api_version,
+            dry_run: false,
+            status: false,
+            whole: false,
+            force: false,
+        };
+        let ns = s(&object, &["metadata", "namespace"]).to_owned();
+        self.store
+            .replace(&rt, Some(&ns), s(&object, &["metadata", "name"]), new, w)
+            .ok()
+    }
+
+    /// Makes `owner` a controller owner of `object` if it is not yet.
+    fn adopt(&mut self, object: &Value, owner: &Value) {
+        let uid = s(owner, &["metadata", "uid"]);
+        if owned_by(object, uid) {
+            return;
+        }
+        let mut new = object.clone();
+        let mut refs = new["metadata"]["ownerReferences"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        refs.push(owner_ref(owner));
+        new["metadata"]["ownerReferences"] = Value::Array(refs);
+        self.update(new);
+    }
+
+    fn run(&mut self) {
+        for (_, cluster) in self.all("clusters", CLUSTER_GROUP) {
+            self.cluster(&cluster);
+        }
+        for (_, etcd) in self.all("etcdadmclusters", "etcdcluster.cluster.x-k8s.io") {
+            self.etcd(&etcd);
+        }
+        for (_, kcp) in self.all("kubeadmcontrolplanes", "controlplane.cluster.x-k8s.io") {
+            self.control_plane(&kcp);
+        }
+        for (_, md) in self.all("machinedeployments", CLUSTER_GROUP) {
+            self.machine_deployment(&md);
+        }
+    }
+
+    fn cluster_by(&self, namespace: &str, pick: impl Fn(&Value) -> bool) -> Option<Value> {
+        self.all("clusters", CLUSTER_GROUP)
+            .into_iter()
+            .map(|(_, c)| c)
+            .find(|c| s(c, &["metadata", "namespace"]) == namespace && pick(c))
+    }
+
+    fn cluster(&mut self, cluster: &Value) {
+        let ns = s(cluster, &["metadata", "namespace"]).to_owned();
+        let name = s(cluster, &["metadata", "name"]).to_owned();
+        if terminating(cluster) {
+            self.delete_cluster(cluster, &ns, &name);
+            return;
+        }
+        let finalizers = cluster["metadata"]["finalizers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut cluster = cluster.clone();
+        if !finalizers.iter().any(|f| f == CLUSTER_FINALIZER) {
+            let mut new = cluster.clone();
+            let mut list = finalizers;
+            list.push(json!(CLUSTER_FINALIZER));
+            new["metadata"]["finalizers"] = Value::Array(list);
+            match self.update(new) {
+                Some(updated) => cluster = updated,
+                None => return,
+            }
+        }
+        let infra = self.find_ref(&cluster["spec"]["infrastructureRef"], &ns);
+        let mut infra_ready = false;
+        if let Some((_, infra)) = &infra {
+            self.adopt(infra, &cluster);
+            if !self.stalled(infra) {
+                let mut status = infra["status"].clone();
+                if !status.is_object() {
+                    status = json!({});
+                }
+                status["ready"] = json!(true);
+                status["conditions"] = conditions(infra, &[("Ready", true)]);
+                self.set_status(infra, status);
+                infra_ready = true;
+            }
+            let endpoint = &infra["spec"]["controlPlaneEndpoint"];
+            if endpoint.is_object()
+                && cluster["spec"]["controlPlaneEndpoint"]["host"]
+                    .as_str()
+                    .is_none_or(str::is_empty)
+            {
+                let mut new = cluster.clone();
+                new["spec"]["controlPlaneEndpoint"] = endpoint.clone();
+                if let Some(updated) = self.update(new) {
+                    cluster = updated;
+                }
+            }
+        }
+        if let Some((_, etcd)) = self.find_ref(&cluster["spec"]["managedExternalEtcdRef"], &ns) {
+            self.adopt(&etcd, &cluster);
+        }
+        let cp = self.find_ref(&cluster["spec"]["controlPlaneRef"], &ns);
+        let (cp_initialized, cp_ready) = match &cp {
+            Some((_, kcp)) => {
+                self.adopt(kcp, &cluster);
+                let st = &kcp["status"];
+                (
+                    st["initialized"] == json!(true),
+                    st["ready"] == json!(true)
+                        && st["readyReplicas"] == kcp["spec"]["replicas"]
+                        && st["updatedReplicas"] == kcp["spec"]["replicas"],
+                )
+            }
+            None => (false, false),
+        };
+        let ready = infra_ready && cp_ready && !self.stalled(&cluster);
+        let mut status = cluster["status"].clone();
+        if !status.is_object() {
+            status = json!({});
+        }
+        status["phase"] = json!(if ready {
+            "Provisioned"
+        } else if infra_ready {
+            "Provisioning"
+        } else {
+            "Pending"
+        });
+        status["infrastructureReady"] = json!(infra_ready);
+        status["controlPlaneReady"] = json!(cp_ready);
+        status["observedGeneration"] = cluster["metadata"]["generation"].clone();
+        let mut wanted = vec![
+            ("Ready", ready),
+            ("ControlPlaneReady", cp_ready),
+            ("InfrastructureReady", infra_ready),
+        ];
+        if !is_v1beta1(&cluster) {
+            status["initialization"] = json!({"infrastructureProvisioned": infra_ready, "controlPlaneInitialized": cp_initialized});
+            wanted.extend([
+                ("Available", ready),
+                ("ControlPlaneAvailable", cp_ready),
+                ("ControlPlaneInitialized", cp_initialized),
+            ]);
+        }
+        status["conditions"] = conditions(&cluster, &wanted);
+        self.set_status(&cluster, status);
+    }
+
+    fn delete_cluster(&mut self, cluster: &Value, ns: &str, name: &str) {
+        let belongs = |o: &Value| {
+            s(o, &["metadata", "namespace"]) == ns
+                && (s(o, &["metadata", "labels", CLUSTER_NAME_LABEL]) == name
+                    || s(o, &["spec", "clusterName"]) == name
+                    || owned_by(o, s(cluster, &["metadata", "uid"])))
+        };
+        // Machines first, one per step.
+        if let Some((key, _)) = self
+            .all("machines", CLUSTER_GROUP)
+            .into_iter()
+            .find(|(_, m)| belongs(m))
+        {
+            self.store.delete_key(&key, false);
+            return;
+        }
+        let mut remaining = false;
+        let mut doomed: Vec<Key> = self
+            .all("machinedeployments", CLUSTER_GROUP)
+            .into_iter()
+            .filter(|(_, md)| belongs(md))
+            .map(|(k, _)| k)
+            .collect();
+        for r in [
+            "controlPlaneRef",
+            "managedExternalEtcdRef",
+            "infrastructureRef",
+        ] {
+            if let Some((key, _)) = self.find_ref(&cluster["spec"][r], ns) {
+                doomed.push(key);
+            }
+        }
+        for key in doomed {
+            remaining = true;
+            self.store.delete_key(&key, false);
+        }
+        if remaining {
+            return;
+        }
+        let mut new = cluster.clone();
+        let list: Vec<Value> = cluster["metadata"]["finalizers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|f| f != CLUSTER_FINALIZER)
+            .collect();
+        new["metadata"]["finalizers"] = Value::Array(list);
+        self.update(new);
+    }
+
+    /// Creates or deletes at most one Machine of `owner` toward `desired`; returns the counts.
+    fn machines(&mut self, owner: &Value, desired: &Desired) -> Counts {
+        let uid = s(owner, &["metadata", "uid"]).to_owned();
+        let ns = s(owner, &["metadata", "namespace"]).to_owned();
+        let mut mine: Vec<(Key, Value)> = self
+            .all("machines", CLUSTER_GROUP)
+            .into_iter()
+            .filter(|(_, m)| owned_by(m, &uid) && !terminating(m))
+            .collect();
+        mine.sort_by(|a, b| {
+            s(&a.1, &["metadata", "creationTimestamp"])
+                .cmp(s(&b.1, &["metadata", "creationTimestamp"]))
+                .then(
+                    a.1["metadata"]["resourceVersion"]
+                        .as_str()
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .cmp(
+                            &b.1["metadata"]["resourceVersion"]
+                                .as_str()
+                                .and_then(|v| v.parse::<u64>().ok()),
+                        ),
+                )
+        });
+        let current =
+            |m: &Value| s(m, &["metadata", "annotations", TEMPLATE_ANNOTATION]) == desired.template;
+        let outdated: Vec<Key> = mine
+            .iter()
+            .filter(|(_, m)| !current(m))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let count = mine.len();
+        let updated = count - outdated.len();
+        if !desired.create {
+            return Counts {
+                replicas: count,
+                updated,
+            };
+        }
+        if count < desired.replicas || (!outdated.is_empty() && count == desired.replicas) {
+            let name = format!("{}-{}", s(owner, &["metadata", "name"]), clock::suffix(5));
+            let mut spec = json!({
+                "clusterName": desired.cluster,
+                "infrastructureRef": desired.infrastructure_ref,
+            });
+            if !desired.version.is_null() {
+                spec["version"] = desired.version.clone();
+            }
+            let mut bootstrap = json!({"dataSecretName": name});
+            if let Some(r) = &desired.bootstrap_ref {
+                bootstrap["configRef"] = r.clone();
+            }
+            spec["bootstrap"] = bootstrap;
+            let machine = json!({
+                "apiVersion": desired.machine_api_version,
+                "kind": "Machine",
+                "metadata": {
+                    "name": name,
+                    "namespace": ns,
+                    "labels": desired.labels,
+                    "annotations": {TEMPLATE_ANNOTATION: desired.template, "cluster.x-k8s.io/cloned-from-name": s(&desired.infrastructure_ref, &["name"])},
+                    "ownerReferences": [owner_ref(owner)],
+                },
+                "spec": spec,
+                "status": {
+                    "phase": "Running",
+                    "bootstrapReady": true,
+                    "infrastructureReady": true,
+                    "nodeRef": {"kind": "Node", "name": name},
+                    "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": clock::now_rfc3339()}],
+                },
+            });
+            if self.store.put(machine, MANAGER).is_ok() {
+                return Counts {
+                    replicas: count + 1,
+                    updated: updated + 1,
+                };
+            }
+        } else if let Some(key) = outdated
+            .first()
+            .cloned()
+            .or_else(|| (count > desired.replicas).then(|| mine[count - 1].0.clone()))
+        {
+            self.store.delete_key(&key, false);
+            let was_outdated = outdated.contains(&key);
+            return Counts {
+                replicas: count - 1,
+                updated: if was_outdated { updated } else { updated - 1 },
+            };
+        }
+        Counts {
+            replicas: count,
+            updated,
+        }
+    }
+
+    fn machine_api_version(cluster: Option<&Value>, owner: &Value) -> String {
+        let owner_av = s(owner, &["apiVersion"]);
+        let contract = if group_of(owner_av) == CLUSTER_GROUP
+            || group_of(owner_av) == "controlplane.cluster.x-k8s.io"
+        {
+            split_api_version(owner_av).1.to_owned()
+        } else {
+            cluster
+                .map(|c| split_api_version(s(c, &["apiVersion"])).1.to_owned())
+                .unwrap_or_else(|| "v1beta1".into())
+        };
+        format!("{CLUSTER_GROUP}/{contract}")
+    }
+
+    fn etcd(&mut self, etcd: &Value) {
+        let ns = s(etcd, &["metadata", "namespace"]).to_owned();
+        let name = s(etcd, &["metadata", "name"]).to_owned();
+        let cluster = self.cluster_by(&ns, |c| {
+            s(c, &["spec", "managedExternalEtcdRef", "name"]) == name
+        });
+        let cluster_name = cluster
+            .as_ref()
+            .map(|c| s(c, &["metadata", "name"]).to_owned())
+            .unwrap_or_else(|| s(etcd, &["metadata", "labels", CLUSTER_NAME_LABEL]).to_owned());
+        let replicas = etcd["spec"]["replicas"].as_u64().unwrap_or(1) as usize;
+        let template = &etcd["spec"]["infrastructureTemplate"];
+        let version = etcd["spec"]["etcdadmConfigSpec"]["etcdadmBuiltin"].clone();
+        let etcd_version = s(
+            etcd,
+            &[
+                "spec",
+                "etcdadmConfigSpec",
+                "bottlerocketConfig",
+                "etcdImage",
+            ],
+        )
+        .to_owned()
+            + s(
+                etcd,
+                &["spec", "etcdadmConfigSpec", "cloudInitConfig", "version"],
+            );
+        let _ = version;
+        let desired = Desired {
+            replicas,
+            template: format!("{}||{etcd_version}", s(template, &["name"])),
+            infrastructure_ref: template.clone(),
+            bootstrap_ref: None,
+            version: Value::Null,
+            labels: json!({CLUSTER_NAME_LABEL: cluster_name, "cluster.x-k8s.io/etcd-cluster": name}),
+            machine_api_version: Pass::machine_api_version(cluster.as_ref(), etcd),
+            cluster: cluster_name.clone(),
+            create: !self.stalled(etcd)
+                && !cluster.as_ref().is_some_and(terminating)
+                && !terminating(etcd),
+        };
+        let counts = self.machines(etcd, &desired);
+        let ready = counts.replicas == replicas && counts.updated == replicas && desired.create;
+        let mut status = etcd["status"].clone();
+        if !status.is_object() {
+            status = json!({});
+        }
+        status["readyReplicas"] = json!(counts.replicas);
+        status["ready"] = json!(ready);
+        status["initializedEtcdCluster"] = json!(counts.replicas > 0);
+        status["creationComplete"] = json!(ready);
+        status["observedGeneration"] = etcd["metadata"]["generation"].clone();
+        status["conditions"] = conditions(
+            etcd,
+            &[("Ready", ready), ("EtcdClusterResizeCompleted", ready)],
+        );
+        self.set_status(etcd, status);
+    }
+
+    fn control_plane(&mut self, kcp: &Value) {
+        let ns = s(kcp, &["metadata", "namespace"]).to_owned();
+        let name = s(kcp, &["metadata", "name"]).to_owned();
+        let cluster = self.cluster_by(&ns, |c| s(c, &["spec", "controlPlaneRef", "name"]) == name);
+        let cluster_name = cluster
+            .as_ref()
+            .map(|c| s(c, &["metadata", "name"]).to_owned())
+            .unwrap_or_else(|| s(kcp, &["metadata", "labels", CLUSTER_NAME_LABEL]).to_owned());
+        let etcd_ready = match cluster
+            .as_ref()
+            .map(|c| &c["spec"]["managedExternalEtcdRef"])
+        {
+            Some(r) if r.is_object() => self
+                .find_ref(r, &ns)
+                .is_some_and(|(_, e)| e["status"]["ready"] == json!(true)),
+            _ => true,
+        };
+        let infrastructure_ref = if is_v1beta1(kcp) {
+            kcp["spec"]["machineTemplate"]["infrastructureRef"].clone()
+        } else {
+            kcp["spec"]["machineTemplate"]["spec"]["infrastructureRef"].clone()
+        };
+        let replicas = kcp["spec"]["replicas"].as_u64().unwrap_or(1) as usize;
+        let version = kcp["spec"]["version"].clone();
+        let bootstrap_ref = if is_v1beta1(kcp) {
+            json!({"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfig", "name": ""})
+        } else {
+            json!({"apiGroup": "bootstrap.cluster.x-k8s.io", "kind": "KubeadmConfig", "name": ""})
+        };
+        let desired = Desired {
+            replicas,
+            template: format!(
+                "{}||{}",
+                s(&infrastructure_ref, &["name"]),
+                version.as_str().unwrap_or_default()
+            ),
+            infrastructure_ref,
+            bootstrap_ref: Some(bootstrap_ref),
+            version: version.clone(),
+            labels: json!({CLUSTER_NAME_LABEL: cluster_name, "cluster.x-k8s.io/control-plane": ""}),
+            machine_api_version: Pass::machine_api_version(cluster.as_ref(), kcp),
+            cluster: cluster_name.clone(),
+            create: etcd_ready
+                && !self.stalled(kcp)
+                && !cluster.as_ref().is_some_and(terminating)
+                && !terminating(kcp),
+        };
+        let counts = self.machines(kcp, &desired);
+        let initialized = counts.replicas > 0 || kcp["status"]["initialized"] == json!(true);
+        if counts.replicas > 0
+            && let Some(cluster) = &cluster
+        {
+            self.kubeconfig_secret(cluster);
+        }
+        let ready = counts.replicas == replicas && counts.updated == replicas && desired.create;
+        let mut status = kcp["status"].clone();
+        if !status.is_object() {
+            status = json!({});
+        }
+        status["replicas"] = json!(counts.replicas);
+        status["readyReplicas"] = json!(counts.replicas);
+        status["availableReplicas"] = json!(counts.replicas);
+        status["updatedReplicas"] = json!(counts.updated);
+        status["upToDateReplicas"] = json!(counts.updated);
+        status["unavailableReplicas"] = json!(0);
+        status["ready"] = json!(counts.replicas > 0);
+        status["initialized"] = json!(initialized);
+        status["version"] = version;
+        status["observedGeneration"] = kcp["metadata"]["generation"].clone();
+        status["selector"] = json!(format!(
+            "{CLUSTER_NAME_LABEL}={cluster_name},cluster.x-k8s.io/control-plane"
+        ));
+        if !is_v1beta1(kcp) {
+            status["initialization"] = json!({"controlPlaneInitialized": initialized});
+        }
+        status["conditions"] = conditions(
+            kcp,
+            &[
+                ("Available", ready),
+                ("Ready", ready),
+                ("MachinesReady", ready),
+            ],
+        );
+        self.set_status(kcp, status);
+    }
+
+    fn kubeconfig_secret(&mut self, cluster: &Value) {
+        let ns = s(cluster, &["metadata", "namespace"]);
+        let name = s(cluster, &["metadata", "name"]);
+        let secret_name = format!("{name}-kubeconfig");
+        if self.find("", "Secret", ns, &secret_name).is_some() {
+            return;
+        }
+        let host = s(cluster, &["spec", "controlPlaneEndpoint", "host"]);
+        let host = if host.is_empty() { "127.0.0.1" } else { host };
+        let port = cluster["spec"]["controlPlaneEndpoint"]["port"]
+            .as_u64()
+            .unwrap_or(6443);
+        use base64::Engine;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let kubeconfig = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    server: https://{host}:{port}\n    certificate-authority-data: {}\ncontexts:\n- name: {name}-admin@{name}\n  context:\n    cluster: {name}\n    user: {name}-admin\ncurrent-context: {name}-admin@{name}\nusers:\n- name: {name}-admin\n  user:\n    client-certificate-data: {}\n    client-key-data: {}\n",
+            b64("simulated CA"),
+            b64("simulated client certificate"),
+            b64("simulated client key"),
+        );
+        let secret = json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "cluster.x-k8s.io/secret",
+            "metadata": {
+                "name": secret_name,
+                "namespace": ns,
+                "labels": {CLUSTER_NAME_LABEL: name},
+                "ownerReferences": [owner_ref(cluster)],
+            },
+            "data": {"value": b64(&kubeconfig)},
+        });
+        let _ = self.store.put(secret, MANAGER);
+    }
+
+    fn machine_deployment(&mut self, md: &Value) {
+        let ns = s(md, &["metadata", "namespace"]).to_owned();
+        let name = s(md, &["metadata", "name"]).to_owned();
+        let cluster_name = s(md, &["spec", "clusterName"]).to_owned();
+        let cluster = self.cluster_by(&ns, |c| s(c, &["metadata", "name"]) == cluster_name);
+        let cp_initialized = cluster
+            .as_ref()
+            .and_then(|c| self.find_ref(&c["spec"]["controlPlaneRef"], &ns))
+            .is_some_and(|(_, kcp)| kcp["status"]["initialized"] == json!(true));
+        if let Some(c) = &cluster {
+            self.adopt(md, c);
+        }
+        let spec = &md["spec"]["template"]["spec"];
+        let infrastructure_ref = spec["infrastructureRef"].clone();
+        let bootstrap_ref = spec["bootstrap"]["configRef"].clone();
+        let version = spec["version"].clone();
+        let replicas = md["spec"]["replicas"].as_u64().unwrap_or(1) as usize;
+        let desired = Desired {
+            replicas,
+            template: format!(
+                "{}|{}|{}",
+                s(&infrastructure_ref, &["name"]),
+                s(&bootstrap_ref, &["name"]),
+                version.as_str().unwrap_or_default()
+            ),
+            infrastructure_ref,
+            bootstrap_ref: Some(bootstrap_ref),
+            version,
+            labels: json!({CLUSTER_NAME_LABEL: cluster_name, "cluster.x-k8s.io/deployment-name": name}),
+            machine_api_version: Pass::machine_api_version(cluster.as_ref(), md),
+            cluster: cluster_name.clone(),
+            create: cp_initialized
+                && !self.stalled(md)
+                && !cluster.as_ref().is_some_and(terminating)
+                && !terminating(md),
+        };
+        let counts = self.machines(md, &desired);
+        let ready = counts.replicas == replicas && counts.updated == replicas && desired.create;
+        let mut status = md["status"].clone();
+        if !status.is_object() {
+            status = json!({});
+        }
+        status["replicas"] = json!(counts.replicas);
+        status["readyReplicas"] = json!(counts.replicas);
+        status["availableReplicas"] = json!(counts.replicas);
+        status["updatedReplicas"] = json!(counts.updated);
+        status["upToDateReplicas"] = json!(counts.updated);
+        status["unavailableReplicas"] = json!(0);
+        status["observedGeneration"] = md["metadata"]["generation"].clone();
+        status["selector"] = json!(format!(
+            "{CLUSTER_NAME_LABEL}={cluster_name},cluster.x-k8s.io/deployment-name={name}"
+        ));
+        status["phase"] = json!(if ready {
+            "Running"
+        } else if counts.replicas < replicas {
+            "ScalingUp"
+        } else if counts.replicas > replicas {
+            "ScalingDown"
+        } else {
+            "Running"
+        });
+        status["conditions"] = conditions(
+            md,
+            &[
+                ("Available", ready),
+                ("Ready", ready),
+                ("MachineSetReady", ready),
+            ],
+        );
+        self.set_status(md, status);
+    }
+}
+
+/// The value at a dotted path of a JSON object (`spec.replicas`): a convenience for tests.
+pub fn field<'a>(object: &'a Value, dotted: &str) -> Option<&'a Value> {
+    let path: Vec<String> = dotted.split('.').map(str::to_owned).collect();
+    get_path(object, &path)
 }

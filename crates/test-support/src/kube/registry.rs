@@ -121,11 +121,11 @@ impl Registry {
             .find(|t| t.group == group && t.version == version && t.kind == kind)
     }
 
-    /// Any served version of `group`/`plural` (storage is shared between versions).
-    pub(crate) fn any_version(&self, group: &str, plural: &str) -> Option<&ResourceType> {
+    /// Any served version of `group`'s `kind` (storage is shared between versions).
+    pub(crate) fn by_group_kind(&self, group: &str, kind: &str) -> Option<&ResourceType> {
         self.types
             .iter()
-            .find(|t| t.group == group && t.plural == plural)
+            .find(|t| t.group == group && t.kind == kind)
     }
 
     /// Registers (or replaces) one resource type.

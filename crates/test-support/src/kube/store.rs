@@ -835,12 +835,12 @@ impl Store {
         self.objects.get(key)
     }
 
-    /// Keys of stored objects of `group`/`plural` in `namespace`.
-    pub(crate) fn keys_of(&self, group: &str, plural: &str, namespace: &str) -> Vec<Key> {
+    /// Stored objects of `group`/`plural`, all namespaces, with their stored apiVersion.
+    pub(crate) fn raw(&self, group: &str, plural: &str) -> Vec<(Key, Value)> {
         self.objects
-            .keys()
-            .filter(|k| k.0 == group && k.1 == plural && k.2 == namespace)
-            .cloned()
+            .iter()
+            .filter(|(k, _)| k.0 == group && k.1 == plural)
+            .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
     }
 }
