@@ -1,0 +1,168 @@
+//! Create a Snow cluster on a management cluster from a program: check the spec, connect, apply
+//! the Cluster API and CAPAS objects, wait until the cluster is ready, and write its kubeconfig.
+//!
+//! ```text
+//! cargo run -p snowctl-examples --example create_cluster -- cluster.yaml mgmt.kubeconfig
+//! cargo run -p snowctl-examples --example create_cluster -- cluster.yaml mgmt.kubeconfig credentials.ini ca-bundle.pem
+//! ```
+//!
+//! The management cluster must run Cluster API and CAPAS (and etcdadm for external etcd). With
+//! the credentials and CA bundle, the CAPAS identity Secret is rendered and applied; without
+//! them it must already be on the management cluster. Progress goes to stderr; the workload
+//! kubeconfig is written to `./<cluster>/<cluster>-eks-a-cluster.kubeconfig`. Exits 1 on
+//! failure (with the error and what to do), 2 on bad arguments or unreadable input.
+
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "an example program reports to its terminal"
+)]
+
+use capi_render::{ReleaseInputs, RenderOptions, SecretInputs};
+use snowctl::lifecycle::{self, ClusterRequest, LifecycleError, Management, WaitOptions};
+use std::path::Path;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (spec_path, kubeconfig, device_files) = match args.as_slice() {
+        [spec, kubeconfig] => (spec, kubeconfig, None),
+        [spec, kubeconfig, credentials, bundle] => (spec, kubeconfig, Some((credentials, bundle))),
+        _ => {
+            eprintln!(
+                "usage: create_cluster <cluster.yaml> <mgmt.kubeconfig> [credentials.ini ca-bundle.pem]"
+            );
+            return ExitCode::from(2);
+        }
+    };
+
+    // The spec, read strictly and checked offline.
+    let text = match std::fs::read_to_string(spec_path) {
+        Ok(text) => text,
+        Err(err) => {
+            eprintln!("cannot read {spec_path}: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let spec = match snow_api::check(&text) {
+        Ok(report) if report.is_valid() => report.spec,
+        Ok(report) => {
+            for finding in &report.findings {
+                eprintln!("{finding}");
+            }
+            return ExitCode::from(1);
+        }
+        Err(err) => {
+            eprintln!("{spec_path}: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(spec) = spec else {
+        return ExitCode::from(1);
+    };
+    let inputs = match ReleaseInputs::embedded() {
+        Ok(inputs) => inputs,
+        Err(err) => {
+            eprintln!("{err}");
+            return ExitCode::from(1);
+        }
+    };
+
+    // The device files, for the CAPAS identity Secret.
+    let secrets = match device_files {
+        None => None,
+        Some((credentials, bundle)) => {
+            let loaded =
+                snow_credentials::load_credentials(Path::new(credentials)).and_then(|(c, cf)| {
+                    snow_credentials::load_ca_bundle(Path::new(bundle))
+                        .map(|(b, bf)| (c, b, cf, bf))
+                });
+            match loaded {
+                Ok((c, b, cf, bf)) => {
+                    let findings: Vec<_> = cf.into_iter().chain(bf).collect();
+                    if snow_api::has_errors(&findings) {
+                        for finding in &findings {
+                            eprintln!("{finding}");
+                        }
+                        return ExitCode::from(1);
+                    }
+                    Some((c, b))
+                }
+                Err(err) => {
+                    eprintln!("{err} ({})", err.hint());
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    let request = ClusterRequest {
+        spec: &spec,
+        spec_text: &text,
+        inputs: &inputs,
+        options: RenderOptions {
+            secrets: secrets
+                .as_ref()
+                .map(|(credentials, ca_bundle)| SecretInputs {
+                    credentials,
+                    ca_bundle,
+                }),
+            ..RenderOptions::default()
+        },
+    };
+
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("cannot start tokio: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(create(Path::new(kubeconfig), &request)) {
+        Ok(path) => {
+            eprintln!(
+                "cluster {} is ready; kubeconfig: {}",
+                spec.name(),
+                path.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("error: {err}");
+            if let LifecycleError::Rejected { findings, .. } = &err {
+                for finding in findings {
+                    eprintln!("  {finding}");
+                }
+            }
+            if let Some(hint) = err.hint() {
+                eprintln!("hint: {hint}");
+            }
+            match err {
+                LifecycleError::Kubeconfig { .. } => ExitCode::from(2),
+                _ => ExitCode::from(1),
+            }
+        }
+    }
+}
+
+/// Connects, creates (or converges) the cluster, and writes its kubeconfig in the current
+/// directory.
+async fn create(
+    kubeconfig: &Path,
+    request: &ClusterRequest<'_>,
+) -> Result<std::path::PathBuf, LifecycleError> {
+    let mgmt = Management::connect(kubeconfig, None).await?;
+    let created = lifecycle::create(&mgmt, request, &WaitOptions::default(), &mut |event| {
+        eprintln!("{event}");
+    })
+    .await?;
+    let dir = std::env::current_dir().map_err(|e| LifecycleError::Write {
+        path: ".".into(),
+        reason: e.to_string(),
+    })?;
+    let (path, _) =
+        lifecycle::kubeconfig::write(&dir, &created.cluster, &created.kubeconfig, false)?;
+    Ok(path)
+}
