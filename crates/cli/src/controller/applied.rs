@@ -104,7 +104,8 @@ pub fn up_to_date(desired: &Value, live: &Value, manager: &str) -> bool {
     if let Value::Object(map) = &mut wanted {
         map.remove("status");
     }
-    managed_fieldset(live, manager).is_some_and(|owned| owned == fieldset(&wanted))
+    // An apply that sets no field (a bare Namespace) leaves no entry behind.
+    managed_fieldset(live, manager).unwrap_or_default() == fieldset(&wanted)
         && contains(&wanted, live)
 }
 

@@ -124,12 +124,17 @@ impl Sources {
                 get(kind, name, &mut sources).await?;
             }
         }
-        if let Some(secret) = datacenter
-            .as_ref()
-            .and_then(|d| ref_name(&d["spec"]["identityRef"]))
-        {
+        if let Some(d) = &datacenter {
+            // An empty identityRef defaults as in the CLI: `<datacenter>-snow-credentials`.
+            let secret = ref_name(&d["spec"]["identityRef"])
+                .map(str::to_owned)
+                .unwrap_or_else(|| {
+                    snow_api::defaults::default_identity_secret_name(
+                        d["metadata"]["name"].as_str().unwrap_or_default(),
+                    )
+                });
             sources.identity_name = Some(format!("{ns}/{secret}"));
-            sources.identity = mgmt.get("v1", "Secret", Some(&ns), secret).await?;
+            sources.identity = mgmt.get("v1", "Secret", Some(&ns), &secret).await?;
         }
         Ok(sources)
     }
