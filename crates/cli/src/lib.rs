@@ -27,7 +27,9 @@ pub fn run() -> ExitCode {
             };
         }
     };
-    let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
+    // Unlocked handles: each write takes the lock briefly, so log lines from other threads
+    // (the controller's tracing) are never blocked behind a command holding stderr.
+    let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
     commands::dispatch(
         cli,
         &mut output::Io {

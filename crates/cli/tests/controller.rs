@@ -7,7 +7,8 @@
 use serde_json::{Value, json};
 use snow_api::DeviceIp;
 use snow_test_support::{
-    InMemoryDevice, TestCa,
+    InMemoryDevice,
+    declared::{DeclaredCluster, EKSA},
     kube::{CapiHandle, CapiOptions, KubeStandIn},
 };
 use snowctl::{
@@ -19,16 +20,13 @@ use snowctl::{
 };
 use std::{
     collections::BTreeSet,
-    net::IpAddr,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
-const EKSA: &str = "anywhere.eks.amazonaws.com/v1alpha1";
 const CORE: &str = "cluster.x-k8s.io/v1beta2";
 const INFRA: &str = "infrastructure.cluster.x-k8s.io/v1beta1";
 const NS: &str = "eksa-system";
-const DEVICES: [&str; 2] = ["192.168.1.11", "192.168.1.12"];
 
 /// Devices that have the AMIs and key pairs the test gives them (shared with the test).
 #[derive(Default, Clone)]
@@ -104,70 +102,28 @@ impl Setup {
     }
 
     /// Declares the cluster (as `kubectl apply -f` of a spec would).
-    fn declare(&self, groups: &[(&str, u32)], worker_type: &str, ami: &str) {
-        let ca = TestCa::new("devices").unwrap();
-        let mut ini = String::new();
-        let mut pem = String::new();
-        for (i, ip) in DEVICES.iter().enumerate() {
-            ini.push_str(&format!(
-                "[{ip}]\naws_access_key_id = AKIDCTRL{i}\naws_secret_access_key = ctrlsecret{i}\nregion = snow\n"
-            ));
-            pem.push_str(
-                &ca.server_certificate(ip.parse::<IpAddr>().unwrap())
-                    .unwrap()
-                    .cert_pem,
-            );
+    fn declare(&self, cluster: &DeclaredCluster) {
+        for object in cluster.objects() {
+            self.put(object);
         }
-        let (creds, _) = snow_credentials::CredentialsFile::parse("c", ini.into_bytes());
-        let (bundle, _) = snow_credentials::CaBundle::parse("b", pem.into_bytes());
-        let mut secret = snow_credentials::encode::eksa_identity_secret(
-            "edge-snow-credentials",
-            "default",
-            &creds,
-            &bundle,
-        )
-        .to_json();
-        secret["apiVersion"] = json!("v1");
-        secret["kind"] = json!("Secret");
-        self.put(secret);
-        self.put(json!({"apiVersion": EKSA, "kind": "SnowDatacenterConfig",
-            "metadata": {"name": "edge", "namespace": "default"}, "spec": {}}));
-        for (name, instance_type) in [("edge-cp", "sbe-c.large"), ("edge", worker_type)] {
-            self.put(machine_config(name, instance_type, ami));
-        }
-        self.put(cluster(groups));
     }
 }
 
+/// `edge` with the given worker groups.
+fn edge(groups: &[(&str, u32)]) -> DeclaredCluster {
+    let mut c = DeclaredCluster::new("edge", 1);
+    c.workers = groups.iter().map(|(g, n)| ((*g).to_owned(), *n)).collect();
+    c
+}
+
 fn machine_config(name: &str, instance_type: &str, ami: &str) -> Value {
-    json!({"apiVersion": EKSA, "kind": "SnowMachineConfig",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"devices": DEVICES, "instanceType": instance_type, "amiID": ami,
-                 "sshKeyName": "edge-key", "osFamily": "ubuntu",
-                 "physicalNetworkConnector": "SFP_PLUS",
-                 "network": {"directNetworkInterfaces": [{"index": 1, "dhcp": true, "primary": true}]}}})
+    let mut c = edge(&[]);
+    c.ami = ami.into();
+    c.machine_config(name, instance_type)
 }
 
 fn cluster(groups: &[(&str, u32)]) -> Value {
-    let groups: Vec<Value> = groups
-        .iter()
-        .map(|(name, count)| {
-            json!({"name": name, "count": count,
-            "machineGroupRef": {"kind": "SnowMachineConfig", "name": "edge"}})
-        })
-        .collect();
-    json!({"apiVersion": EKSA, "kind": "Cluster",
-        "metadata": {"name": "edge", "namespace": "default",
-            // The endpoint is not on this machine: the in-use probe must not dial it.
-            "annotations": {"anywhere.eks.amazonaws.com/skip-ip-check": "true"}},
-        "spec": {
-            "kubernetesVersion": "1.33",
-            "clusterNetwork": {"cniConfig": {"cilium": {}},
-                "pods": {"cidrBlocks": ["10.244.0.0/16"]}, "services": {"cidrBlocks": ["10.96.0.0/12"]}},
-            "controlPlaneConfiguration": {"count": 1, "endpoint": {"host": "192.168.1.100"},
-                "machineGroupRef": {"kind": "SnowMachineConfig", "name": "edge-cp"}},
-            "datacenterRef": {"kind": "SnowDatacenterConfig", "name": "edge"},
-            "workerNodeGroupConfigurations": groups}})
+    edge(groups).cluster()
 }
 
 fn eksa_cluster(s: &Setup) -> Option<Value> {
@@ -222,7 +178,7 @@ fn names(s: &Setup, api_version: &str, kind: &str) -> Vec<String> {
 async fn the_gitops_flow_creates_changes_pauses_and_deletes_a_cluster() {
     let s = setup().await;
     let ctx = s.context(controller::FIELD_MANAGER).await;
-    s.declare(&[("md-0", 2)], "sbe-c.large", "ami-good");
+    s.declare(&edge(&[("md-0", 2)]));
 
     // Create: machine configs validated, objects applied, the Cluster Ready.
     resync_until(&ctx, &s, "Ready", ready).await;
@@ -536,7 +492,7 @@ async fn two_replicas_elect_one_leader_which_survives_dropped_watches_and_hands_
     );
 
     // The leader reconciles what is declared, through its watches; the standby writes nothing.
-    s.declare(&[("md-0", 1)], "sbe-c.large", "ami-good");
+    s.declare(&edge(&[("md-0", 1)]));
     wait("Ready through watches", async || ready(&s)).await;
     let managers: BTreeSet<String> = s
         .api
@@ -585,4 +541,77 @@ async fn two_replicas_elect_one_leader_which_survives_dropped_watches_and_hands_
         .unwrap()
         .expect("a graceful stop");
     drop(s.capi);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_logs_json_serves_health_and_stops_on_sigterm() {
+    let s = setup().await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = s.api.write_kubeconfig(dir.path()).unwrap();
+    let log = dir.path().join("controller.log");
+    let addr = free_addr();
+    let mut child = Reaped(
+        std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"))
+            .args(["controller", "--log-format", "json", "--no-leader-election"])
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--health-addr")
+            .arg(addr.to_string())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let logged = || std::fs::read_to_string(&log).unwrap_or_default();
+    wait("/readyz", async || {
+        get(addr, "/readyz").await.contains("200 OK")
+    })
+    .await;
+    assert!(get(addr, "/healthz").await.contains("ok (leader)"));
+    wait("the controllers to start", async || {
+        logged().contains("watching")
+    })
+    .await;
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &child.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            panic!("no exit 30 s after SIGTERM; log:\n{}", logged());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "exit {status:?}; log:\n{}", logged());
+    let text = logged();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let messages: Vec<&str> = lines.iter().filter_map(|l| l["message"].as_str()).collect();
+    assert!(
+        messages.contains(&"connected to the management cluster"),
+        "{messages:?}"
+    );
+    assert!(messages.contains(&"SIGTERM: shutting down"), "{messages:?}");
+    assert!(messages.contains(&"stopped"), "{messages:?}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["level"].is_string() && l["timestamp"].is_string())
+    );
+}
+
+/// A child process that is killed if the test fails before it exits.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -654,7 +654,12 @@ async fn delete_leaves_nothing_behind_and_a_missing_cluster_is_not_an_error() {
         show(&again)
     );
     let missing = m.snowctl(&["describe", "cluster", "edge"]).await;
-    assert!(text(&missing.stdout).contains("cluster edge is not on the management cluster"));
+    assert_eq!(missing.status.code(), Some(1), "{}", show(&missing));
+    assert!(
+        text(&missing.stderr).contains("cluster edge is not on the management cluster"),
+        "{}",
+        show(&missing)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,6 +19,7 @@
 //! Everything binds loopback addresses only.
 
 mod ca;
+pub mod declared;
 mod device_api;
 mod https;
 pub mod kube;

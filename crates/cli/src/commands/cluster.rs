@@ -125,26 +125,6 @@ pub fn upgrade(cmd: UpgradeCommand, verbose: u8, io: &mut Io<'_>) -> ExitCode {
             &mut printer(io, verbose),
         )
         .await?;
-        if outcome.changes.is_empty() {
-            io.err("upgrade: no template changes; no machine will roll\n");
-        }
-        for change in &outcome.changes {
-            let replaces = change
-                .replaces
-                .as_deref()
-                .map(|r| format!(" (replaces {r})"))
-                .unwrap_or_default();
-            io.err(&format!(
-                "upgrade: {}{replaces}: {}\n",
-                change.object, change.reason
-            ));
-        }
-        for group in &outcome.removed_groups {
-            io.err(&format!(
-                "upgrade: worker group {group} is no longer in the spec: its MachineDeployment, templates and machines {}\n",
-                if outcome.applied { "were removed" } else { "will be removed" }
-            ));
-        }
         if dry_run {
             io.out(&capi_render::to_yaml(&outcome.objects));
         } else {
@@ -227,6 +207,11 @@ pub fn describe(cmd: DescribeCommand, io: &mut Io<'_>) -> ExitCode {
     let outcome = block_on(io, |io| async move {
         let mgmt = Management::connect(&kubeconfig, context.as_deref()).await?;
         let described = lifecycle::describe(&mgmt, &name).await?;
+        if described.root.is_none() {
+            return Err(LifecycleError::NotFound {
+                what: format!("cluster {name}"),
+            });
+        }
         match format {
             OutputFormat::Json => {
                 let mut text = serde_json::to_string_pretty(&described).unwrap_or_default();
@@ -352,8 +337,12 @@ fn printer<'a, 'b>(io: &'a mut Io<'b>, verbose: u8) -> impl FnMut(Event) + 'a {
             ..
         } if verbose == 0 => {
             let now = Some((stage.clone(), *ready));
-            if now != last && *stage != lifecycle::Stage::Deletion {
-                io.err(&format!("⏳ {stage}: {ready}/{total} ready\n"));
+            if now != last {
+                if *stage == lifecycle::Stage::Deletion {
+                    io.err(&format!("⏳ Cluster deletion: {ready} object(s) left\n"));
+                } else {
+                    io.err(&format!("⏳ {stage}: {ready}/{total} ready\n"));
+                }
                 last = now;
             }
         }

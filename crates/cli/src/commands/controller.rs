@@ -104,6 +104,7 @@ async fn termination() {
             signal(SignalKind::interrupt()),
         ) {
             (Ok(mut term), Ok(mut int)) => {
+                tracing::debug!("SIGTERM and SIGINT handlers installed");
                 tokio::select! {
                     _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
                     _ = int.recv() => tracing::info!("SIGINT: shutting down"),

@@ -262,6 +262,10 @@ pub async fn run<S: DeviceSource>(
         health.set_leader(true);
     }
 
+    tracing::info!(
+        namespace = ctx.namespace.as_deref().unwrap_or("*"),
+        "watching Clusters and SnowMachineConfigs"
+    );
     let config = ControllerConfig::default().concurrency(options.concurrency);
     let machine_configs = Controller::new_with(
         ctx.api("SnowMachineConfig"),

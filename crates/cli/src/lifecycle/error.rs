@@ -83,6 +83,12 @@ pub enum LifecycleError {
         /// The file.
         path: PathBuf,
     },
+    /// The object asked for is not there.
+    #[error("{what} is not on the management cluster")]
+    NotFound {
+        /// `cluster NAME`.
+        what: String,
+    },
     /// A local file could not be written.
     #[error("cannot write {}: {reason}", .path.display())]
     Write {
@@ -127,6 +133,9 @@ impl LifecycleError {
                 "move the file away or pass --force to overwrite it".into()
             }
             LifecycleError::Write { .. } => "check the directory and its permissions".into(),
+            LifecycleError::NotFound { .. } => {
+                "check the name and --kubeconfig (kubectl get clusters.cluster.x-k8s.io -n eksa-system lists the clusters)".into()
+            }
         })
     }
 }

@@ -39,6 +39,33 @@ pub struct UpgradeOutcome {
     pub applied: bool,
 }
 
+impl UpgradeOutcome {
+    /// The plan as lines: each template change with the machines it rolls, each removed group.
+    pub fn plan_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.changes.is_empty() {
+            lines.push("upgrade: no template changes; no machine will roll".to_owned());
+        }
+        for change in &self.changes {
+            let replaces = change
+                .replaces
+                .as_deref()
+                .map(|r| format!(" (replaces {r})"))
+                .unwrap_or_default();
+            lines.push(format!(
+                "upgrade: {}{replaces}: {}",
+                change.object, change.reason
+            ));
+        }
+        for group in &self.removed_groups {
+            lines.push(format!(
+                "upgrade: worker group {group} is no longer in the spec: its MachineDeployment, machines and templates will be removed"
+            ));
+        }
+        lines
+    }
+}
+
 /// The worker groups on the cluster that the spec no longer has, as `(group, MachineDeployment)`.
 fn removed_groups(live: &Live, cluster: &str, objects: &[RenderedObject]) -> Vec<(String, Value)> {
     let prefix = format!("{cluster}-");
@@ -135,6 +162,29 @@ async fn remove_group(
         on_event,
     )
     .await?;
+    // Its machines go with it (garbage collection); the templates stay until they are gone.
+    let selector = format!("cluster.x-k8s.io/deployment-name={name}");
+    let start = Instant::now();
+    loop {
+        let left = mgmt
+            .list(&core, "Machine", Some(NAMESPACE), Some(&selector))
+            .await?
+            .len();
+        if left == 0 {
+            break;
+        }
+        if let Some(limit) = timeout
+            && start.elapsed() >= limit
+        {
+            return Err(LifecycleError::Timeout {
+                object: format!("MachineDeployment {NAMESPACE}/{name}"),
+                condition: "its machines are deleted".into(),
+                detail: format!("{left} machine(s) left"),
+                after: wait::human(limit),
+            });
+        }
+        tokio::time::sleep(opts.poll).await;
+    }
     let mut rest = vec![ObjectRef {
         api_version: core,
         kind: "MachineHealthCheck".into(),
@@ -319,16 +369,25 @@ pub async fn upgrade(
         removed_groups: removed.iter().map(|(g, _)| g.clone()).collect(),
         applied: false,
     };
+    // The plan is said before anything is applied, so a failed rollout still shows it.
+    for line in outcome.plan_lines() {
+        on_event(Event::Note(line));
+    }
     if dry_run {
         return Ok(outcome);
     }
     let objects = apply::parse(&plan.objects)?;
     let etcd_first = external_etcd && etcd_changes(&live, &objects);
+    // A pause left by an interrupted etcd-first upgrade is lifted too.
+    let was_paused = live
+        .control_plane
+        .as_ref()
+        .is_some_and(|k| k["metadata"]["annotations"][PAUSED] == "true");
     if etcd_first {
         roll_etcd_first(mgmt, contract, &cluster, &objects, opts, on_event).await?;
     }
     converge(mgmt, req, contract, &plan.objects, on_event).await?;
-    if etcd_first {
+    if etcd_first || was_paused {
         unpause(mgmt, contract, &cluster).await?;
         on_event(Event::Note("Control plane resumed".into()));
     }
