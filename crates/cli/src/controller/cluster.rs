@@ -7,11 +7,11 @@ use crate::lifecycle::{
     Inventory, LifecycleError, Management,
     apply::{self, object_ref},
     delete::{cleanup, find_cluster},
-    live::{Live, deployment_templates},
-    upgrade::{PAUSED, etcd_changes},
+    live::Live,
+    upgrade::{PAUSED, etcd_changes, group_leftovers},
     wait::{etcd_readiness, replicas_readiness},
 };
-use capi_render::{Contract, NAMESPACE, RenderOptions, SecretInputs, contract::INFRA_API_VERSION};
+use capi_render::{Contract, NAMESPACE, RenderOptions, SecretInputs};
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use snow_validate::plan::SKIP_IP_CHECK_ANNOTATION;
@@ -289,37 +289,15 @@ async fn converge<S: DeviceSource>(
         {
             continue;
         }
-        let core = contract.api_version("cluster.x-k8s.io");
-        let (machine_template, config_template) = deployment_templates(md);
-        let mut doomed = vec![
-            (core.clone(), "MachineDeployment", md_name.to_owned()),
-            (
-                core,
-                "MachineHealthCheck",
-                format!("{md_name}-worker-unhealthy"),
-            ),
-        ];
-        doomed.extend(machine_template.map(|t| {
-            (
-                INFRA_API_VERSION.to_owned(),
-                "AWSSnowMachineTemplate",
-                t.to_owned(),
-            )
-        }));
-        doomed.extend(config_template.map(|t| {
-            (
-                contract.api_version("bootstrap.cluster.x-k8s.io"),
-                "KubeadmConfigTemplate",
-                t.to_owned(),
-            )
-        }));
-        for (api_version, kind, object) in doomed {
-            if mgmt
-                .delete(&api_version, kind, Some(NAMESPACE), &object)
-                .await?
-            {
+        let deployment = crate::lifecycle::ObjectRef {
+            api_version: contract.api_version("cluster.x-k8s.io"),
+            kind: "MachineDeployment".into(),
+            name: md_name.to_owned(),
+        };
+        for object in std::iter::once(deployment).chain(group_leftovers(contract, md)) {
+            if mgmt.delete_object(&object).await? {
                 out.writes += 1;
-                tracing::info!(cluster = %name, %kind, name = %object, "removed a dropped worker group's object");
+                tracing::info!(cluster = %name, object = %object, "removed a dropped worker group's object");
             }
         }
     }

@@ -92,7 +92,27 @@ fn static_errors(config: &Value) -> Vec<String> {
             meta.retain(|k, _| matches!(k.as_str(), "name" | "namespace" | "labels"));
         }
     }
-    let text = serde_json::to_string_pretty(&declared).unwrap_or_default();
+    // The rules run on a spec: a minimal Cluster that uses the config for every role.
+    let ns = config["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("default");
+    let reference = json!({"kind": "SnowMachineConfig", "name": name});
+    let cluster = json!({"apiVersion": EKSA_API_VERSION, "kind": "Cluster",
+        "metadata": {"name": "machine-config-check", "namespace": ns},
+        "spec": {"kubernetesVersion": "1.33",
+            "clusterNetwork": {"cniConfig": {"cilium": {}},
+                "pods": {"cidrBlocks": ["10.244.0.0/16"]}, "services": {"cidrBlocks": ["10.96.0.0/12"]}},
+            "controlPlaneConfiguration": {"count": 1, "endpoint": {"host": "10.0.0.1"},
+                "machineGroupRef": reference},
+            "datacenterRef": {"kind": "SnowDatacenterConfig", "name": "machine-config-check"},
+            "workerNodeGroupConfigurations": [{"name": "md-0", "count": 1, "machineGroupRef": reference}]}});
+    let datacenter = json!({"apiVersion": EKSA_API_VERSION, "kind": "SnowDatacenterConfig",
+        "metadata": {"name": "machine-config-check", "namespace": ns}, "spec": {}});
+    let text = [cluster, datacenter, declared]
+        .iter()
+        .map(|d| serde_json::to_string_pretty(d).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n---\n");
     match snow_api::check(&text) {
         Err(e) => vec![e.to_string()],
         Ok(report) => report
@@ -100,6 +120,13 @@ fn static_errors(config: &Value) -> Vec<String> {
             .iter()
             // Alone, a config has no Cluster: only what is said about the config itself counts.
             .filter(|f| f.is_error() && f.object.as_deref() == Some(object.as_str()))
+            // Whether its pools exist is the cluster part's to say (it reads them).
+            .filter(|f| {
+                !(f.check == "machine-config.dni-pool-ref"
+                    && f.field
+                        .as_deref()
+                        .is_some_and(|p| p.ends_with(".ipPoolRef.name")))
+            })
             .map(|f| match &f.field {
                 Some(field) => format!("{field}: {}", f.message),
                 None => f.message.clone(),
@@ -210,6 +237,9 @@ mod tests {
         assert!(errors.iter().any(|e| e.contains("devices")), "{errors:?}");
         let mut good = config.clone();
         good["spec"]["devices"] = json!(["192.168.1.11"]);
+        assert_eq!(static_errors(&good), Vec::<String>::new());
+        // A pool reference is not an error here: the pool is not part of this check.
+        good["spec"]["network"]["directNetworkInterfaces"][0] = json!({"index": 1, "primary": true, "ipPoolRef": {"kind": "SnowIPPool", "name": "pool"}});
         assert_eq!(static_errors(&good), Vec::<String>::new());
     }
 }

@@ -112,6 +112,31 @@ pub(crate) async fn converge(
     Ok(refs)
 }
 
+/// Waits for the EtcdadmCluster `<cluster>-etcd` to be ready.
+pub(crate) async fn wait_for_etcd(
+    mgmt: &Management,
+    cluster: &str,
+    opts: &WaitOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), LifecycleError> {
+    let etcd_name = format!("{cluster}-etcd");
+    wait::wait_for(
+        mgmt,
+        Target {
+            stage: Stage::Etcd,
+            api_version: ETCD_API_VERSION,
+            kind: "EtcdadmCluster",
+            name: &etcd_name,
+            condition: "status.ready",
+            judge: wait::etcd_readiness,
+            timeout: opts.timeouts.external_etcd,
+        },
+        opts.poll,
+        on_event,
+    )
+    .await
+}
+
 /// Waits for etcd, the control plane and every worker group of `spec`.
 pub(crate) async fn wait_ready(
     mgmt: &Management,
@@ -122,24 +147,9 @@ pub(crate) async fn wait_ready(
 ) -> Result<(), LifecycleError> {
     let cluster = spec.name();
     let s = &spec.cluster.spec;
-    let etcd_name = format!("{cluster}-etcd");
     if s.external_etcd_configuration.is_some() {
         on_event(Event::Step("Waiting for external etcd to be ready".into()));
-        wait::wait_for(
-            mgmt,
-            Target {
-                stage: Stage::Etcd,
-                api_version: ETCD_API_VERSION,
-                kind: "EtcdadmCluster",
-                name: &etcd_name,
-                condition: "status.ready",
-                judge: wait::etcd_readiness,
-                timeout: opts.timeouts.external_etcd,
-            },
-            opts.poll,
-            on_event,
-        )
-        .await?;
+        wait_for_etcd(mgmt, cluster, opts, on_event).await?;
     }
     on_event(Event::Step(
         "Waiting for the control plane to be ready".into(),

@@ -190,15 +190,7 @@ pub(crate) async fn cleanup(
             deleted.kept.push(object.to_string());
             continue;
         }
-        if mgmt
-            .delete(
-                &object.api_version,
-                &object.kind,
-                Some(NAMESPACE),
-                &object.name,
-            )
-            .await?
-        {
+        if mgmt.delete_object(&object).await? {
             deleted.removed.push(object.to_string());
         }
     }

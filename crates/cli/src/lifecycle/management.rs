@@ -1,6 +1,6 @@
 //! The management cluster: a kube client, and objects by `apiVersion`, kind and name as JSON.
 
-use super::{FIELD_MANAGER, LifecycleError, error::chain};
+use super::{FIELD_MANAGER, LifecycleError, ObjectRef, error::chain};
 use kube::{
     Api, Client, Config,
     api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy},
@@ -292,6 +292,17 @@ impl Management {
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
             Err(err) => Err(self.error("delete", format!("{kind}/{name}"), err)),
         }
+    }
+
+    /// Deletes an object of namespace `eksa-system`; `false` when it was not there.
+    pub async fn delete_object(&self, object: &ObjectRef) -> Result<bool, LifecycleError> {
+        self.delete(
+            &object.api_version,
+            &object.kind,
+            Some(capi_render::NAMESPACE),
+            &object.name,
+        )
+        .await
     }
 
     /// The resources served for `group/version`, or `None` when the group version is not served.

@@ -5,17 +5,17 @@
 //! (facts §7, step 5), so the API servers never point at an etcd that is being replaced.
 
 use super::{
-    ClusterRequest, Event, Inventory, LifecycleError, Management, ObjectRef, Stage, WaitOptions,
-    apply, check_providers,
+    ClusterRequest, Event, Inventory, LifecycleError, Management, ObjectRef, WaitOptions, apply,
+    check_providers,
     create::{self, converge, plan_against, wait_ready},
     immutable,
     live::{Live, deployment_templates},
     providers::ProviderCheck,
-    wait::{self, Target},
+    wait,
 };
 use capi_render::{
     Contract, NAMESPACE, RenderedObject,
-    contract::{ETCD_API_VERSION, INFRA_API_VERSION},
+    contract::INFRA_API_VERSION,
     upgrade::{Change, derivative},
 };
 use serde_json::{Value, json};
@@ -90,15 +90,7 @@ async fn delete_and_wait(
     opts: &WaitOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<(), LifecycleError> {
-    if !mgmt
-        .delete(
-            &object.api_version,
-            &object.kind,
-            Some(NAMESPACE),
-            &object.name,
-        )
-        .await?
-    {
+    if !mgmt.delete_object(object).await? {
         return Ok(());
     }
     on_event(Event::Deleted {
@@ -130,6 +122,29 @@ async fn delete_and_wait(
     Ok(())
 }
 
+/// What a dropped worker group leaves once its MachineDeployment is gone: its health check and
+/// its two templates.
+pub(crate) fn group_leftovers(contract: Contract, md: &Value) -> Vec<ObjectRef> {
+    let name = md["metadata"]["name"].as_str().unwrap_or_default();
+    let (machine_template, config_template) = deployment_templates(md);
+    let mut objects = vec![ObjectRef {
+        api_version: contract.api_version("cluster.x-k8s.io"),
+        kind: "MachineHealthCheck".into(),
+        name: format!("{name}-worker-unhealthy"),
+    }];
+    objects.extend(machine_template.map(|t| ObjectRef {
+        api_version: INFRA_API_VERSION.into(),
+        kind: "AWSSnowMachineTemplate".into(),
+        name: t.to_owned(),
+    }));
+    objects.extend(config_template.map(|t| ObjectRef {
+        api_version: contract.api_version("bootstrap.cluster.x-k8s.io"),
+        kind: "KubeadmConfigTemplate".into(),
+        name: t.to_owned(),
+    }));
+    objects
+}
+
 /// Removes a dropped worker group: its MachineDeployment (waiting for its machines), then its
 /// templates and health check.
 async fn remove_group(
@@ -145,7 +160,6 @@ async fn remove_group(
         .unwrap_or_default()
         .to_owned();
     let machines = md["spec"]["replicas"].as_u64().unwrap_or(1).max(1);
-    let (machine_template, config_template) = deployment_templates(md);
     let timeout = opts
         .timeouts
         .per_machine
@@ -185,35 +199,8 @@ async fn remove_group(
         }
         tokio::time::sleep(opts.poll).await;
     }
-    let mut rest = vec![ObjectRef {
-        api_version: core,
-        kind: "MachineHealthCheck".into(),
-        name: format!("{name}-worker-unhealthy"),
-    }];
-    if let Some(t) = machine_template {
-        rest.push(ObjectRef {
-            api_version: INFRA_API_VERSION.into(),
-            kind: "AWSSnowMachineTemplate".into(),
-            name: t.to_owned(),
-        });
-    }
-    if let Some(t) = config_template {
-        rest.push(ObjectRef {
-            api_version: contract.api_version("bootstrap.cluster.x-k8s.io"),
-            kind: "KubeadmConfigTemplate".into(),
-            name: t.to_owned(),
-        });
-    }
-    for object in &rest {
-        if mgmt
-            .delete(
-                &object.api_version,
-                &object.kind,
-                Some(NAMESPACE),
-                &object.name,
-            )
-            .await?
-        {
+    for object in &group_leftovers(contract, md) {
+        if mgmt.delete_object(object).await? {
             on_event(Event::Deleted {
                 object: object.to_string(),
             });
@@ -271,22 +258,7 @@ async fn roll_etcd_first(
             object: apply::object_ref(object).to_string(),
         });
     }
-    let etcd_name = format!("{cluster}-etcd");
-    wait::wait_for(
-        mgmt,
-        Target {
-            stage: Stage::Etcd,
-            api_version: ETCD_API_VERSION,
-            kind: "EtcdadmCluster",
-            name: &etcd_name,
-            condition: "status.ready",
-            judge: wait::etcd_readiness,
-            timeout: opts.timeouts.external_etcd,
-        },
-        opts.poll,
-        on_event,
-    )
-    .await
+    create::wait_for_etcd(mgmt, cluster, opts, on_event).await
 }
 
 /// Lifts the pause [`roll_etcd_first`] set.
