@@ -68,8 +68,9 @@ pub struct RenderOptions<'a> {
     pub names: Option<&'a Names>,
 }
 
-/// One rendered object.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One rendered object. Its `Debug` leaves out the YAML of Secrets (the identity Secret holds
+/// the device credentials).
+#[derive(Clone, PartialEq, Eq)]
 pub struct RenderedObject {
     /// `group/version`.
     pub api_version: String,
@@ -79,6 +80,25 @@ pub struct RenderedObject {
     pub name: String,
     /// The YAML document, without `---`.
     pub yaml: String,
+}
+
+impl std::fmt::Debug for RenderedObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let redacted = format!("<redacted: {} bytes>", self.yaml.len());
+        f.debug_struct("RenderedObject")
+            .field("api_version", &self.api_version)
+            .field("kind", &self.kind)
+            .field("name", &self.name)
+            .field(
+                "yaml",
+                if self.kind == "Secret" {
+                    &redacted
+                } else {
+                    &self.yaml
+                },
+            )
+            .finish()
+    }
 }
 
 /// All objects as one multi-document YAML stream.

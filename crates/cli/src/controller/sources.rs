@@ -11,8 +11,8 @@ use std::collections::BTreeSet;
 /// The EKS Anywhere API version.
 pub const EKSA_API_VERSION: &str = "anywhere.eks.amazonaws.com/v1alpha1";
 
-/// The objects one Cluster is made of.
-#[derive(Debug, Clone, Default)]
+/// The objects one Cluster is made of. Its `Debug` names the identity Secret but never shows it.
+#[derive(Clone, Default)]
 pub struct Sources {
     /// The Cluster.
     pub cluster: Value,
@@ -24,6 +24,18 @@ pub struct Sources {
     pub identity: Option<Value>,
     /// Its `namespace/name`.
     pub identity_name: Option<String>,
+}
+
+impl std::fmt::Debug for Sources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sources")
+            .field("cluster", &self.cluster["metadata"]["name"])
+            .field("objects", &self.objects.len())
+            .field("missing", &self.missing)
+            .field("identity_name", &self.identity_name)
+            .field("identity", &self.identity.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 fn ref_name(v: &Value) -> Option<&str> {

@@ -17,8 +17,9 @@ use capi_render::{
 use snow_api::{ClusterSpec, Finding};
 use std::time::Instant;
 
-/// A created (or converged) cluster.
-#[derive(Debug, Clone)]
+/// A created (or converged) cluster. Its `Debug` leaves the kubeconfig out (it holds the
+/// cluster's admin credentials).
+#[derive(Clone)]
 pub struct Created {
     /// The cluster name.
     pub cluster: String,
@@ -28,6 +29,20 @@ pub struct Created {
     pub objects: Vec<ObjectRef>,
     /// The workload cluster's kubeconfig (from `<cluster>-kubeconfig`).
     pub kubeconfig: String,
+}
+
+impl std::fmt::Debug for Created {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Created")
+            .field("cluster", &self.cluster)
+            .field("existed", &self.existed)
+            .field("objects", &self.objects)
+            .field(
+                "kubeconfig",
+                &format!("<redacted: {} bytes>", self.kubeconfig.len()),
+            )
+            .finish()
+    }
 }
 
 /// The contract the objects will follow.
@@ -298,4 +313,28 @@ pub async fn create(
         objects,
         kubeconfig,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_leaves_the_kubeconfig_and_secrets_out() {
+        let created = Created {
+            cluster: "edge".into(),
+            existed: false,
+            objects: Vec::new(),
+            kubeconfig: "client-key-data: SECRETKEY".into(),
+        };
+        assert!(!format!("{created:?}").contains("SECRETKEY"));
+        let secret = RenderedObject {
+            api_version: "v1".into(),
+            kind: "Secret".into(),
+            name: "edge-snow-credentials".into(),
+            yaml: "data:\n  credentials: SECRETCREDS\n".into(),
+        };
+        let shown = format!("{secret:?}");
+        assert!(!shown.contains("SECRETCREDS") && shown.contains("edge-snow-credentials"));
+    }
 }
