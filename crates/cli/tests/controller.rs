@@ -571,8 +571,9 @@ async fn the_binary_logs_json_serves_health_and_stops_on_sigterm() {
         logged().contains("watching")
     })
     .await;
-    let term = std::process::Command::new("kill")
-        .args(["-TERM", &child.0.id().to_string()])
+    // The shell's own kill: no procps needed.
+    let term = std::process::Command::new("sh")
+        .args(["-c", &format!("kill -TERM {}", child.0.id())])
         .status()
         .unwrap();
     assert!(term.success());
