@@ -616,3 +616,70 @@ impl Drop for Reaped {
         let _ = self.0.wait();
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_etcd_rolls_first_with_the_control_plane_paused() {
+    let s = setup().await;
+    let ctx = s.context(controller::FIELD_MANAGER).await;
+    let mut declared = edge(&[("md-0", 1)]);
+    declared.external_etcd = true;
+    s.declare(&declared);
+    resync_until(&ctx, &s, "Ready with external etcd", ready).await;
+    assert!(
+        s.api
+            .get(INFRA, "AWSSnowMachineTemplate", Some(NS), "edge-etcd-1")
+            .is_some()
+    );
+
+    // A bigger etcd instance: a new etcd template; the control plane waits, paused.
+    s.put(declared.etcd_machine_config("sbe-c.xlarge"));
+    let kcp = |s: &Setup| {
+        s.api
+            .get(
+                "controlplane.cluster.x-k8s.io/v1beta2",
+                "KubeadmControlPlane",
+                Some(NS),
+                "edge",
+            )
+            .unwrap()
+    };
+    let mut seen_paused = false;
+    let start = Instant::now();
+    loop {
+        controller::resync(&ctx, 4).await.unwrap();
+        let paused = kcp(&s)["metadata"]["annotations"]["cluster.x-k8s.io/paused"] == "true";
+        let etcd = s
+            .api
+            .get(
+                "etcdcluster.cluster.x-k8s.io/v1beta1",
+                "EtcdadmCluster",
+                Some(NS),
+                "edge-etcd",
+            )
+            .unwrap();
+        let rolled = etcd["spec"]["infrastructureTemplate"]["name"] == "edge-etcd-2";
+        if paused {
+            seen_paused = true;
+            assert!(
+                rolled,
+                "the control plane was paused before etcd moved to its new template"
+            );
+        }
+        if rolled && !paused && ready(&s) {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the etcd roll never finished"
+        );
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    assert!(
+        seen_paused,
+        "the control plane was never paused while etcd rolled"
+    );
+    assert_eq!(
+        eksa_cluster(&s).unwrap()["status"]["failureReason"],
+        Value::Null
+    );
+}

@@ -28,6 +28,9 @@ pub struct DeclaredCluster {
     pub ami: String,
     /// Device IPs.
     pub devices: Vec<String>,
+    /// External etcd: one machine on `<name>-etcd`, static addresses from SnowIPPool
+    /// `<name>-pool`.
+    pub external_etcd: bool,
 }
 
 impl DeclaredCluster {
@@ -43,6 +46,7 @@ impl DeclaredCluster {
             worker_type: "sbe-c.large".into(),
             ami: "ami-good".into(),
             devices: vec!["192.168.1.11".into(), "192.168.1.12".into()],
+            external_etcd: false,
         }
     }
 
@@ -56,7 +60,7 @@ impl DeclaredCluster {
                     "machineGroupRef": {"kind": "SnowMachineConfig", "name": self.name}})
             })
             .collect();
-        json!({"apiVersion": EKSA, "kind": "Cluster",
+        let mut cluster = json!({"apiVersion": EKSA, "kind": "Cluster",
             "metadata": {"name": self.name, "namespace": self.namespace,
                 "annotations": {"anywhere.eks.amazonaws.com/skip-ip-check": "true"}},
             "spec": {
@@ -68,7 +72,28 @@ impl DeclaredCluster {
                     "endpoint": {"host": self.endpoint},
                     "machineGroupRef": {"kind": "SnowMachineConfig", "name": format!("{}-cp", self.name)}},
                 "datacenterRef": {"kind": "SnowDatacenterConfig", "name": self.name},
-                "workerNodeGroupConfigurations": groups}})
+                "workerNodeGroupConfigurations": groups}});
+        if self.external_etcd {
+            cluster["spec"]["externalEtcdConfiguration"] = json!({"count": 1,
+                "machineGroupRef": {"kind": "SnowMachineConfig", "name": format!("{}-etcd", self.name)}});
+        }
+        cluster
+    }
+
+    /// The etcd machine config (static addresses from the pool) with `instance_type`.
+    pub fn etcd_machine_config(&self, instance_type: &str) -> Value {
+        let mut config = self.machine_config(&format!("{}-etcd", self.name), instance_type);
+        config["spec"]["network"]["directNetworkInterfaces"] = json!([{"index": 1, "primary": true,
+            "dhcp": false, "ipPoolRef": {"kind": "SnowIPPool", "name": format!("{}-pool", self.name)}}]);
+        config
+    }
+
+    /// The SnowIPPool of the etcd machines.
+    pub fn pool(&self) -> Value {
+        json!({"apiVersion": EKSA, "kind": "SnowIPPool",
+            "metadata": {"name": format!("{}-pool", self.name), "namespace": self.namespace},
+            "spec": {"pools": [{"ipStart": "192.168.1.20", "ipEnd": "192.168.1.40",
+                "subnet": "192.168.1.0/24", "gateway": "192.168.1.1"}]}})
     }
 
     /// A SnowMachineConfig of this cluster.
@@ -81,12 +106,16 @@ impl DeclaredCluster {
                      "network": {"directNetworkInterfaces": [{"index": 1, "dhcp": true, "primary": true}]}}})
     }
 
-    /// The control-plane and worker machine configs.
-    pub fn machine_configs(&self) -> [Value; 2] {
-        [
+    /// The control-plane, worker and (with external etcd) etcd machine configs.
+    pub fn machine_configs(&self) -> Vec<Value> {
+        let mut configs = vec![
             self.machine_config(&format!("{}-cp", self.name), "sbe-c.large"),
             self.machine_config(&self.name, &self.worker_type),
-        ]
+        ];
+        if self.external_etcd {
+            configs.push(self.etcd_machine_config("sbe-c.large"));
+        }
+        configs
     }
 
     /// The identity Secret `<name>-snow-credentials` (EKS Anywhere's encoding: base64 text of
@@ -126,6 +155,9 @@ impl DeclaredCluster {
             json!({"apiVersion": EKSA, "kind": "SnowDatacenterConfig",
                 "metadata": {"name": self.name, "namespace": self.namespace}, "spec": {}}),
         ];
+        if self.external_etcd {
+            objects.push(self.pool());
+        }
         objects.extend(self.machine_configs());
         objects.push(self.cluster());
         objects
