@@ -256,16 +256,13 @@ pub(crate) async fn workload_kubeconfig(
     }
 }
 
-/// Creates the cluster of `req` on the management cluster, or converges one that an earlier,
-/// interrupted run started. Refuses a cluster that exists with other templates (that is an
-/// upgrade).
-pub async fn create(
+/// The contract of `req`, once the management cluster is found to serve it (and CAPAS, and
+/// etcdadm for external etcd).
+pub(crate) async fn check_management(
     mgmt: &Management,
     req: &ClusterRequest<'_>,
-    opts: &WaitOptions,
     on_event: &mut dyn FnMut(Event),
-) -> Result<Created, LifecycleError> {
-    let cluster = req.spec.name().to_owned();
+) -> Result<Contract, LifecycleError> {
     let contract = contract(req)?;
     let external_etcd = req.spec.cluster.spec.external_etcd_configuration.is_some();
     on_event(Event::Step(format!(
@@ -285,6 +282,20 @@ pub async fn create(
         contract.as_str(),
         if external_etcd { " and etcdadm" } else { "" }
     )));
+    Ok(contract)
+}
+
+/// Creates the cluster of `req` on the management cluster, or converges one that an earlier,
+/// interrupted run started. Refuses a cluster that exists with other templates (that is an
+/// upgrade).
+pub async fn create(
+    mgmt: &Management,
+    req: &ClusterRequest<'_>,
+    opts: &WaitOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Created, LifecycleError> {
+    let cluster = req.spec.name().to_owned();
+    let contract = check_management(mgmt, req, on_event).await?;
     require_identity(mgmt, req).await?;
     let live = Live::read(mgmt, &cluster, contract).await?;
     let plan = plan_against(req, &live)?;

@@ -6,11 +6,9 @@
 
 use super::{
     ClusterRequest, Event, Inventory, LifecycleError, Management, ObjectRef, WaitOptions, apply,
-    check_providers,
     create::{self, converge, plan_against, wait_ready},
     immutable,
     live::{Live, deployment_templates},
-    providers::ProviderCheck,
     wait,
 };
 use capi_render::{
@@ -291,20 +289,8 @@ pub async fn upgrade(
     on_event: &mut dyn FnMut(Event),
 ) -> Result<UpgradeOutcome, LifecycleError> {
     let cluster = req.spec.name().to_owned();
-    let contract = create::contract(req)?;
+    let contract = create::check_management(mgmt, req, on_event).await?;
     let external_etcd = req.spec.cluster.spec.external_etcd_configuration.is_some();
-    on_event(Event::Step(format!(
-        "Checking the management cluster at {}",
-        mgmt.server()
-    )));
-    check_providers(
-        mgmt,
-        ProviderCheck {
-            contract,
-            external_etcd,
-        },
-    )
-    .await?;
     let live = Live::read(mgmt, &cluster, contract).await?;
     if live.cluster.is_none() {
         return Err(LifecycleError::Rejected {
