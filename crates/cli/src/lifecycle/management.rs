@@ -236,20 +236,8 @@ impl Management {
         status: &Value,
         manager: &str,
     ) -> Result<Value, LifecycleError> {
-        let (api_version, kind, namespace, name) = identity(object);
-        let params = PatchParams {
-            field_manager: Some(manager.to_owned()),
-            ..PatchParams::default()
-        };
-        self.api(&api_version, &kind, namespace.as_deref())
-            .patch_status(
-                &name,
-                &params,
-                &Patch::Merge(serde_json::json!({ "status": status })),
-            )
-            .await
-            .map(to_json)
-            .map_err(|e| self.error("patch status of", format!("{kind}/{name}"), e))
+        let body = serde_json::json!({ "status": status });
+        self.merge_patch(object, &body, manager, true).await
     }
 
     /// A merge patch of the main resource (metadata such as finalizers and annotations).
@@ -259,16 +247,34 @@ impl Management {
         patch: &Value,
         manager: &str,
     ) -> Result<Value, LifecycleError> {
+        self.merge_patch(object, patch, manager, false).await
+    }
+
+    async fn merge_patch(
+        &self,
+        object: &Value,
+        body: &Value,
+        manager: &str,
+        status: bool,
+    ) -> Result<Value, LifecycleError> {
         let (api_version, kind, namespace, name) = identity(object);
         let params = PatchParams {
             field_manager: Some(manager.to_owned()),
             ..PatchParams::default()
         };
-        self.api(&api_version, &kind, namespace.as_deref())
-            .patch(&name, &params, &Patch::Merge(patch))
-            .await
+        let api = self.api(&api_version, &kind, namespace.as_deref());
+        let patch = Patch::Merge(body);
+        let (action, result) = if status {
+            (
+                "patch status of",
+                api.patch_status(&name, &params, &patch).await,
+            )
+        } else {
+            ("patch", api.patch(&name, &params, &patch).await)
+        };
+        result
             .map(to_json)
-            .map_err(|e| self.error("patch", format!("{kind}/{name}"), e))
+            .map_err(|e| self.error(action, format!("{kind}/{name}"), e))
     }
 
     /// Deletes an object (dependents in the background); `false` when it was not there.
