@@ -13,14 +13,12 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use snow_api::DeviceIp;
-use snow_test_support::{
-    InMemoryDevice,
+use snow_controller::{self as controller, Context, DeviceSource, FIELD_MANAGER};
+use snow_lifecycle::Management;
+use snow_test_devices::InMemoryDevice;
+use snow_test_kube::{
+    CapiOptions, KubeStandIn,
     declared::{DeclaredCluster, EKSA},
-    kube::{CapiOptions, KubeStandIn},
-};
-use snowctl::{
-    controller::{self, Context, DeviceSource, FIELD_MANAGER},
-    lifecycle::Management,
 };
 use std::time::{Duration, Instant};
 
@@ -77,7 +75,7 @@ fn bench(c: &mut Criterion) {
         let path = api.write_kubeconfig(dir.path()).unwrap();
         let ctx = Context {
             mgmt: Management::connect_for_watches(&path, None).await.unwrap(),
-            inputs: capi_render::ReleaseInputs::embedded().unwrap(),
+            inputs: snow_api::release::ReleaseInputs::embedded().unwrap(),
             devices: Devices,
             manager: FIELD_MANAGER.to_owned(),
             namespace: None,

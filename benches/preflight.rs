@@ -13,7 +13,7 @@
 #![allow(clippy::print_stdout)]
 
 use snow_api::DeviceIp;
-use snow_test_support::InMemoryDevice;
+use snow_test_devices::InMemoryDevice;
 use snow_validate::preflight::{self, PreflightOptions, Schedule};
 use snow_validate::{MachinePlan, Plan, Role};
 use std::collections::BTreeMap;

@@ -18,8 +18,10 @@
     reason = "an example program reports to its terminal"
 )]
 
-use capi_render::{ReleaseInputs, RenderOptions, SecretInputs};
-use snowctl::lifecycle::{self, ClusterRequest, LifecycleError, Management, WaitOptions};
+use snow_api::release::ReleaseInputs;
+use snow_lifecycle::{
+    self as lifecycle, ClusterRequest, CreateOptions, LifecycleError, Management, SecretInputs,
+};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -44,9 +46,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let spec = match snow_api::check(&text) {
-        Ok(report) if report.is_valid() => report.spec,
-        Ok(report) => {
+    let spec = match snow_api::check(&text).map(snow_api::Report::into_valid) {
+        Ok(Ok(spec)) => spec,
+        Ok(Err(report)) => {
             for finding in &report.findings {
                 eprintln!("{finding}");
             }
@@ -57,11 +59,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let Some(spec) = spec else {
-        return ExitCode::from(1);
-    };
+    // Versions, images and the Cluster API contract, resolved once for this spec.
     let inputs = match ReleaseInputs::embedded() {
         Ok(inputs) => inputs,
+        Err(err) => {
+            eprintln!("{err}");
+            return ExitCode::from(1);
+        }
+    };
+    let release = match inputs.resolve(&spec, None) {
+        Ok(release) => release,
         Err(err) => {
             eprintln!("{err}");
             return ExitCode::from(1);
@@ -98,16 +105,13 @@ fn main() -> ExitCode {
     let request = ClusterRequest {
         spec: &spec,
         spec_text: &text,
-        inputs: &inputs,
-        options: RenderOptions {
-            secrets: secrets
-                .as_ref()
-                .map(|(credentials, ca_bundle)| SecretInputs {
-                    credentials,
-                    ca_bundle,
-                }),
-            ..RenderOptions::default()
-        },
+        release: &release,
+        secrets: secrets
+            .as_ref()
+            .map(|(credentials, ca_bundle)| SecretInputs {
+                credentials,
+                ca_bundle,
+            }),
     };
 
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -154,7 +158,7 @@ async fn create(
     request: &ClusterRequest<'_>,
 ) -> Result<std::path::PathBuf, LifecycleError> {
     let mgmt = Management::connect(kubeconfig, None).await?;
-    let created = lifecycle::create(&mgmt, request, &WaitOptions::default(), &mut |event| {
+    let created = lifecycle::create(&mgmt, request, &CreateOptions::default(), &mut |event| {
         eprintln!("{event}");
     })
     .await?;

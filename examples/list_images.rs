@@ -1,8 +1,8 @@
 //! Lists the images a Snow cluster needs, from the embedded release catalog or a Bundles file:
 //! `cargo run -p snowctl-examples --example list_images -- [BUNDLES.yaml] [1.NN]`.
 
-use capi_render::ReleaseInputs;
 use snow_api::release::Bundles;
+use snow_api::release::ReleaseInputs;
 use snow_images::{BundleData, Selection, image_list};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

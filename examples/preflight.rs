@@ -13,7 +13,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use snow_api::{DeviceIp, Finding};
-use snow_test_support::InMemoryDevice;
+use snow_test_devices::InMemoryDevice;
 use snow_validate::{
     ClientConfig, Plan, PreflightOptions, SnowDevice, Trust, UnlockState, preflight,
 };

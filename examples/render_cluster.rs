@@ -20,9 +20,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let spec = match snow_api::check(&text) {
-        Ok(report) if report.is_valid() => report.spec,
-        Ok(report) => {
+    let spec = match snow_api::check(&text).map(snow_api::Report::into_valid) {
+        Ok(Ok(spec)) => spec,
+        Ok(Err(report)) => {
             for finding in &report.findings {
                 eprintln!("{finding}");
             }
@@ -33,17 +33,21 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let Some(spec) = spec else {
-        return ExitCode::from(1);
-    };
-    let inputs = match capi_render::ReleaseInputs::embedded() {
+    let inputs = match snow_api::release::ReleaseInputs::embedded() {
         Ok(inputs) => inputs,
         Err(err) => {
             eprintln!("{err}");
             return ExitCode::from(1);
         }
     };
-    match capi_render::render(&spec, &inputs, &capi_render::RenderOptions::default()) {
+    let release = match inputs.resolve(&spec, None) {
+        Ok(release) => release,
+        Err(err) => {
+            eprintln!("{err}");
+            return ExitCode::from(1);
+        }
+    };
+    match capi_render::render(&spec, &release, &capi_render::RenderOptions::default()) {
         Ok(objects) => {
             for o in &objects {
                 eprintln!("{} {}/{}", o.api_version, o.kind, o.name);

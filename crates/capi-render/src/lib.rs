@@ -4,39 +4,43 @@
 //! names and every value come from Rust code; handlebars templates (embedded, registered once)
 //! only shape the YAML, and one helper quotes every value.
 //!
+//! It takes a [`ValidSpec`] (a spec without error findings) and a [`ClusterRelease`] resolved
+//! once from the release catalog, so it never re-checks either.
+//!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let report = snow_api::check(&std::fs::read_to_string("cluster.yaml")?)?;
-//! let spec = report.spec.expect("a cluster");
-//! let inputs = capi_render::ReleaseInputs::embedded()?;
-//! let objects = capi_render::render(&spec, &inputs, &capi_render::RenderOptions::default())?;
+//! let spec = report.into_valid().map_err(|r| format!("{} finding(s)", r.findings.len()))?;
+//! let inputs = snow_api::release::ReleaseInputs::embedded()?;
+//! let release = inputs.resolve(&spec, None)?;
+//! let objects = capi_render::render(&spec, &release, &capi_render::RenderOptions::default())?;
 //! print!("{}", capi_render::to_yaml(&objects));
 //! # Ok(()) }
 //! ```
 
 pub mod contract;
 mod engine;
-pub mod inputs;
 pub mod names;
 mod objects;
 pub mod upgrade;
 pub mod yaml;
 
 pub use contract::Contract;
-pub use inputs::ReleaseInputs;
 pub use names::Names;
 pub use objects::NAMESPACE;
 
 use objects::{Ctx, Planned, WorkerNames};
-use snow_api::{ClusterSpec, Finding, release::ReleaseError, validate::syntax::KubeVersion};
+use snow_api::{
+    ValidSpec,
+    release::{ClusterRelease, ReleaseError},
+    types::snow::SnowMachineConfig,
+    validate::syntax::KubeVersion,
+};
 use snow_credentials::{CaBundle, CredentialsFile};
 
 /// Why a cluster could not be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
-    /// The spec has error findings; it is never rendered.
-    #[error("the cluster spec has {} error(s); fix them first", .0.iter().filter(|f| f.is_error()).count())]
-    Invalid(Vec<Finding>),
     /// The release inputs lack something.
     #[error(transparent)]
     Release(#[from] ReleaseError),
@@ -57,11 +61,9 @@ pub struct SecretInputs<'a> {
     pub ca_bundle: &'a CaBundle,
 }
 
-/// Rendering choices.
+/// Rendering choices (the contract is the release's: [`ClusterRelease::contract`]).
 #[derive(Clone, Copy, Default)]
 pub struct RenderOptions<'a> {
-    /// Force a contract; by default it follows the CAPAS version of the release inputs.
-    pub contract: Option<Contract>,
     /// Render the CAPAS identity Secret from these files; `None` leaves it out.
     pub secrets: Option<SecretInputs<'a>>,
     /// Names of templates already on the management cluster (upgrades); `None` for a new cluster.
@@ -111,163 +113,170 @@ pub fn to_yaml(objects: &[RenderedObject]) -> String {
     out
 }
 
-/// The contract the inputs call for (CAPAS 0.3+ is v1beta2), unless forced.
-pub fn contract_for(
-    spec: &ClusterSpec,
-    inputs: &ReleaseInputs,
-    forced: Option<Contract>,
-) -> Result<Contract, RenderError> {
-    if let Some(c) = forced {
-        return Ok(c);
-    }
-    let version = spec
-        .cluster
-        .spec
-        .kubernetes_version
-        .as_deref()
-        .unwrap_or("");
-    let (vb, _) = inputs.for_version(version)?;
-    Ok(Contract::for_capas_version(&vb.snow()?.version))
-}
-
 /// Renders every object of a cluster, in a stable order: Cluster, KubeadmControlPlane,
 /// AWSSnowCluster, control-plane AWSSnowMachineTemplate, [EtcdadmCluster, etcd
 /// AWSSnowMachineTemplate], the identity Secret, the control-plane and etcd AWSSnowIPPools, then
 /// per worker group KubeadmConfigTemplate, MachineDeployment, AWSSnowMachineTemplate, then the
 /// worker AWSSnowIPPools, then the MachineHealthChecks.
 pub fn render(
-    spec: &ClusterSpec,
-    inputs: &ReleaseInputs,
+    spec: &ValidSpec,
+    release: &ClusterRelease<'_>,
     opts: &RenderOptions<'_>,
 ) -> Result<Vec<RenderedObject>, RenderError> {
-    let findings = spec.validate();
-    if snow_api::has_errors(&findings) {
-        return Err(RenderError::Invalid(findings));
-    }
-    let s = &spec.cluster.spec;
-    let version_text = s.kubernetes_version.clone().unwrap_or_default();
-    let version = KubeVersion::parse(&version_text)
-        .ok_or_else(|| RenderError::Spec("kubernetesVersion".into()))?;
-    let (bundle, distro) = inputs.for_version(&version_text)?;
-    bundle.snow()?;
-    let contract = contract_for(spec, inputs, opts.contract)?;
     let name = spec.name();
     if !snow_api::validate::syntax::is_dns_subdomain(name) {
         return Err(RenderError::Spec(format!(
             "cluster name `{name}` has capital letters; Kubernetes object names derived from it must be lowercase"
         )));
     }
-    let groups = s
-        .worker_node_group_configurations
-        .clone()
-        .unwrap_or_default();
-    let group_names: Vec<String> = groups
-        .iter()
+    let version = KubeVersion::parse(spec.kubernetes_version())
+        .ok_or_else(|| RenderError::Spec("kubernetesVersion".into()))?;
+    let group_names: Vec<String> = worker_groups(spec)
         .map(|g| g.name.clone().unwrap_or_default())
         .collect();
     let initial = Names::initial(name, &group_names);
-    let names = opts.names.unwrap_or(&initial);
     let ctx = Ctx {
         spec,
-        contract,
-        bundle,
-        distro,
-        names,
+        contract: release.contract,
+        bundle: release.bundle,
+        distro: release.distro,
+        names: opts.names.unwrap_or(&initial),
         version,
     };
-
-    let mut planned: Vec<Planned> = Vec::new();
-    planned.push(objects::cluster(&ctx));
-    planned.push(objects::kubeadm_control_plane(&ctx)?);
-    planned.push(objects::snow_cluster(&ctx));
-    let cp = s
-        .control_plane_configuration
-        .as_ref()
-        .and_then(|c| c.machine_group_ref.as_ref())
-        .map(|r| r.name())
-        .unwrap_or("");
-    let cp_machine = spec
-        .machine_configs
-        .get(cp)
-        .ok_or_else(|| RenderError::Spec(format!("SnowMachineConfig {cp}")))?;
-    planned.push(objects::machine_template(
-        &names.control_plane_template,
-        cp_machine,
-    ));
-    let mut cp_machines = vec![cp_machine];
-    if let Some(etcd) = &s.external_etcd_configuration {
-        let en = etcd
-            .machine_group_ref
-            .as_ref()
-            .map(|r| r.name())
-            .unwrap_or("");
-        let etcd_machine = spec
-            .machine_configs
-            .get(en)
-            .ok_or_else(|| RenderError::Spec(format!("SnowMachineConfig {en}")))?;
-        planned.push(objects::etcdadm_cluster(
-            &ctx,
-            etcd_machine,
-            etcd.count.unwrap_or(1),
-        )?);
-        planned.push(objects::machine_template(
-            &names.etcd_template,
-            etcd_machine,
-        ));
-        cp_machines.push(etcd_machine);
-    }
-    let mut rendered: Vec<RenderedObject> = Vec::new();
-    let emit = |p: Planned, out: &mut Vec<RenderedObject>| -> Result<(), RenderError> {
-        let mut context = p.context;
-        if let Some(map) = context.as_object_mut() {
-            map.insert("apiVersion".into(), serde_json::json!(p.api_version));
-        }
-        let yaml = engine::render(p.template, &context).map_err(RenderError::Template)?;
-        out.push(RenderedObject {
-            api_version: p.api_version,
-            kind: p.kind.to_owned(),
-            name: p.name,
-            yaml,
-        });
-        Ok(())
-    };
-    for p in planned.drain(..) {
-        emit(p, &mut rendered)?;
-    }
+    let mut out = Vec::new();
+    let cp_machines = control_plane(&ctx, &mut out)?;
     if let Some(secrets) = opts.secrets {
-        let secret = snow_credentials::encode::capas_cluster_secret(
-            name,
-            secrets.credentials,
-            secrets.ca_bundle,
-        );
-        let json = secret.to_json();
-        let yaml = engine::render("secret", &json).map_err(RenderError::Template)?;
-        rendered.push(RenderedObject {
-            api_version: "v1".into(),
-            kind: "Secret".into(),
-            name: snow_credentials::encode::capas_cluster_secret_name(name),
-            yaml,
-        });
+        out.push(identity_secret(name, secrets)?);
     }
     for pool in objects::referenced_pools(cp_machines.iter().copied()) {
         if let Some(p) = objects::ip_pool(&pool, spec) {
-            emit(p, &mut rendered)?;
+            emit(p, &mut out)?;
         }
     }
-    let mut worker_machines = Vec::new();
-    for group in &groups {
+    let worker_machines = workers(&ctx, release, &mut out)?;
+    let cp_pools = objects::referenced_pools(cp_machines.iter().copied());
+    for pool in objects::referenced_pools(worker_machines.iter().copied()) {
+        if cp_pools.contains(&pool) {
+            continue;
+        }
+        if let Some(p) = objects::ip_pool(&pool, spec) {
+            emit(p, &mut out)?;
+        }
+    }
+    health_checks(&ctx, &mut out)?;
+    Ok(out)
+}
+
+/// The worker node groups of a spec, in order.
+fn worker_groups(
+    spec: &ValidSpec,
+) -> impl Iterator<Item = &snow_api::types::cluster::WorkerNodeGroupConfiguration> {
+    spec.cluster
+        .spec
+        .worker_node_group_configurations
+        .iter()
+        .flatten()
+}
+
+/// The name a machine group reference holds (`""` when absent; validation rules that out).
+fn group_ref(r: Option<&snow_api::types::NamedRef>) -> &str {
+    r.map(|r| r.name()).unwrap_or("")
+}
+
+/// The machine config a group references (validation guarantees it exists).
+fn machine_of<'a>(spec: &'a ValidSpec, name: &str) -> Result<&'a SnowMachineConfig, RenderError> {
+    spec.machine_configs
+        .get(name)
+        .ok_or_else(|| RenderError::Spec(format!("SnowMachineConfig {name}")))
+}
+
+/// Renders one planned object into `out`.
+fn emit(p: Planned, out: &mut Vec<RenderedObject>) -> Result<(), RenderError> {
+    let mut context = p.context;
+    if let Some(map) = context.as_object_mut() {
+        map.insert("apiVersion".into(), serde_json::json!(p.api_version));
+    }
+    let yaml = engine::render(p.template, &context).map_err(RenderError::Template)?;
+    out.push(RenderedObject {
+        api_version: p.api_version,
+        kind: p.kind.to_owned(),
+        name: p.name,
+        yaml,
+    });
+    Ok(())
+}
+
+/// Cluster, KubeadmControlPlane, AWSSnowCluster, the control-plane machine template and, with
+/// external etcd, the EtcdadmCluster and its template. Returns the machine configs they use.
+fn control_plane<'a>(
+    ctx: &Ctx<'a>,
+    out: &mut Vec<RenderedObject>,
+) -> Result<Vec<&'a SnowMachineConfig>, RenderError> {
+    let s = &ctx.spec.cluster.spec;
+    emit(objects::cluster(ctx), out)?;
+    emit(objects::kubeadm_control_plane(ctx)?, out)?;
+    emit(objects::snow_cluster(ctx), out)?;
+    let cp_machine = machine_of(
+        ctx.spec,
+        group_ref(
+            s.control_plane_configuration
+                .as_ref()
+                .and_then(|c| c.machine_group_ref.as_ref()),
+        ),
+    )?;
+    emit(
+        objects::machine_template(&ctx.names.control_plane_template, cp_machine),
+        out,
+    )?;
+    let mut machines = vec![cp_machine];
+    if let Some(etcd) = &s.external_etcd_configuration {
+        let etcd_machine = machine_of(ctx.spec, group_ref(etcd.machine_group_ref.as_ref()))?;
+        emit(
+            objects::etcdadm_cluster(ctx, etcd_machine, etcd.count.unwrap_or(1))?,
+            out,
+        )?;
+        emit(
+            objects::machine_template(&ctx.names.etcd_template, etcd_machine),
+            out,
+        )?;
+        machines.push(etcd_machine);
+    }
+    Ok(machines)
+}
+
+/// The CAPAS identity Secret of the cluster.
+fn identity_secret(
+    cluster: &str,
+    secrets: SecretInputs<'_>,
+) -> Result<RenderedObject, RenderError> {
+    let secret = snow_credentials::encode::capas_cluster_secret(
+        cluster,
+        secrets.credentials,
+        secrets.ca_bundle,
+    );
+    let yaml = engine::render("secret", &secret.to_json()).map_err(RenderError::Template)?;
+    Ok(RenderedObject {
+        api_version: "v1".into(),
+        kind: "Secret".into(),
+        name: snow_credentials::encode::capas_cluster_secret_name(cluster),
+        yaml,
+    })
+}
+
+/// Per worker group: KubeadmConfigTemplate, MachineDeployment, AWSSnowMachineTemplate. Returns
+/// the machine configs they use.
+fn workers<'a>(
+    ctx: &Ctx<'a>,
+    release: &ClusterRelease<'_>,
+    out: &mut Vec<RenderedObject>,
+) -> Result<Vec<&'a SnowMachineConfig>, RenderError> {
+    let name = ctx.spec.name();
+    let mut machines = Vec::new();
+    for group in worker_groups(ctx.spec) {
         let gname = group.name.clone().unwrap_or_default();
-        let mname = group
-            .machine_group_ref
-            .as_ref()
-            .map(|r| r.name())
-            .unwrap_or("");
-        let machine = spec
-            .machine_configs
-            .get(mname)
-            .ok_or_else(|| RenderError::Spec(format!("SnowMachineConfig {mname}")))?;
-        worker_machines.push(machine);
-        let templates = names.workers.get(&gname).cloned().unwrap_or_else(|| {
+        let machine = machine_of(ctx.spec, group_ref(group.machine_group_ref.as_ref()))?;
+        machines.push(machine);
+        let templates = ctx.names.workers.get(&gname).cloned().unwrap_or_else(|| {
             let base = format!("{name}-{gname}-1");
             names::WorkerTemplateNames {
                 machine_template: base.clone(),
@@ -275,67 +284,65 @@ pub fn render(
             }
         });
         let wn = WorkerNames {
-            group: &gname,
             deployment: format!("{name}-{gname}"),
             config_template: templates.config_template,
             machine_template: templates.machine_template,
         };
         // The MachineDeployment runs the group's own Kubernetes version; the KCT uses the
-        // cluster's bundle (facts §4.7).
-        let group_version = group
-            .kubernetes_version
-            .clone()
-            .unwrap_or_else(|| version_text.clone());
-        let (_, group_distro) = inputs.for_version(&group_version)?;
+        // cluster's bundle (EKS Anywhere renders it so).
+        let group_distro = release
+            .groups
+            .get(&gname)
+            .copied()
+            .unwrap_or(release.distro);
         emit(
-            objects::kubeadm_config_template(&ctx, group, machine, &wn)?,
-            &mut rendered,
+            objects::kubeadm_config_template(ctx, group, machine, &wn)?,
+            out,
         )?;
         emit(
-            objects::machine_deployment(&ctx, group, &group_distro.kubernetes.tag, &wn),
-            &mut rendered,
+            objects::machine_deployment(ctx, group, &group_distro.kubernetes.tag, &wn),
+            out,
         )?;
         emit(
             objects::machine_template(&wn.machine_template, machine),
-            &mut rendered,
+            out,
         )?;
-        let _ = wn.group;
     }
-    let cp_pools = objects::referenced_pools(cp_machines.iter().copied());
-    for pool in objects::referenced_pools(worker_machines.iter().copied()) {
-        if cp_pools.contains(&pool) {
-            continue;
-        }
-        if let Some(p) = objects::ip_pool(&pool, spec) {
-            emit(p, &mut rendered)?;
-        }
-    }
-    let cp_mhc = s
+    Ok(machines)
+}
+
+/// The MachineHealthChecks: the control plane's, then one per worker group.
+fn health_checks(ctx: &Ctx<'_>, out: &mut Vec<RenderedObject>) -> Result<(), RenderError> {
+    let name = ctx.spec.name();
+    let cp_mhc = ctx
+        .spec
+        .cluster
+        .spec
         .control_plane_configuration
         .as_ref()
         .and_then(|c| c.machine_health_check.as_ref());
     emit(
         objects::machine_health_check(
-            &ctx,
+            ctx,
             format!("{name}-kcp-unhealthy"),
             serde_json::json!({"cluster.x-k8s.io/control-plane": ""}),
             cp_mhc,
             "100%",
         ),
-        &mut rendered,
+        out,
     )?;
-    for group in &groups {
+    for group in worker_groups(ctx.spec) {
         let gname = group.name.clone().unwrap_or_default();
         emit(
             objects::machine_health_check(
-                &ctx,
+                ctx,
                 format!("{name}-{gname}-worker-unhealthy"),
                 serde_json::json!({"cluster.x-k8s.io/deployment-name": format!("{name}-{gname}")}),
                 group.machine_health_check.as_ref(),
                 "40%",
             ),
-            &mut rendered,
+            out,
         )?;
     }
-    Ok(rendered)
+    Ok(())
 }

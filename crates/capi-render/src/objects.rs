@@ -3,12 +3,12 @@
 
 use crate::{
     RenderError,
-    contract::{Contract, ETCD_API_VERSION, INFRA_API_VERSION},
+    contract::{Contract, ETCD_API_VERSION, INFRA_API_VERSION, Shape as _},
     names::Names,
 };
 use serde_json::{Map, Value, json};
 use snow_api::{
-    ClusterSpec,
+    ClusterSpec, ValidSpec,
     release::{KubeDistro, VersionsBundle, split_tag},
     types::{
         cluster::{ProxyConfiguration, RegistryMirrorConfiguration, Taint},
@@ -37,7 +37,7 @@ pub(crate) struct Planned {
 
 /// What the builders share.
 pub(crate) struct Ctx<'a> {
-    pub spec: &'a ClusterSpec,
+    pub spec: &'a ValidSpec,
     pub contract: Contract,
     pub bundle: &'a VersionsBundle,
     pub distro: &'a KubeDistro,
@@ -1023,8 +1023,7 @@ fn eksa_version_at_least_0_19(version: Option<&str>) -> bool {
 // ---------------------------------------------------------------------------------------------
 // Workers
 
-pub(crate) struct WorkerNames<'a> {
-    pub group: &'a str,
+pub(crate) struct WorkerNames {
     pub deployment: String,
     pub config_template: String,
     pub machine_template: String,
@@ -1034,7 +1033,7 @@ pub(crate) fn kubeadm_config_template(
     ctx: &Ctx<'_>,
     group: &snow_api::types::cluster::WorkerNodeGroupConfiguration,
     machine: &SnowMachineConfig,
-    names: &WorkerNames<'_>,
+    names: &WorkerNames,
 ) -> Result<Planned, RenderError> {
     let c = ctx.contract;
     let bottlerocket = os_of(machine) == "bottlerocket";
@@ -1097,7 +1096,7 @@ pub(crate) fn machine_deployment(
     ctx: &Ctx<'_>,
     group: &snow_api::types::cluster::WorkerNodeGroupConfiguration,
     kube_tag: &str,
-    names: &WorkerNames<'_>,
+    names: &WorkerNames,
 ) -> Planned {
     let c = ctx.contract;
     let cluster = ctx.cluster_name();

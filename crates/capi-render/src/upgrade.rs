@@ -6,11 +6,11 @@
 //! MachineDeployments, which keep their names, so a count change renames nothing.
 
 use crate::{
-    Names, ReleaseInputs, RenderError, RenderOptions, RenderedObject,
+    Names, RenderError, RenderOptions, RenderedObject,
     names::{InvalidTemplateName, WorkerTemplateNames, bump},
 };
 use serde_json::Value;
-use snow_api::ClusterSpec;
+use snow_api::{ValidSpec, release::ClusterRelease};
 use std::collections::BTreeMap;
 
 /// Objects now on the management cluster, as JSON (e.g. from `kubectl get -o json`), keyed by
@@ -67,6 +67,32 @@ pub struct UpgradePlan {
     pub objects: Vec<RenderedObject>,
     /// The template renames and why.
     pub changes: Vec<Change>,
+}
+
+impl UpgradePlan {
+    /// The plan as lines: each template change with the machines it rolls, or that none rolls.
+    pub fn lines(&self) -> Vec<String> {
+        change_lines(&self.changes)
+    }
+}
+
+/// Template changes as lines (`upgrade: KIND/NAME (replaces OLD): why`), or one line saying
+/// that no machine rolls.
+pub fn change_lines(changes: &[Change]) -> Vec<String> {
+    if changes.is_empty() {
+        return vec!["upgrade: no template changes; no machine will roll".to_owned()];
+    }
+    changes
+        .iter()
+        .map(|change| {
+            let replaces = change
+                .replaces
+                .as_deref()
+                .map(|r| format!(" (replaces {r})"))
+                .unwrap_or_default();
+            format!("upgrade: {}{replaces}: {}", change.object, change.reason)
+        })
+        .collect()
 }
 
 /// Upgrade errors.
@@ -172,14 +198,14 @@ fn find<'a>(objects: &'a [RenderedObject], kind: &str, name: &str) -> Option<&'a
 
 /// Decides the template names against the live objects and renders with them.
 pub fn plan(
-    spec: &ClusterSpec,
-    inputs: &ReleaseInputs,
+    spec: &ValidSpec,
+    release: &ClusterRelease<'_>,
     opts: &RenderOptions<'_>,
     existing: &Existing,
 ) -> Result<UpgradePlan, UpgradeError> {
     let fresh = crate::render(
         spec,
-        inputs,
+        release,
         &RenderOptions {
             names: None,
             ..*opts
@@ -285,7 +311,7 @@ pub fn plan(
     }
     let objects = crate::render(
         spec,
-        inputs,
+        release,
         &RenderOptions {
             names: Some(&names),
             ..*opts

@@ -4,8 +4,9 @@
 
 mod common;
 
-use capi_render::{Contract, ReleaseInputs, RenderOptions, render, to_yaml};
+use capi_render::{Contract, RenderError, RenderOptions, RenderedObject, render, to_yaml};
 use serde_json::Value;
+use snow_api::{ValidSpec, release::ReleaseInputs};
 
 #[derive(Clone, Copy, Debug)]
 struct Case {
@@ -105,10 +106,21 @@ spec:
     s
 }
 
-fn spec(c: Case) -> snow_api::ClusterSpec {
-    let report = snow_api::check(&spec_text(c)).unwrap();
-    assert!(report.is_valid(), "{c:?}: {:#?}", report.findings);
-    report.spec.unwrap()
+fn spec(c: Case) -> ValidSpec {
+    snow_api::check(&spec_text(c))
+        .unwrap()
+        .into_valid()
+        .unwrap_or_else(|r| panic!("{c:?}: {:#?}", r.findings))
+}
+
+/// Renders `spec` with its release resolved from `inputs`, the contract forced when given.
+fn render_as(
+    spec: &ValidSpec,
+    inputs: &ReleaseInputs,
+    contract: Option<Contract>,
+) -> Result<Vec<RenderedObject>, RenderError> {
+    let release = inputs.resolve(spec, contract)?;
+    render(spec, &release, &RenderOptions::default())
 }
 
 fn docs(yaml: &str) -> Vec<Value> {
@@ -190,15 +202,7 @@ fn every_object_of_the_matrix_is_schema_valid_for_both_contracts() {
     for c in matrix(&["1.28", "1.29", "1.30", "1.33", "1.36"], &all) {
         let spec = spec(c);
         for contract in [Contract::V1Beta1, Contract::V1Beta2] {
-            let objects = render(
-                &spec,
-                &inputs,
-                &RenderOptions {
-                    contract: Some(contract),
-                    ..Default::default()
-                },
-            )
-            .unwrap();
+            let objects = render_as(&spec, &inputs, Some(contract)).unwrap();
             for o in &objects {
                 for p in common::schema_problems(&o.yaml) {
                     problems.push(format!(
@@ -220,12 +224,8 @@ fn output_is_deterministic_and_snapshotted() {
     for c in matrix(&["1.28", "1.29", "1.33"], &[(true, false), (false, true)]) {
         let spec = spec(c);
         for contract in [Contract::V1Beta1, Contract::V1Beta2] {
-            let opts = RenderOptions {
-                contract: Some(contract),
-                ..Default::default()
-            };
-            let a = to_yaml(&render(&spec, &inputs, &opts).unwrap());
-            let b = to_yaml(&render(&spec, &inputs, &opts).unwrap());
+            let a = to_yaml(&render_as(&spec, &inputs, Some(contract)).unwrap());
+            let b = to_yaml(&render_as(&spec, &inputs, Some(contract)).unwrap());
             assert_eq!(a, b);
             insta::assert_snapshot!(case_name(c, contract), a);
         }
@@ -242,7 +242,7 @@ fn object_order_and_names() {
         mirror: false,
         version: "1.33",
     };
-    let objects = render(&spec(c), &inputs, &RenderOptions::default()).unwrap();
+    let objects = render_as(&spec(c), &inputs, None).unwrap();
     let got: Vec<String> = objects
         .iter()
         .map(|o| format!("{}/{}", o.kind, o.name))
@@ -275,15 +275,7 @@ fn object_order_and_names() {
 
 fn kcp(c: Case, contract: Contract) -> Value {
     let inputs = inputs();
-    let objects = render(
-        &spec(c),
-        &inputs,
-        &RenderOptions {
-            contract: Some(contract),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let objects = render_as(&spec(c), &inputs, Some(contract)).unwrap();
     docs(
         &objects
             .iter()
@@ -453,15 +445,16 @@ fn registry_mirror_files_are_sorted_and_values_round_trip() {
 }
 
 /// The matrix spec with an OIDCConfig and an AWSIamConfig referenced.
-fn identity_spec(c: Case) -> snow_api::ClusterSpec {
+fn identity_spec(c: Case) -> ValidSpec {
     let text = spec_text(c).replacen(
         "  datacenterRef: {kind: SnowDatacenterConfig, name: test}\n",
         "  datacenterRef: {kind: SnowDatacenterConfig, name: test}\n  identityProviderRefs: [{kind: OIDCConfig, name: oidc}, {kind: AWSIamConfig, name: iam}]\n",
         1,
     ) + "---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: OIDCConfig\nmetadata: {name: oidc, namespace: test-namespace}\nspec: {clientId: snowctl, issuerUrl: \"https://issuer.example.com\", groupsClaim: groups, usernamePrefix: \"oidc:\", requiredClaims: [{claim: aud, value: snowctl}]}\n---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: AWSIamConfig\nmetadata: {name: iam, namespace: test-namespace}\nspec: {awsRegion: us-west-2, backendMode: [EKSConfigMap]}\n";
-    let report = snow_api::check(&text).unwrap();
-    assert!(report.is_valid(), "{:#?}", report.findings);
-    report.spec.unwrap()
+    snow_api::check(&text)
+        .unwrap()
+        .into_valid()
+        .unwrap_or_else(|r| panic!("{:#?}", r.findings))
 }
 
 #[test]
@@ -476,15 +469,7 @@ fn oidc_and_aws_iam_are_rendered_and_schema_valid() {
             version: "1.33",
         };
         for contract in [Contract::V1Beta1, Contract::V1Beta2] {
-            let objects = render(
-                &identity_spec(c),
-                &inputs,
-                &RenderOptions {
-                    contract: Some(contract),
-                    ..Default::default()
-                },
-            )
-            .unwrap();
+            let objects = render_as(&identity_spec(c), &inputs, Some(contract)).unwrap();
             for o in &objects {
                 let problems = common::schema_problems(&o.yaml);
                 assert!(problems.is_empty(), "{contract} {}: {problems:?}", o.kind);
@@ -500,15 +485,7 @@ fn oidc_and_aws_iam_are_rendered_and_schema_valid() {
     };
     // v1beta2 keeps the argument order (a list): OIDC first (empty values skipped), then AWS IAM,
     // then the user's arguments. (v1beta1 writes a map, which has no order.)
-    let objects = render(
-        &identity_spec(c),
-        &inputs,
-        &RenderOptions {
-            contract: Some(Contract::V1Beta2),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let objects = render_as(&identity_spec(c), &inputs, Some(Contract::V1Beta2)).unwrap();
     let k = docs(
         &objects
             .iter()
@@ -554,12 +531,12 @@ fn eksa_bugs_are_not_copied() {
         mirror: true,
         version: "1.33",
     };
-    let yaml = to_yaml(&render(&identity_spec(c), &inputs, &RenderOptions::default()).unwrap());
+    let yaml = to_yaml(&render_as(&identity_spec(c), &inputs, None).unwrap());
     assert!(!yaml.contains("test-cluster"));
     assert!(yaml.contains("snow-test-aws-iam-authenticator-ca"));
     // Facts §9.11: registry hosts files and IP pools come in sorted order, not Go map order, so
     // two renders of the same spec are byte-identical (and see the mirror test for the order).
-    let again = to_yaml(&render(&identity_spec(c), &inputs, &RenderOptions::default()).unwrap());
+    let again = to_yaml(&render_as(&identity_spec(c), &inputs, None).unwrap());
     assert_eq!(yaml, again);
     // Facts §9.5: hostOSConfiguration.bottlerocketConfiguration.kubernetes is validated but was
     // silently dropped; snowctl renders the kernel and boot settings it supports (see the
@@ -568,8 +545,8 @@ fn eksa_bugs_are_not_copied() {
 }
 
 #[test]
-fn invalid_specs_are_refused_with_their_findings() {
-    let inputs = ReleaseInputs::embedded().unwrap();
+fn invalid_specs_never_reach_rendering() {
+    // render takes a ValidSpec only; a spec with errors stays a report with its findings.
     let c = Case {
         bottlerocket: false,
         external_etcd: false,
@@ -578,13 +555,14 @@ fn invalid_specs_are_refused_with_their_findings() {
         version: "1.33",
     };
     let text = spec_text(c).replace("host: 1.2.3.4", "host: \"\"");
-    let spec = snow_api::check(&text).unwrap().spec.unwrap();
-    match render(&spec, &inputs, &RenderOptions::default()) {
-        Err(capi_render::RenderError::Invalid(findings)) => {
-            assert!(findings.iter().any(|f| f.check == "control-plane.endpoint"))
-        }
-        other => panic!("expected refusal, got {other:?}"),
-    }
+    let refused = snow_api::check(&text).unwrap().into_valid().unwrap_err();
+    assert!(
+        refused
+            .findings
+            .iter()
+            .any(|f| f.check == "control-plane.endpoint")
+    );
+    assert!(refused.spec.is_some(), "the spec is handed back with them");
 }
 
 #[test]
@@ -597,7 +575,7 @@ fn a_version_the_bundle_lacks_lists_the_available_ones() {
         mirror: false,
         version: "1.28",
     };
-    let err = render(&spec(c), &inputs, &RenderOptions::default()).unwrap_err();
+    let err = render_as(&spec(c), &inputs, None).unwrap_err();
     assert!(err.to_string().contains("1.30, 1.31"), "{err}");
 }
 
@@ -612,15 +590,7 @@ fn the_schema_check_can_fail() {
         mirror: false,
         version: "1.33",
     };
-    let objects = render(
-        &spec(c),
-        &inputs,
-        &RenderOptions {
-            contract: Some(Contract::V1Beta2),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let objects = render_as(&spec(c), &inputs, Some(Contract::V1Beta2)).unwrap();
     let kcp = objects
         .iter()
         .find(|o| o.kind == "KubeadmControlPlane")

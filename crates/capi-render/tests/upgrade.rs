@@ -2,7 +2,8 @@
 
 mod common;
 
-use capi_render::{ReleaseInputs, RenderOptions, render, to_yaml, upgrade};
+use capi_render::{RenderOptions, RenderedObject, render, to_yaml, upgrade};
+use snow_api::{ValidSpec, release::ReleaseInputs};
 
 const SPEC: &str = "apiVersion: anywhere.eks.amazonaws.com/v1alpha1
 kind: Cluster
@@ -37,17 +38,42 @@ metadata: {name: test-md1}
 spec: {devices: [1.2.3.4, 1.2.3.5], instanceType: sbe-c.large, osFamily: ubuntu, sshKeyName: k, network: {directNetworkInterfaces: [{index: 1, primary: true, dhcp: true}]}}
 ";
 
-fn spec(text: &str) -> snow_api::ClusterSpec {
-    let report = snow_api::check(text).unwrap();
-    assert!(report.is_valid(), "{:#?}", report.findings);
-    report.spec.unwrap()
+fn spec(text: &str) -> ValidSpec {
+    snow_api::check(text)
+        .unwrap()
+        .into_valid()
+        .unwrap_or_else(|r| panic!("{:#?}", r.findings))
+}
+
+/// Renders a spec with the embedded release.
+fn render_text(text: &str) -> Vec<RenderedObject> {
+    let spec = spec(text);
+    let inputs = ReleaseInputs::embedded().unwrap();
+    render(
+        &spec,
+        &inputs.resolve(&spec, None).unwrap(),
+        &RenderOptions::default(),
+    )
+    .unwrap()
+}
+
+/// Plans an upgrade to `text` against `existing`, with the embedded release.
+fn plan_against(text: &str, existing: &upgrade::Existing) -> upgrade::UpgradePlan {
+    let spec = spec(text);
+    let inputs = ReleaseInputs::embedded().unwrap();
+    upgrade::plan(
+        &spec,
+        &inputs.resolve(&spec, None).unwrap(),
+        &RenderOptions::default(),
+        existing,
+    )
+    .unwrap()
 }
 
 /// What the management cluster holds after the first apply, as JSON objects (with a status, as a
 /// live object would have).
 fn live(text: &str) -> upgrade::Existing {
-    let inputs = ReleaseInputs::embedded().unwrap();
-    let objects = render(&spec(text), &inputs, &RenderOptions::default()).unwrap();
+    let objects = render_text(text);
     let mut existing = upgrade::Existing::default();
     for o in objects {
         let mut v: serde_json::Value = serde_saphyr::from_str(&o.yaml).unwrap();
@@ -58,25 +84,14 @@ fn live(text: &str) -> upgrade::Existing {
 }
 
 fn plan(before: &str, after: &str) -> upgrade::UpgradePlan {
-    upgrade::plan(
-        &spec(after),
-        &ReleaseInputs::embedded().unwrap(),
-        &RenderOptions::default(),
-        &live(before),
-    )
-    .unwrap()
+    plan_against(after, &live(before))
 }
 
 #[test]
 fn nothing_changes_nothing_rolls() {
     let p = plan(SPEC, SPEC);
     assert!(p.changes.is_empty(), "{:#?}", p.changes);
-    let fresh = render(
-        &spec(SPEC),
-        &ReleaseInputs::embedded().unwrap(),
-        &RenderOptions::default(),
-    )
-    .unwrap();
+    let fresh = render_text(SPEC);
     assert_eq!(to_yaml(&p.objects), to_yaml(&fresh));
 }
 
@@ -151,26 +166,12 @@ fn labels_bump_the_config_template_and_devices_bump_the_control_plane() {
 fn bumps_continue_from_the_live_name() {
     // A cluster already at -4 goes to -5.
     let mut existing = live(SPEC);
-    let text = to_yaml(
-        &render(
-            &spec(SPEC),
-            &ReleaseInputs::embedded().unwrap(),
-            &RenderOptions::default(),
-        )
-        .unwrap(),
-    )
-    .replace("snow-test-md-1-1", "snow-test-md-1-4");
+    let text = to_yaml(&render_text(SPEC)).replace("snow-test-md-1-1", "snow-test-md-1-4");
     for doc in serde_saphyr::from_multiple::<serde_json::Value>(&text).unwrap() {
         existing.insert(doc);
     }
     let after = SPEC.replace("name: md-1, count: 1, machineGroupRef: {kind: SnowMachineConfig, name: test-md1}}", "name: md-1, count: 1, machineGroupRef: {kind: SnowMachineConfig, name: test-md1}, taints: [{key: a, effect: NoSchedule}]}");
-    let p = upgrade::plan(
-        &spec(&after),
-        &ReleaseInputs::embedded().unwrap(),
-        &RenderOptions::default(),
-        &existing,
-    )
-    .unwrap();
+    let p = plan_against(&after, &existing);
     let changed: Vec<&str> = p.changes.iter().map(|c| c.object.as_str()).collect();
     assert_eq!(changed, ["KubeadmConfigTemplate/snow-test-md-1-5"]);
     assert_eq!(p.names.workers["md-1"].machine_template, "snow-test-md-1-4");

@@ -86,6 +86,14 @@ pub struct ControllerArgs {
     /// Run without leader election (only when a single replica runs).
     #[arg(long)]
     pub no_leader_election: bool,
+    /// The release catalog.
+    #[command(flatten)]
+    pub release: ReleaseArgs,
+}
+
+/// Where versions and images come from.
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
     /// An EKS Anywhere Bundles manifest to take versions and images from (default: embedded).
     #[arg(long, value_name = "FILE")]
     pub bundles: Option<PathBuf>,
@@ -237,12 +245,9 @@ pub struct RenderArgs {
     /// The cluster spec file, or `-` for standard input.
     #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub file: PathBuf,
-    /// An EKS Anywhere Bundles manifest to take versions and images from (default: embedded).
-    #[arg(long, value_name = "FILE")]
-    pub bundles: Option<PathBuf>,
-    /// EKS Distro Release manifests for the bundle's Kubernetes versions (repeatable).
-    #[arg(long = "eksd-release", value_name = "FILE")]
-    pub eksd_releases: Vec<PathBuf>,
+    /// The release catalog.
+    #[command(flatten)]
+    pub release: ReleaseArgs,
     /// The cluster's objects now on the management cluster (multi-document YAML), to render an
     /// upgrade: changed templates get the next -N name and the plan goes to stderr.
     #[arg(long, value_name = "FILE")]
@@ -286,12 +291,9 @@ pub struct ImportImagesArgs {
     /// Output format of `--list` and of the summary.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
-    /// An EKS Anywhere Bundles manifest (default: the embedded catalog).
-    #[arg(long, value_name = "FILE")]
-    pub bundles: Option<PathBuf>,
-    /// EKS Distro Release manifests for the bundle's Kubernetes versions (repeatable).
-    #[arg(long = "eksd-release", value_name = "FILE")]
-    pub eksd_releases: Vec<PathBuf>,
+    /// The release catalog.
+    #[command(flatten)]
+    pub release: ReleaseArgs,
     /// Kubernetes versions (1.NN, repeatable; default: every version of the bundle).
     #[arg(long = "kubernetes-version", value_name = "1.NN")]
     pub kubernetes_versions: Vec<String>,

@@ -1,14 +1,17 @@
-//! snowctl as a library: the commands of the `snowctl` binary, callable from other tools.
+//! The `snowctl` command line: clap definitions ([`args`]), their resolution into plain settings
+//! ([`settings`]), one function per command ([`commands`]), and the printing of reports
+//! ([`output`]). The work itself is in the library crates (`snow-api`, `snow-credentials`,
+//! `snow-validate`, `capi-render`, `snow-images`, `snow-lifecycle`, `snow-controller`): other
+//! tools depend on those, not on this crate.
 //!
-//! `main.rs` only calls [`run`]. Each command is a function in [`commands`] that takes its parsed
-//! arguments and writers, so it can be embedded and tested without a process.
+//! `main.rs` only calls [`run`]. Each command takes its parsed arguments and writers, so it can be
+//! tested without a process.
 
 pub mod args;
 pub mod commands;
-pub mod controller;
 pub mod exit;
-pub mod lifecycle;
 pub mod output;
+pub mod settings;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -25,30 +25,6 @@ impl Io<'_> {
     }
 }
 
-/// Reads a text file (or standard input for `-`); on failure says what could not be read,
-/// through `io`, and returns `None`.
-pub fn read_text(path: &Path, what: &str, io: &mut Io<'_>) -> Option<String> {
-    let bytes = if path.as_os_str() == "-" {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map(|_| buf)
-    } else {
-        std::fs::read(path)
-    };
-    match bytes
-        .map_err(|e| e.to_string())
-        .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".into()))
-    {
-        Ok(text) => Some(text),
-        Err(err) => {
-            io.err(&format!(
-                "error: cannot read {what} {}: {err}\n",
-                source_name(path)
-            ));
-            None
-        }
-    }
-}
-
 /// How a source is named in messages: the path as given, or `<stdin>`.
 pub fn source_name(path: &Path) -> String {
     if path.as_os_str() == "-" {

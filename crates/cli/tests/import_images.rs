@@ -1,8 +1,7 @@
 //! `snowctl import-images` end to end: two Debian `docker-registry` instances on loopback, the
 //! source over plain HTTP (`--source-insecure`), the target over TLS from a test CA (`--ca-cert`).
 
-#[path = "../../images/tests/support/mod.rs"]
-mod support;
+use snow_test_devices::registry as support;
 
 use assert_cmd::Command;
 use support::{Registry, Tls};

@@ -3,10 +3,8 @@
 //! server-side apply, the real binary.
 
 use serde_json::Value;
-use snow_test_support::{
-    TestCa,
-    kube::{CapiHandle, CapiOptions, KubeStandIn},
-};
+use snow_test_devices::TestCa;
+use snow_test_kube::{CapiHandle, CapiOptions, KubeStandIn};
 use std::{
     net::IpAddr,
     path::{Path, PathBuf},

@@ -3,7 +3,7 @@
 //! EC2 ports on loopback (moto-backed runs are in snow-validate's tests).
 
 use assert_cmd::Command;
-use snow_test_support::{DeviceApiStandIn, DeviceState, Faults, TestCa, loopback_ip};
+use snow_test_devices::{DeviceApiStandIn, DeviceState, Faults, TestCa, loopback_ip};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 

@@ -2,9 +2,9 @@
 //! section counts, typed or not) and the EKS-D releases of the selected Kubernetes versions.
 
 use crate::ImagesError;
-use capi_render::ReleaseInputs;
 use serde::Serialize;
 use serde_json::Value;
+use snow_api::release::ReleaseInputs;
 use snow_api::release::{KubeDistro, split_tag};
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! Copies between two real `docker-registry` instances on loopback: the source over plain HTTP,
 //! the target over TLS from a CA made by the test.
 
-mod support;
+use snow_test_devices::registry as support;
 
 use snow_images::{
     CopyConfig, Credentials, ImageStatus, NoProgress, Progress, TargetRegistry, copy_images, plan,

@@ -1,6 +1,6 @@
 //! The image list of the sample EKS Anywhere bundle and of the embedded catalog.
 
-use capi_render::ReleaseInputs;
+use snow_api::release::ReleaseInputs;
 use snow_images::{BundleData, ImagesError, OsFamily, Selection, image_list};
 
 const SAMPLE: &str = concat!(

@@ -135,3 +135,18 @@ fn openapi_schema(crd: &CustomResourceDefinition) -> serde_json::Value {
 pub fn crds() -> Vec<CustomResourceDefinition> {
     Kind::SNOW.into_iter().map(Kind::crd).collect()
 }
+
+/// A CRD could not be written as YAML (a bug: they are built from code).
+#[derive(Debug, thiserror::Error)]
+#[error("could not serialise a CRD: {0}")]
+pub struct CrdYamlError(String);
+
+/// The [`crds`] as one multi-document YAML stream, for `kubectl apply -f -`.
+pub fn crds_yaml() -> Result<String, CrdYamlError> {
+    let mut out = String::new();
+    for crd in crds() {
+        out.push_str("---\n");
+        out.push_str(&serde_saphyr::to_string(&crd).map_err(|e| CrdYamlError(e.to_string()))?);
+    }
+    Ok(out)
+}

@@ -13,7 +13,9 @@
 //! The pipeline is [`ClusterSpec::parse`] (strict typing against the CRD schemas, every unknown
 //! field and wrong type reported with its line and column), [`ClusterSpec::apply_defaults`]
 //! (EKS Anywhere's defaults, returned so callers can show them) and [`ClusterSpec::validate`]
-//! (every static rule, all findings at once). [`check`] runs all three.
+//! (every static rule, all findings at once). [`check`] runs all three; [`Report::into_valid`]
+//! turns a spec without error findings into a [`ValidSpec`], the only spec rendering and the
+//! lifecycle accept. [`release`] holds the release catalog and resolves it per cluster.
 //!
 //! k8s-openapi needs one Kubernetes version feature in the final binary; this crate selects none
 //! (its tests use `latest`).
@@ -31,8 +33,8 @@ pub mod typing;
 pub mod validate;
 pub mod yaml;
 
-pub use check::{Report, check};
-pub use crd::{Kind, crds};
+pub use check::{Report, ValidSpec, check};
+pub use crd::{Kind, crds, crds_yaml};
 pub use defaults::AppliedDefault;
 pub use device::{DeviceIp, InvalidDeviceIp};
 pub use finding::{Finding, Location, Severity, has_errors};

@@ -4,6 +4,16 @@
 //! These files are produced by release tooling, not written by hand, and carry many sections Snow
 //! does not use, so unknown fields are ignored here; what rendering needs is checked when it is
 //! asked for, with an error that names the missing item.
+//!
+//! [`ReleaseInputs`] holds a Bundles manifest with the EKS-D facts of its releases (the embedded
+//! catalog by default); [`ReleaseInputs::resolve`] turns it, once per cluster, into the
+//! [`ClusterRelease`] that rendering and the lifecycle take.
+
+mod catalog;
+mod contract;
+
+pub use catalog::{ClusterRelease, ReleaseInputs};
+pub use contract::{Contract, ETCD_API_VERSION, INFRA_API_VERSION};
 
 use serde::{Deserialize, Serialize};
 

@@ -9,7 +9,8 @@
 //!   [`snow_credentials::DeviceCredentialsProvider`] and a [`Trust`] made from the CA bundle
 //!   (never the system roots); rustls on aws-lc-rs.
 //! - [`Device`]: the calls preflight makes, as a trait, so in-memory devices can stand in.
-//! - [`Plan::from_spec`] then [`preflight::run`]: every check on every device at once.
+//! - [`Plan::from_spec`] then [`preflight::run`]: every check on every device at once;
+//!   [`preflight_from_files`] does it all from the credentials INI and CA bundle paths.
 //!
 //! ```no_run
 //! # async fn demo(spec: &snow_api::ClusterSpec, creds: &snow_credentials::CredentialsFile, bundle: &snow_credentials::CaBundle) -> Result<(), snow_validate::ClientError> {
@@ -27,6 +28,7 @@
 pub mod client;
 pub mod device;
 pub mod error;
+mod files;
 pub mod imds;
 pub mod plan;
 pub mod preflight;
@@ -38,5 +40,6 @@ pub use device::{
     UnlockState,
 };
 pub use error::{DeviceError, ErrorKind, Service};
+pub use files::{DeviceFiles, FilesReport, preflight_from_files};
 pub use plan::{MachinePlan, Plan, Role};
 pub use preflight::{DeviceProgress, Mode, PreflightOptions, PreflightReport, Schedule};

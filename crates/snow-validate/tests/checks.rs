@@ -2,7 +2,7 @@
 //! devices at once, each finding tagged with its device.
 
 use snow_api::{DeviceIp, Finding, Severity};
-use snow_test_support::InMemoryDevice;
+use snow_test_devices::InMemoryDevice;
 use snow_validate::preflight::{self, Mode, PreflightOptions, Schedule};
 use snow_validate::{ErrorKind, MachinePlan, Plan, Role, UnlockState};
 use std::collections::BTreeMap;

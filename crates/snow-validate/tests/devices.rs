@@ -4,7 +4,7 @@
 
 use snow_api::{DeviceIp, Finding, Severity};
 use snow_credentials::{CaBundle, CredentialsFile};
-use snow_test_support::{
+use snow_test_devices::{
     BlackHole, DeviceApiStandIn, DeviceState, Faults, InMemoryDevice, Moto, TestCa, loopback_ip,
 };
 use snow_validate::preflight::{self, PreflightOptions};
@@ -332,7 +332,7 @@ fn device_api_case(server: Server, secret: &str, count: u32) -> Outcome {
         let mut _hole = None;
         let mut stand_in = None;
         match server {
-            Server::None => assert!(snow_test_support::closed_port(ip, 9092)),
+            Server::None => assert!(snow_test_devices::closed_port(ip, 9092)),
             Server::BlackHole => _hole = Some(BlackHole::start(ip, 9092).await.unwrap()),
             Server::StandIn {
                 ca_other,

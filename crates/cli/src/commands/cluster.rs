@@ -5,36 +5,29 @@
 
 use crate::{
     args::{
-        CreateCommand, DeleteClusterArgs, DeleteCommand, DescribeClusterArgs, DescribeCommand,
-        ManagementArgs, OutputFormat, UpgradeClusterArgs, UpgradeCommand, WaitArgs,
-    },
-    commands::{
-        render::{self, RenderInputs},
-        validate::{preflight_files, run_preflight},
+        CreateClusterArgs, DeleteClusterArgs, DescribeClusterArgs, ManagementArgs,
+        OptionalDeviceFiles, OutputFormat, RenderArgs, UpgradeClusterArgs,
     },
     exit,
-    lifecycle::{
-        self, ClusterRequest, Event, LifecycleError, Management, Timeouts, WaitOptions,
-        kubeconfig::{self, Written},
-    },
     output::{self, Io},
+    settings::{self, GlobalSettings, Management, RenderSettings, SpecFile},
 };
-use std::{future::Future, path::PathBuf, process::ExitCode};
+use snow_api::{Finding, release::ClusterRelease};
+use snow_lifecycle::{
+    self as lifecycle, ClusterRequest, CreateOptions, DeleteOptions, Event, LifecycleError,
+    Timeouts, UpgradeOptions, WaitOptions,
+    kubeconfig::{self, Written},
+};
+use snow_validate::{DeviceFiles, PreflightOptions, preflight_from_files};
+use std::{future::Future, path::PathBuf, process::ExitCode, time::Duration};
 
-/// Runs `snowctl create …`.
-pub fn create(cmd: CreateCommand, verbose: u8, io: &mut Io<'_>) -> ExitCode {
-    let CreateCommand::Cluster(args) = cmd;
-    if args.dry_run {
-        return render::run(args.render, io);
-    }
+/// Runs `snowctl create cluster` (its `--dry-run` is `render`).
+pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode {
     if args.render.existing.is_some() {
         io.err("error: --existing is for render; create reads the live objects from the management cluster\n");
         return ExitCode::from(exit::USAGE);
     }
-    let Some(session) = Session::open(&args.render, &args.management, io) else {
-        return ExitCode::from(exit::USAGE);
-    };
-    let session = match session {
+    let session = match Session::open(&args.render, &args.management, io) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -47,13 +40,19 @@ pub fn create(cmd: CreateCommand, verbose: u8, io: &mut Io<'_>) -> ExitCode {
     ) {
         return code;
     }
-    let waits = wait_options(&args.waits);
-    let cluster = session.spec.name().to_owned();
+    let wait = settings::waits(&args.waits);
+    let cluster = session.spec.spec.name().to_owned();
     let force = args.force;
     let outcome = block_on(io, |io| async move {
-        let mgmt = session.connect(io).await?;
-        let created =
-            lifecycle::create(&mgmt, &session.request(), &waits, &mut printer(io, verbose)).await?;
+        let mgmt = session.management.connect(io).await?;
+        let release = session.release()?;
+        let created = lifecycle::create(
+            &mgmt,
+            &session.request(&release),
+            &CreateOptions { wait },
+            &mut printer(io, global.verbose),
+        )
+        .await?;
         let dir = std::env::current_dir().map_err(|e| LifecycleError::Write {
             path: PathBuf::from("."),
             reason: e.to_string(),
@@ -64,65 +63,51 @@ pub fn create(cmd: CreateCommand, verbose: u8, io: &mut Io<'_>) -> ExitCode {
             Written::Unchanged => "Kept (unchanged)",
             Written::Replaced => "Replaced",
         };
-        let shown = path
-            .strip_prefix(&dir)
-            .unwrap_or(&path)
-            .display()
-            .to_string();
+        let shown = path.strip_prefix(&dir).unwrap_or(&path).display();
         io.err(&format!("✅ {verb} the workload kubeconfig ./{shown}\n"));
-        io.err(&format!(
-            "🎉 Cluster {cluster} {}\n",
-            if created.existed {
-                "is up to date"
-            } else {
-                "created!"
-            }
-        ));
+        let done = if created.existed {
+            "is up to date"
+        } else {
+            "created!"
+        };
+        io.err(&format!("🎉 Cluster {cluster} {done}\n"));
         Ok(())
     });
     finish(outcome, io)
 }
 
-/// Runs `snowctl upgrade …`.
-pub fn upgrade(cmd: UpgradeCommand, verbose: u8, io: &mut Io<'_>) -> ExitCode {
-    let UpgradeCommand::Cluster(args) = cmd;
-    let UpgradeClusterArgs {
-        dry_run,
-        skip_validations,
-        render: render_args,
-        management,
-        waits,
-    } = args;
-    if render_args.existing.is_some() {
+/// Runs `snowctl upgrade cluster`.
+pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode {
+    let dry_run = args.dry_run;
+    if args.render.existing.is_some() {
         io.err("error: --existing is for render; upgrade reads the live objects from the management cluster\n");
         return ExitCode::from(exit::USAGE);
     }
-    let session = match Session::open(&render_args, &management, io) {
-        None => return ExitCode::from(exit::USAGE),
-        Some(Err(code)) => return code,
-        Some(Ok(s)) => s,
+    let session = match Session::open(&args.render, &args.management, io) {
+        Ok(s) => s,
+        Err(code) => return code,
     };
+    // An existing cluster's endpoint answers: the in-use probe is for create only.
     if !dry_run
         && let Err(code) = device_checks(
             &session,
-            &render_args.device_files,
-            skip_validations,
-            // An existing cluster's endpoint answers: the in-use probe is for create only.
+            &args.render.device_files,
+            args.skip_validations,
             true,
             io,
         )
     {
         return code;
     }
-    let waits = wait_options(&waits);
+    let wait = settings::waits(&args.waits);
     let outcome = block_on(io, |io| async move {
-        let mgmt = session.connect(io).await?;
+        let mgmt = session.management.connect(io).await?;
+        let release = session.release()?;
         let outcome = lifecycle::upgrade(
             &mgmt,
-            &session.request(),
-            &waits,
-            dry_run,
-            &mut printer(io, verbose),
+            &session.request(&release),
+            &UpgradeOptions { wait, dry_run },
+            &mut printer(io, global.verbose),
         )
         .await?;
         if dry_run {
@@ -135,21 +120,12 @@ pub fn upgrade(cmd: UpgradeCommand, verbose: u8, io: &mut Io<'_>) -> ExitCode {
     finish(outcome, io)
 }
 
-/// Runs `snowctl delete …`.
-pub fn delete(cmd: DeleteCommand, verbose: u8, io: &mut Io<'_>) -> ExitCode {
-    let DeleteCommand::Cluster(args) = cmd;
-    let DeleteClusterArgs {
-        name,
-        file,
-        management,
-        delete_timeout,
-        no_timeouts,
-        poll_interval,
-    } = args;
-    let name = match (name, file) {
+/// Runs `snowctl delete cluster`.
+pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode {
+    let name = match (args.name, &args.file) {
         (Some(name), _) => name,
-        (None, Some(file)) => match render::load_spec(&file, io) {
-            Ok((_, spec)) => spec.name().to_owned(),
+        (None, Some(file)) => match settings::load_spec(file, io) {
+            Ok(loaded) => loaded.spec.name().to_owned(),
             Err(code) => return code,
         },
         (None, None) => {
@@ -157,20 +133,22 @@ pub fn delete(cmd: DeleteCommand, verbose: u8, io: &mut Io<'_>) -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
-    let Some(kubeconfig) = management.kubeconfig.clone() else {
-        return missing_kubeconfig(io);
+    let management = match settings::management(&args.management, io) {
+        Ok(m) => m,
+        Err(code) => return code,
     };
-    let waits = WaitOptions {
+    let wait = WaitOptions {
         timeouts: Timeouts {
-            deletion: (!no_timeouts).then_some(delete_timeout),
+            deletion: (!args.no_timeouts).then_some(args.delete_timeout),
             ..Timeouts::default()
         },
-        poll: poll_interval,
+        poll: args.poll_interval,
     };
-    let context = management.context.clone();
     let outcome = block_on(io, |io| async move {
-        let mgmt = Management::connect(&kubeconfig, context.as_deref()).await?;
-        let deleted = lifecycle::delete(&mgmt, &name, &waits, &mut printer(io, verbose)).await?;
+        let mgmt = management.connect_quietly().await?;
+        let options = DeleteOptions { wait };
+        let deleted =
+            lifecycle::delete(&mgmt, &name, &options, &mut printer(io, global.verbose)).await?;
         if !deleted.found {
             io.err(&format!(
                 "cluster {name} is not on the management cluster; nothing to delete\n"
@@ -193,19 +171,15 @@ pub fn delete(cmd: DeleteCommand, verbose: u8, io: &mut Io<'_>) -> ExitCode {
     finish(outcome, io)
 }
 
-/// Runs `snowctl describe …`.
-pub fn describe(cmd: DescribeCommand, io: &mut Io<'_>) -> ExitCode {
-    let DescribeCommand::Cluster(DescribeClusterArgs {
-        name,
-        management,
-        output: format,
-    }) = cmd;
-    let Some(kubeconfig) = management.kubeconfig.clone() else {
-        return missing_kubeconfig(io);
+/// Runs `snowctl describe cluster`.
+pub fn describe(args: DescribeClusterArgs, io: &mut Io<'_>) -> ExitCode {
+    let management = match settings::management(&args.management, io) {
+        Ok(m) => m,
+        Err(code) => return code,
     };
-    let context = management.context.clone();
+    let (name, format) = (args.name, args.output);
     let outcome = block_on(io, |io| async move {
-        let mgmt = Management::connect(&kubeconfig, context.as_deref()).await?;
+        let mgmt = management.connect_quietly().await?;
         let described = lifecycle::describe(&mgmt, &name).await?;
         if described.root.is_none() {
             return Err(LifecycleError::NotFound {
@@ -225,64 +199,47 @@ pub fn describe(cmd: DescribeCommand, io: &mut Io<'_>) -> ExitCode {
     finish(outcome, io)
 }
 
-/// What create and upgrade share: the spec, the render inputs and the management cluster.
+/// What create and upgrade share: the spec, the render settings and the management cluster.
 struct Session {
-    text: String,
-    spec: snow_api::ClusterSpec,
-    inputs: RenderInputs,
-    kubeconfig: PathBuf,
-    context: Option<String>,
+    spec: SpecFile,
+    render: RenderSettings,
+    management: Management,
 }
 
 impl Session {
-    /// `None` when no kubeconfig was given (said through `io`).
     fn open(
-        render_args: &crate::args::RenderArgs,
+        render: &RenderArgs,
         management: &ManagementArgs,
         io: &mut Io<'_>,
-    ) -> Option<Result<Session, ExitCode>> {
-        let Some(kubeconfig) = management.kubeconfig.clone() else {
-            missing_kubeconfig(io);
-            return None;
-        };
-        Some((|| {
-            let (text, spec) = render::load_spec(&render_args.file, io)?;
-            let inputs = RenderInputs::load(render_args, io)?;
-            Ok(Session {
-                text,
-                spec,
-                inputs,
-                kubeconfig,
-                context: management.context.clone(),
-            })
-        })())
+    ) -> Result<Session, ExitCode> {
+        let management = settings::management(management, io)?;
+        Ok(Session {
+            spec: settings::load_spec(&render.file, io)?,
+            render: RenderSettings::resolve(render, io)?,
+            management,
+        })
     }
 
-    fn request(&self) -> ClusterRequest<'_> {
+    fn release(&self) -> Result<ClusterRelease<'_>, LifecycleError> {
+        self.render
+            .release(&self.spec.spec)
+            .map_err(LifecycleError::Render)
+    }
+
+    fn request<'a>(&'a self, release: &'a ClusterRelease<'a>) -> ClusterRequest<'a> {
         ClusterRequest {
-            spec: &self.spec,
-            spec_text: &self.text,
-            inputs: &self.inputs.inputs,
-            options: self.inputs.options(),
+            spec: &self.spec.spec,
+            spec_text: &self.spec.text,
+            release,
+            secrets: self.render.secrets(),
         }
     }
-
-    async fn connect(&self, io: &mut Io<'_>) -> Result<Management, LifecycleError> {
-        let mgmt = Management::connect(&self.kubeconfig, self.context.as_deref()).await?;
-        io.err(&format!("Management cluster: {}\n", mgmt.server()));
-        Ok(mgmt)
-    }
-}
-
-fn missing_kubeconfig(io: &mut Io<'_>) -> ExitCode {
-    io.err("error: this command works on a management cluster: pass --kubeconfig FILE (or set KUBECONFIG)\n");
-    ExitCode::from(exit::USAGE)
 }
 
 /// Preflight against the devices, unless skipped (then a warning says so).
 fn device_checks(
     session: &Session,
-    device_files: &crate::args::OptionalDeviceFiles,
+    device_files: &OptionalDeviceFiles,
     skip: bool,
     skip_ip_check: bool,
     io: &mut Io<'_>,
@@ -292,17 +249,33 @@ fn device_checks(
         return Ok(());
     }
     io.err("Performing setup and validations\n");
-    let files = preflight_files(device_files).map_err(|finding| {
+    let unusable = |io: &mut Io<'_>, finding: Box<Finding>| {
         io.err(&output::diagnostic(&finding, "preflight", None));
         ExitCode::from(exit::USAGE)
-    })?;
-    let (findings, _) =
-        run_preflight(&session.spec, &files, 10, skip_ip_check, io).map_err(|finding| {
-            io.err(&output::diagnostic(&finding, "preflight", None));
-            ExitCode::from(exit::USAGE)
-        })?;
-    if snow_api::has_errors(&findings) {
-        io.err(&output::findings_text(&findings, "preflight", None));
+    };
+    let (credentials, ca_bundle) =
+        settings::device_files(device_files).map_err(|f| unusable(io, f))?;
+    let files = DeviceFiles {
+        credentials: &credentials,
+        ca_bundle: &ca_bundle,
+        request_timeout: Duration::from_secs(10),
+    };
+    let options = PreflightOptions {
+        skip_ip_check,
+        ..PreflightOptions::default()
+    };
+    let runtime =
+        runtime().map_err(|e| unusable(io, Box::new(Finding::error("preflight.runtime", e))))?;
+    let report = runtime
+        .block_on(preflight_from_files(
+            &session.spec.spec,
+            files,
+            &options,
+            &mut |_| {},
+        ))
+        .map_err(|f| unusable(io, f))?;
+    if snow_api::has_errors(&report.findings) {
+        io.err(&output::findings_text(&report.findings, "preflight", None));
         io.err(
             "❌ Validation failed: nothing was applied (fix the findings, or --skip-validations)\n",
         );
@@ -310,19 +283,6 @@ fn device_checks(
     }
     io.err("✅ Snow provider setup is valid\n");
     Ok(())
-}
-
-fn wait_options(args: &WaitArgs) -> WaitOptions {
-    let limit = |d| (!args.no_timeouts).then_some(d);
-    WaitOptions {
-        timeouts: Timeouts {
-            control_plane: limit(args.control_plane_wait_timeout),
-            external_etcd: limit(args.external_etcd_wait_timeout),
-            per_machine: limit(args.per_machine_wait_timeout),
-            deletion: Timeouts::default().deletion,
-        },
-        poll: args.poll_interval,
-    }
 }
 
 /// Prints milestones, and detail with `-v`. Without `-v` a wait still says when its count
@@ -351,20 +311,25 @@ fn printer<'a, 'b>(io: &'a mut Io<'b>, verbose: u8) -> impl FnMut(Event) + 'a {
     }
 }
 
+/// A current-thread runtime for one command.
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
 /// Runs an async command body on a fresh runtime.
 fn block_on<'a, 'b, F, Fut>(io: &'a mut Io<'b>, body: F) -> Result<(), LifecycleError>
 where
     F: FnOnce(&'a mut Io<'b>) -> Fut,
     Fut: Future<Output = Result<(), LifecycleError>>,
 {
-    match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    match runtime() {
         Ok(runtime) => runtime.block_on(body(io)),
-        Err(e) => Err(LifecycleError::Write {
+        Err(reason) => Err(LifecycleError::Write {
             path: PathBuf::from("<runtime>"),
-            reason: format!("cannot start the async runtime: {e}"),
+            reason,
         }),
     }
 }

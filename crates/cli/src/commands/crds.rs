@@ -5,19 +5,14 @@ use std::process::ExitCode;
 
 /// Prints the four CRDs as multi-document YAML.
 pub fn run(io: &mut Io<'_>) -> ExitCode {
-    let mut out = String::new();
-    for crd in snow_api::crds() {
-        match serde_saphyr::to_string(&crd) {
-            Ok(yaml) => {
-                out.push_str("---\n");
-                out.push_str(&yaml);
-            }
-            Err(err) => {
-                io.err(&format!("error: could not serialise a CRD: {err}\n"));
-                return ExitCode::from(exit::USAGE);
-            }
+    match snow_api::crds_yaml() {
+        Ok(yaml) => {
+            io.out(&yaml);
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            io.err(&format!("error: {err}\n"));
+            ExitCode::from(exit::USAGE)
         }
     }
-    io.out(&out);
-    ExitCode::SUCCESS
 }

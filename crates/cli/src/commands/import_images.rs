@@ -4,10 +4,9 @@
 use crate::{
     args::{ImportImagesArgs, OsArg, OutputFormat},
     exit,
-    output::{self, Io},
+    output::Io,
+    settings::{self, GlobalSettings},
 };
-use capi_render::ReleaseInputs;
-use snow_api::release::{Bundles, Release};
 use snow_images::{
     BundleData, CopyConfig, CopyReport, Credentials, ImageCopy, ImageResult, ImageStatus, OsFamily,
     Progress, Selection, TargetRegistry,
@@ -20,11 +19,14 @@ use std::{
 };
 
 /// The image URIs: `--image`/`--images-file` when given, else the bundle's list.
-fn image_uris(args: &ImportImagesArgs, io: &mut Io<'_>) -> Option<Vec<snow_images::ListedImage>> {
+fn image_uris(
+    args: &ImportImagesArgs,
+    io: &mut Io<'_>,
+) -> Result<Vec<snow_images::ListedImage>, ExitCode> {
     if !args.images.is_empty() || args.images_file.is_some() {
         let mut uris = args.images.clone();
         if let Some(path) = &args.images_file {
-            let text = output::read_text(path, "the image list", io)?;
+            let text = settings::read_text(path, "the image list", io)?;
             uris.extend(
                 text.lines()
                     .map(|l| l.split('#').next().unwrap_or("").trim())
@@ -34,49 +36,28 @@ fn image_uris(args: &ImportImagesArgs, io: &mut Io<'_>) -> Option<Vec<snow_image
         }
         uris.sort();
         uris.dedup();
-        return Some(
-            uris.into_iter()
-                .map(|uri| snow_images::ListedImage {
-                    uri,
-                    used_by: vec!["command line".into()],
-                })
-                .collect(),
-        );
+        return Ok(uris
+            .into_iter()
+            .map(|uri| snow_images::ListedImage {
+                uri,
+                used_by: vec!["command line".into()],
+            })
+            .collect());
     }
     let fail = |io: &mut Io<'_>, e: &dyn std::fmt::Display| {
         io.err(&format!("error: {e}\n"));
-        None
+        ExitCode::from(exit::USAGE)
     };
-    let (bundle, mut inputs) = match &args.bundles {
+    let inputs = settings::release_inputs(&args.release, io)?;
+    // The Bundles manifest holds sections the release catalog does not keep (the management
+    // components' images): they are read from the file itself.
+    let bundle = match &args.release.bundles {
         Some(path) => {
-            let text = output::read_text(path, "the Bundles manifest", io)?;
-            let data = match BundleData::from_yaml(&text) {
-                Ok(d) => d,
-                Err(e) => return fail(io, &e),
-            };
-            let inputs = match Bundles::from_yaml(&text).and_then(ReleaseInputs::from_bundles) {
-                Ok(i) => i,
-                Err(e) => return fail(io, &e),
-            };
-            (data, inputs)
+            BundleData::from_yaml(&settings::read_text(path, "the Bundles manifest", io)?)
         }
-        None => {
-            let inputs = match ReleaseInputs::embedded() {
-                Ok(i) => i,
-                Err(e) => return fail(io, &e),
-            };
-            match BundleData::from_inputs(&inputs) {
-                Ok(d) => (d, inputs),
-                Err(e) => return fail(io, &e),
-            }
-        }
-    };
-    for path in &args.eksd_releases {
-        let text = output::read_text(path, "the EKS-D Release manifest", io)?;
-        if let Err(e) = Release::from_yaml(&text).and_then(|r| inputs.add_release(&r)) {
-            return fail(io, &e);
-        }
+        None => BundleData::from_inputs(&inputs),
     }
+    .map_err(|e| fail(io, &e))?;
     let selection = Selection {
         kube_versions: args.kubernetes_versions.clone(),
         os_families: args
@@ -88,10 +69,7 @@ fn image_uris(args: &ImportImagesArgs, io: &mut Io<'_>) -> Option<Vec<snow_image
             })
             .collect(),
     };
-    match snow_images::image_list(&bundle, &inputs.distros, &selection) {
-        Ok(list) => Some(list),
-        Err(e) => fail(io, &e),
-    }
+    snow_images::image_list(&bundle, &inputs.distros, &selection).map_err(|e| fail(io, &e))
 }
 
 fn docker_config_path(args: &ImportImagesArgs) -> Option<PathBuf> {
@@ -105,36 +83,35 @@ fn docker_config_path(args: &ImportImagesArgs) -> Option<PathBuf> {
     path.exists().then_some(path)
 }
 
-fn config(args: &ImportImagesArgs, registry: &str, io: &mut Io<'_>) -> Option<CopyConfig> {
-    let target = match TargetRegistry::parse(registry) {
-        Ok(t) => t,
-        Err(e) => {
-            io.err(&format!("error: --registry: {e}\n"));
-            return None;
-        }
-    };
+fn config(
+    args: &ImportImagesArgs,
+    registry: &str,
+    io: &mut Io<'_>,
+) -> Result<CopyConfig, ExitCode> {
+    let usage = || ExitCode::from(exit::USAGE);
+    let target = TargetRegistry::parse(registry).map_err(|e| {
+        io.err(&format!("error: --registry: {e}\n"));
+        usage()
+    })?;
     let mut ca_certs_pem = Vec::new();
     for path in &args.ca_certs {
-        let pem = output::read_text(path, "the CA certificate", io)?;
+        let pem = settings::read_text(path, "the CA certificate", io)?;
         if !pem.contains("-----BEGIN CERTIFICATE-----") {
             io.err(&format!(
                 "error: {} holds no PEM certificate\n",
                 path.display()
             ));
-            return None;
+            return Err(usage());
         }
         ca_certs_pem.push(pem.into_bytes());
     }
     let mut credentials = match docker_config_path(args) {
         Some(path) => {
-            let text = output::read_text(&path, "the Docker config", io)?;
-            match Credentials::from_docker_config(&text) {
-                Ok(c) => c,
-                Err(e) => {
-                    io.err(&format!("error: {}: {e}\n", path.display()));
-                    return None;
-                }
-            }
+            let text = settings::read_text(&path, "the Docker config", io)?;
+            Credentials::from_docker_config(&text).map_err(|e| {
+                io.err(&format!("error: {}: {e}\n", path.display()));
+                usage()
+            })?
         }
         None => Credentials::default(),
     };
@@ -144,7 +121,7 @@ fn config(args: &ImportImagesArgs, registry: &str, io: &mut Io<'_>) -> Option<Co
             io.err(&format!(
                 "error: cannot read the password from stdin: {e}\n"
             ));
-            return None;
+            return Err(usage());
         }
         credentials.insert(
             &target.host,
@@ -159,7 +136,7 @@ fn config(args: &ImportImagesArgs, registry: &str, io: &mut Io<'_>) -> Option<Co
     if args.source_insecure {
         plain_http.extend(args.source_registry.clone());
     }
-    Some(CopyConfig {
+    Ok(CopyConfig {
         target,
         source_registry: args.source_registry.clone(),
         all_platforms: args.all_platforms,
@@ -328,10 +305,11 @@ fn summary_text(report: &CopyReport) -> String {
 }
 
 /// Runs `snowctl import-images`.
-pub fn run(args: ImportImagesArgs, verbose: u8, io: &mut Io<'_>) -> ExitCode {
+pub fn run(args: ImportImagesArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode {
     let usage = || ExitCode::from(exit::USAGE);
-    let Some(images) = image_uris(&args, io) else {
-        return usage();
+    let images = match image_uris(&args, io) {
+        Ok(images) => images,
+        Err(code) => return code,
     };
     if args.list {
         match args.output {
@@ -353,8 +331,9 @@ pub fn run(args: ImportImagesArgs, verbose: u8, io: &mut Io<'_>) -> ExitCode {
         io.err("error: --registry HOST:PORT[/NAMESPACE] is required to copy (or --list)\n");
         return usage();
     };
-    let Some(config) = config(&args, &registry, io) else {
-        return usage();
+    let config = match config(&args, &registry, io) {
+        Ok(config) => config,
+        Err(code) => return code,
     };
     let uris: Vec<String> = images.into_iter().map(|i| i.uri).collect();
     let plan = match snow_images::plan(&uris, &config) {
@@ -386,7 +365,7 @@ pub fn run(args: ImportImagesArgs, verbose: u8, io: &mut Io<'_>) -> ExitCode {
         Arc::new(Lines {
             tx: std::sync::Mutex::new(tx),
             total: plan.len(),
-            verbose: verbose > 0,
+            verbose: global.verbose > 0,
         })
     };
     // The copy runs on its own thread; this one writes its progress lines through `Io` until

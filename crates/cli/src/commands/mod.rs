@@ -1,4 +1,5 @@
-//! One module per command.
+//! One module per command. Commands never import each other: what two share is resolved in
+//! [`crate::settings`] or lives in a library crate.
 
 pub mod cluster;
 pub mod completion;
@@ -11,25 +12,31 @@ pub mod render;
 pub mod validate;
 
 use crate::{
-    args::{Cli, Command},
+    args::{Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, UpgradeCommand},
     output::Io,
+    settings::GlobalSettings,
 };
 use std::process::ExitCode;
 
 /// Runs a parsed command line, writing to `io`.
 pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
+    let global = GlobalSettings::resolve(&cli);
     match cli.command {
         Command::Generate(cmd) => generate::run(cmd, io),
         Command::Validate(args) => validate::run(args, io),
         Command::Crds => crds::run(io),
-        Command::Credentials(cmd) => credentials::run(cmd, cli.verbose),
+        Command::Credentials(cmd) => credentials::run(cmd, global.verbose),
         Command::Completion(args) => completion::run(args.shell, io),
         Command::Render(args) => render::run(args, io),
-        Command::ImportImages(args) => import_images::run(args, cli.verbose, io),
-        Command::Create(cmd) => cluster::create(cmd, cli.verbose, io),
-        Command::Upgrade(cmd) => cluster::upgrade(cmd, cli.verbose, io),
-        Command::Delete(cmd) => cluster::delete(cmd, cli.verbose, io),
-        Command::Describe(cmd) => cluster::describe(cmd, io),
-        Command::Controller(args) => controller::run(args, cli.verbose, io),
+        Command::ImportImages(args) => import_images::run(args, global, io),
+        // A dry run renders what create would apply.
+        Command::Create(CreateCommand::Cluster(args)) if args.dry_run => {
+            render::run(args.render, io)
+        }
+        Command::Create(CreateCommand::Cluster(args)) => cluster::create(args, global, io),
+        Command::Upgrade(UpgradeCommand::Cluster(args)) => cluster::upgrade(args, global, io),
+        Command::Delete(DeleteCommand::Cluster(args)) => cluster::delete(args, global, io),
+        Command::Describe(DescribeCommand::Cluster(args)) => cluster::describe(args, io),
+        Command::Controller(args) => controller::run(args, global, io),
     }
 }

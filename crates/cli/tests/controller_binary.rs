@@ -1,0 +1,114 @@
+//! The `snowctl controller` binary: JSON logs, health endpoints, a graceful stop on SIGTERM.
+//! (The reconcilers themselves are tested in the snow-controller crate.)
+
+use serde_json::Value;
+use snow_test_kube::KubeStandIn;
+use std::time::{Duration, Instant};
+
+/// A free loopback port for a health endpoint.
+fn free_addr() -> std::net::SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+async fn get(addr: std::net::SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
+        return String::new();
+    };
+    let _ = stream
+        .write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+        .await;
+    let mut out = String::new();
+    let _ = stream.read_to_string(&mut out).await;
+    out
+}
+
+async fn wait(what: &str, check: impl AsyncFn() -> bool) {
+    let start = Instant::now();
+    while !check().await {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{what} never happened"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_logs_json_serves_health_and_stops_on_sigterm() {
+    let api = KubeStandIn::start().await.expect("stand-in");
+    api.install_capi().unwrap();
+    api.install_crds(&snow_api::crds_yaml().unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
+    let log = dir.path().join("controller.log");
+    let addr = free_addr();
+    let mut child = Reaped(
+        std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"))
+            .args(["controller", "--log-format", "json", "--no-leader-election"])
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--health-addr")
+            .arg(addr.to_string())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let logged = || std::fs::read_to_string(&log).unwrap_or_default();
+    wait("/readyz", async || {
+        get(addr, "/readyz").await.contains("200 OK")
+    })
+    .await;
+    assert!(get(addr, "/healthz").await.contains("ok (leader)"));
+    wait("the controllers to start", async || {
+        logged().contains("watching")
+    })
+    .await;
+    // The shell's own kill: no procps needed.
+    let term = std::process::Command::new("sh")
+        .args(["-c", &format!("kill -TERM {}", child.0.id())])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            panic!("no exit 30 s after SIGTERM; log:\n{}", logged());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "exit {status:?}; log:\n{}", logged());
+    let text = logged();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let messages: Vec<&str> = lines.iter().filter_map(|l| l["message"].as_str()).collect();
+    assert!(
+        messages.contains(&"connected to the management cluster"),
+        "{messages:?}"
+    );
+    assert!(messages.contains(&"SIGTERM: shutting down"), "{messages:?}");
+    assert!(messages.contains(&"stopped"), "{messages:?}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["level"].is_string() && l["timestamp"].is_string())
+    );
+}
+
+/// A child process that is killed if the test fails before it exits.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

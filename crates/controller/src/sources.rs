@@ -1,0 +1,221 @@
+//! The spec of a declared cluster, read from the EKS Anywhere objects on the management cluster
+//! (facts §7, BuildSpec) and checked by the same code as `snowctl validate`: the objects are
+//! written out as one multi-document stream and parsed strictly.
+
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+use snow_credentials::{CaBundle, CredentialsFile};
+use snow_lifecycle::{LifecycleError, Management};
+use std::collections::BTreeSet;
+
+/// The EKS Anywhere API version.
+pub const EKSA_API_VERSION: &str = "anywhere.eks.amazonaws.com/v1alpha1";
+
+/// The objects one Cluster is made of. Its `Debug` names the identity Secret but never shows it.
+#[derive(Clone, Default)]
+pub struct Sources {
+    /// The Cluster.
+    pub cluster: Value,
+    /// Every other object found, in a stable order.
+    pub objects: Vec<Value>,
+    /// What a reference named but the API server does not have (`Kind/name`).
+    pub missing: Vec<String>,
+    /// The identity Secret the datacenter names, if found.
+    pub identity: Option<Value>,
+    /// Its `namespace/name`.
+    pub identity_name: Option<String>,
+}
+
+impl std::fmt::Debug for Sources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sources")
+            .field("cluster", &self.cluster["metadata"]["name"])
+            .field("objects", &self.objects.len())
+            .field("missing", &self.missing)
+            .field("identity_name", &self.identity_name)
+            .field("identity", &self.identity.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+fn ref_name(v: &Value) -> Option<&str> {
+    v["name"].as_str().filter(|n| !n.is_empty())
+}
+
+/// Only what a user declares: identity, labels, annotations, spec.
+fn declared(object: &Value) -> Value {
+    let meta = &object["metadata"];
+    let mut metadata = Map::new();
+    for key in ["name", "namespace", "labels", "annotations"] {
+        if !meta[key].is_null() {
+            metadata.insert(key.into(), meta[key].clone());
+        }
+    }
+    if let Some(annotations) = metadata
+        .get_mut("annotations")
+        .and_then(Value::as_object_mut)
+    {
+        annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+        if annotations.is_empty() {
+            metadata.remove("annotations");
+        }
+    }
+    let mut out = json!({
+        "apiVersion": object["apiVersion"],
+        "kind": object["kind"],
+        "metadata": metadata,
+    });
+    if !object["spec"].is_null() {
+        out["spec"] = object["spec"].clone();
+    }
+    out
+}
+
+impl Sources {
+    /// Reads the Cluster's datacenter, machine configs, IP pools, identity providers and identity
+    /// Secret from its namespace.
+    pub async fn read(mgmt: &Management, cluster: &Value) -> Result<Sources, LifecycleError> {
+        let ns = cluster["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default")
+            .to_owned();
+        let spec = &cluster["spec"];
+        let mut sources = Sources {
+            cluster: cluster.clone(),
+            ..Sources::default()
+        };
+        let get = async |kind: &str, name: &str, sources: &mut Sources| {
+            let found = mgmt.get(EKSA_API_VERSION, kind, Some(&ns), name).await?;
+            match &found {
+                Some(o) => sources.objects.push(o.clone()),
+                None => sources.missing.push(format!("{kind}/{name}")),
+            }
+            Ok::<_, LifecycleError>(found)
+        };
+        let datacenter = match ref_name(&spec["datacenterRef"]) {
+            Some(name) => get("SnowDatacenterConfig", name, &mut sources).await?,
+            None => None,
+        };
+        let mut machine_names = BTreeSet::new();
+        machine_names.extend(ref_name(
+            &spec["controlPlaneConfiguration"]["machineGroupRef"],
+        ));
+        machine_names.extend(ref_name(
+            &spec["externalEtcdConfiguration"]["machineGroupRef"],
+        ));
+        for group in spec["workerNodeGroupConfigurations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            machine_names.extend(ref_name(&group["machineGroupRef"]));
+        }
+        let mut pools = BTreeSet::new();
+        for name in machine_names {
+            if let Some(m) = get("SnowMachineConfig", name, &mut sources).await? {
+                for dni in m["spec"]["network"]["directNetworkInterfaces"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(pool) = ref_name(&dni["ipPoolRef"]) {
+                        pools.insert(pool.to_owned());
+                    }
+                }
+            }
+        }
+        for pool in pools {
+            get("SnowIPPool", &pool, &mut sources).await?;
+        }
+        for provider in spec["identityProviderRefs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if let (Some(kind), Some(name)) = (provider["kind"].as_str(), ref_name(provider)) {
+                get(kind, name, &mut sources).await?;
+            }
+        }
+        if let Some(d) = &datacenter {
+            // An empty identityRef defaults as in the CLI: `<datacenter>-snow-credentials`.
+            let secret = ref_name(&d["spec"]["identityRef"])
+                .map(str::to_owned)
+                .unwrap_or_else(|| {
+                    snow_api::defaults::default_identity_secret_name(
+                        d["metadata"]["name"].as_str().unwrap_or_default(),
+                    )
+                });
+            sources.identity_name = Some(format!("{ns}/{secret}"));
+            sources.identity = mgmt.get("v1", "Secret", Some(&ns), &secret).await?;
+        }
+        Ok(sources)
+    }
+
+    /// The declared objects as one spec stream (JSON documents are YAML).
+    pub fn spec_text(&self) -> String {
+        let mut text = String::new();
+        for object in std::iter::once(&self.cluster).chain(&self.objects) {
+            text.push_str("---\n");
+            text.push_str(&serde_json::to_string_pretty(&declared(object)).unwrap_or_default());
+            text.push('\n');
+        }
+        text
+    }
+
+    /// The device credentials and CA bundle from the identity Secret. Its values hold base64
+    /// text (facts §2), so each is decoded twice.
+    pub fn credentials(&self) -> Result<(CredentialsFile, CaBundle), String> {
+        let name = self.identity_name.clone().unwrap_or_default();
+        let secret = self
+            .identity
+            .as_ref()
+            .ok_or_else(|| format!("the identity Secret {name} is missing"))?;
+        let field = |key: &str| -> Result<Vec<u8>, String> {
+            let outer = secret["data"][key]
+                .as_str()
+                .ok_or_else(|| format!("the identity Secret {name} has no `{key}`"))?;
+            let engine = base64::engine::general_purpose::STANDARD;
+            let inner = engine
+                .decode(outer)
+                .map_err(|e| format!("`{key}` of Secret {name} is not base64: {e}"))?;
+            let text: String = String::from_utf8_lossy(&inner)
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            engine
+                .decode(text.as_bytes())
+                .map_err(|e| format!("`{key}` of Secret {name} does not hold base64 text: {e}"))
+        };
+        let (credentials, findings) =
+            CredentialsFile::parse(format!("Secret {name} credentials"), field("credentials")?);
+        if let Some(f) = findings.iter().find(|f| f.is_error()) {
+            return Err(f.message.clone());
+        }
+        let (bundle, findings) =
+            CaBundle::parse(format!("Secret {name} ca-bundle"), field("ca-bundle")?);
+        if let Some(f) = findings.iter().find(|f| f.is_error()) {
+            return Err(f.message.clone());
+        }
+        Ok((credentials, bundle))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_a_user_declares_is_kept() {
+        let live = json!({
+            "apiVersion": EKSA_API_VERSION, "kind": "SnowIPPool",
+            "metadata": {"name": "p", "namespace": "default", "uid": "u", "resourceVersion": "3",
+                "managedFields": [], "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
+            "spec": {"pools": []}, "status": {}
+        });
+        assert_eq!(
+            declared(&live),
+            json!({"apiVersion": EKSA_API_VERSION, "kind": "SnowIPPool",
+                "metadata": {"name": "p", "namespace": "default"}, "spec": {"pools": []}})
+        );
+    }
+}

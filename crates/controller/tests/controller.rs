@@ -1,0 +1,604 @@
+//! The controller against the Kubernetes API stand-in and its simulated Cluster API
+//! controllers: the GitOps flow (objects declared, the controller reconciles), statuses,
+//! idempotence (a second pass writes nothing), deletion, and the fault cases. Devices are
+//! in-memory (`InMemoryDevice`): what the machine-config part asks them is the subject here, and
+//! the real device clients are tested against moto in snow-validate.
+
+use serde_json::{Value, json};
+use snow_api::DeviceIp;
+use snow_controller::{
+    self as controller, BootstrapCredentials, Context, DeviceSource, FINALIZER, LeaderElection,
+    RunOptions, machine_config,
+};
+use snow_lifecycle::Management;
+use snow_test_devices::InMemoryDevice;
+use snow_test_kube::{
+    CapiHandle, CapiOptions, KubeStandIn,
+    declared::{DeclaredCluster, EKSA},
+};
+use std::{
+    collections::BTreeSet,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+const CORE: &str = "cluster.x-k8s.io/v1beta2";
+const INFRA: &str = "infrastructure.cluster.x-k8s.io/v1beta1";
+const NS: &str = "eksa-system";
+
+/// Devices that have the AMIs and key pairs the test gives them (shared with the test).
+#[derive(Default, Clone)]
+struct Fleet {
+    amis: Arc<Mutex<BTreeSet<String>>>,
+}
+
+impl DeviceSource for Fleet {
+    type Device = InMemoryDevice;
+
+    async fn devices(
+        &self,
+        _: &Management,
+        ips: &[DeviceIp],
+    ) -> Result<(Vec<InMemoryDevice>, Vec<DeviceIp>), String> {
+        let amis = self.amis.lock().unwrap().clone();
+        Ok((
+            ips.iter()
+                .map(|ip| {
+                    amis.iter()
+                        .fold(InMemoryDevice::new(*ip), |d, ami| d.with_image(ami, &[]))
+                        .with_key_pair("edge-key")
+                })
+                .collect(),
+            Vec::new(),
+        ))
+    }
+}
+
+struct Setup {
+    api: KubeStandIn,
+    capi: CapiHandle,
+    fleet: Fleet,
+}
+
+async fn setup() -> Setup {
+    let api = KubeStandIn::start().await.expect("stand-in");
+    api.install_capi().unwrap();
+    // The GitOps flow starts with `snowctl crds | kubectl apply -f -`.
+    assert_eq!(
+        api.install_crds(&snow_api::crds_yaml().unwrap()).unwrap(),
+        4
+    );
+    let capi = api.start_capi(CapiOptions {
+        step: Duration::from_millis(10),
+        ..CapiOptions::default()
+    });
+    let fleet = Fleet::default();
+    fleet.amis.lock().unwrap().insert("ami-good".into());
+    Setup { api, capi, fleet }
+}
+
+impl Setup {
+    async fn context(&self, manager: &str) -> Context<Fleet> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = self.api.write_kubeconfig(dir.path()).unwrap();
+        Context {
+            mgmt: Management::connect_for_watches(&path, None).await.unwrap(),
+            inputs: snow_api::release::ReleaseInputs::embedded().unwrap(),
+            devices: self.fleet.clone(),
+            manager: manager.into(),
+            namespace: None,
+        }
+    }
+
+    fn put(&self, object: Value) {
+        self.api.put(object).expect("stored");
+    }
+
+    /// Declares the cluster (as `kubectl apply -f` of a spec would).
+    fn declare(&self, cluster: &DeclaredCluster) {
+        for object in cluster.objects() {
+            self.put(object);
+        }
+    }
+}
+
+/// `edge` with the given worker groups.
+fn edge(groups: &[(&str, u32)]) -> DeclaredCluster {
+    let mut c = DeclaredCluster::new("edge", 1);
+    c.workers = groups.iter().map(|(g, n)| ((*g).to_owned(), *n)).collect();
+    c
+}
+
+fn machine_config(name: &str, instance_type: &str, ami: &str) -> Value {
+    let mut c = edge(&[]);
+    c.ami = ami.into();
+    c.machine_config(name, instance_type)
+}
+
+fn cluster(groups: &[(&str, u32)]) -> Value {
+    edge(groups).cluster()
+}
+
+fn eksa_cluster(s: &Setup) -> Option<Value> {
+    s.api.get(EKSA, "Cluster", Some("default"), "edge")
+}
+
+fn condition(cluster: &Value, kind: &str) -> Option<String> {
+    cluster["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == kind)?["status"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+fn ready(s: &Setup) -> bool {
+    eksa_cluster(s).is_some_and(|c| condition(&c, "Ready").as_deref() == Some("True"))
+}
+
+/// Resyncs until `done`, or fails after 30 s naming what was last seen.
+async fn resync_until(ctx: &Context<Fleet>, s: &Setup, what: &str, done: impl Fn(&Setup) -> bool) {
+    let start = Instant::now();
+    loop {
+        let pass = controller::resync(ctx, 4).await.expect("resync");
+        assert_eq!(pass.errors, 0, "a reconcile failed");
+        if done(s) {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{what} never happened; the Cluster says {:#}",
+            eksa_cluster(s)
+                .map(|c| c["status"].clone())
+                .unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+}
+
+fn names(s: &Setup, api_version: &str, kind: &str) -> Vec<String> {
+    let mut n: Vec<String> = s
+        .api
+        .list(api_version, kind, Some(NS))
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    n.sort();
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gitops_flow_creates_changes_pauses_and_deletes_a_cluster() {
+    let s = setup().await;
+    let ctx = s.context(controller::FIELD_MANAGER).await;
+    s.declare(&edge(&[("md-0", 2)]));
+
+    // Create: machine configs validated, objects applied, the Cluster Ready.
+    resync_until(&ctx, &s, "Ready", ready).await;
+    let c = eksa_cluster(&s).unwrap();
+    assert_eq!(c["status"]["failureReason"], Value::Null);
+    assert_eq!(
+        c["status"]["observedGeneration"],
+        c["metadata"]["generation"]
+    );
+    assert!(
+        c["metadata"]["finalizers"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(FINALIZER))
+    );
+    let mc = s
+        .api
+        .get(EKSA, "SnowMachineConfig", Some("default"), "edge")
+        .unwrap();
+    assert_eq!(mc["status"]["specValid"], true);
+    let kcp = s
+        .api
+        .get(
+            "controlplane.cluster.x-k8s.io/v1beta2",
+            "KubeadmControlPlane",
+            Some(NS),
+            "edge",
+        )
+        .unwrap();
+    assert!(
+        kcp["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["manager"] == "snowctl-controller" && f["operation"] == "Apply")
+    );
+    assert!(
+        s.api
+            .get("v1", "Secret", Some(NS), "edge-snow-credentials")
+            .is_some()
+    );
+    let events: Vec<String> = s
+        .api
+        .list("v1", "Event", Some("default"))
+        .iter()
+        .map(|e| e["reason"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(events.contains(&"Ready".to_owned()), "{events:?}");
+
+    // Level-based: a pass over the unchanged cluster writes nothing.
+    let before = s.api.writes();
+    let pass = controller::resync(&ctx, 4).await.unwrap();
+    assert_eq!(
+        (pass.clusters, pass.machine_configs, pass.writes),
+        (1, 2, 0)
+    );
+    assert_eq!(
+        s.api.writes(),
+        before,
+        "{:?}",
+        &s.api.requests()[before as usize..]
+    );
+
+    // A machine config made invalid: its status, then the Cluster's, say so; fixed, both recover.
+    s.put(machine_config("edge", "sbe-c.large", "ami-gone"));
+    resync_until(&ctx, &s, "MachineConfigInvalid", |s| {
+        eksa_cluster(s).is_some_and(|c| c["status"]["failureReason"] == "MachineConfigInvalid")
+    })
+    .await;
+    let mc = s
+        .api
+        .get(EKSA, "SnowMachineConfig", Some("default"), "edge")
+        .unwrap();
+    assert_eq!(mc["status"]["specValid"], false);
+    let message = mc["status"]["failureMessage"].as_str().unwrap();
+    assert!(
+        message.contains("AMI ami-gone is not on device 192.168.1.11"),
+        "{message}"
+    );
+    let c = eksa_cluster(&s).unwrap();
+    assert!(
+        c["status"]["failureMessage"]
+            .as_str()
+            .unwrap()
+            .starts_with("Invalid edge SnowMachineConfig: AMI ami-gone")
+    );
+    assert_eq!(condition(&c, "Ready").as_deref(), Some("False"));
+    s.put(machine_config("edge", "sbe-c.large", "ami-good"));
+    resync_until(&ctx, &s, "recovery", ready).await;
+    assert_eq!(
+        eksa_cluster(&s).unwrap()["status"]["failureReason"],
+        Value::Null
+    );
+
+    // A worker group added, then an instance-type change (a bump and a roll), then the group
+    // removed again.
+    s.put(cluster(&[("md-0", 2), ("md-1", 1)]));
+    resync_until(&ctx, &s, "md-1", |s| {
+        ready(s) && names(s, CORE, "MachineDeployment") == ["edge-md-0", "edge-md-1"]
+    })
+    .await;
+    s.put(machine_config("edge", "sbe-c.xlarge", "ami-good"));
+    resync_until(&ctx, &s, "the template bump", |s| {
+        s.api
+            .get(CORE, "MachineDeployment", Some(NS), "edge-md-0")
+            .is_some_and(|md| {
+                md["spec"]["template"]["spec"]["infrastructureRef"]["name"] == "edge-md-0-2"
+            })
+            && ready(s)
+    })
+    .await;
+    let bumped = s
+        .api
+        .get(INFRA, "AWSSnowMachineTemplate", Some(NS), "edge-md-0-2")
+        .unwrap();
+    assert_eq!(
+        bumped["spec"]["template"]["spec"]["instanceType"],
+        "sbe-c.xlarge"
+    );
+    let rolled = s
+        .api
+        .list(CORE, "Machine", Some(NS))
+        .iter()
+        .filter(|m| m["metadata"]["labels"]["cluster.x-k8s.io/deployment-name"] == "edge-md-0")
+        .all(|m| {
+            m["metadata"]["annotations"]["snow-test-support/machine-template"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("edge-md-0-2|"))
+        });
+    assert!(rolled, "md-0's machines still use the old template");
+    s.put(cluster(&[("md-0", 2)]));
+    resync_until(&ctx, &s, "md-1 removed", |s| {
+        ready(s) && names(s, CORE, "MachineDeployment") == ["edge-md-0"]
+    })
+    .await;
+    assert!(
+        s.api
+            .get(
+                CORE,
+                "MachineHealthCheck",
+                Some(NS),
+                "edge-md-1-worker-unhealthy"
+            )
+            .is_none()
+    );
+
+    // Paused: a change waits, and no write is made; resumed, it is applied.
+    let mut paused = cluster(&[("md-0", 3)]);
+    paused["metadata"]["annotations"]["anywhere.eks.amazonaws.com/paused"] = json!("true");
+    s.put(paused);
+    let before = s.api.writes();
+    controller::resync(&ctx, 4).await.unwrap();
+    assert_eq!(s.api.writes(), before);
+    let md = s
+        .api
+        .get(CORE, "MachineDeployment", Some(NS), "edge-md-0")
+        .unwrap();
+    assert_eq!(md["spec"]["replicas"], 2);
+    s.put(cluster(&[("md-0", 3)]));
+    resync_until(&ctx, &s, "the scale-up", |s| {
+        s.api
+            .get(CORE, "MachineDeployment", Some(NS), "edge-md-0")
+            .is_some_and(|md| md["spec"]["replicas"] == 3)
+            && ready(s)
+    })
+    .await;
+
+    // Deleted: the finalizer holds the Cluster until everything it made is gone.
+    s.api
+        .delete(EKSA, "Cluster", Some("default"), "edge")
+        .expect("delete accepted");
+    resync_until(&ctx, &s, "deletion", |s| eksa_cluster(s).is_none()).await;
+    let left: Vec<String> = s
+        .api
+        .objects()
+        .into_iter()
+        .filter(|o| o["metadata"]["namespace"] == NS)
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_bootstrap_secret_is_a_clear_status_not_a_crash_loop() {
+    let s = setup().await;
+    let ctx = s.context(controller::FIELD_MANAGER).await;
+    s.put(machine_config("edge", "sbe-c.large", "ami-good"));
+    let config = s
+        .api
+        .get(EKSA, "SnowMachineConfig", Some("default"), "edge")
+        .unwrap();
+    let outcome = machine_config::reconcile(
+        &ctx.mgmt,
+        &BootstrapCredentials::default(),
+        controller::FIELD_MANAGER,
+        &config,
+    )
+    .await
+    .expect("a missing Secret is reported, not raised");
+    assert_eq!(outcome.requeue_after, Some(Duration::from_secs(60)));
+    let config = s
+        .api
+        .get(EKSA, "SnowMachineConfig", Some("default"), "edge")
+        .unwrap();
+    assert_eq!(config["status"]["specValid"], false);
+    let message = config["status"]["failureMessage"].as_str().unwrap();
+    assert!(
+        message.contains("capas-system/capas-manager-bootstrap-credentials is missing"),
+        "{message}"
+    );
+    // Unchanged, it is not written again.
+    let before = s.api.writes();
+    machine_config::reconcile(
+        &ctx.mgmt,
+        &BootstrapCredentials::default(),
+        controller::FIELD_MANAGER,
+        &config,
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.api.writes(), before);
+}
+
+/// A free loopback port for a health endpoint.
+fn free_addr() -> std::net::SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+async fn get(addr: std::net::SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
+        return String::new();
+    };
+    let _ = stream
+        .write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+        .await;
+    let mut out = String::new();
+    let _ = stream.read_to_string(&mut out).await;
+    out
+}
+
+async fn wait(what: &str, check: impl AsyncFn() -> bool) {
+    let start = Instant::now();
+    while !check().await {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{what} never happened"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_elect_one_leader_which_survives_dropped_watches_and_hands_over() {
+    let s = setup().await;
+    let mut stops = Vec::new();
+    let mut tasks = Vec::new();
+    let mut health = Vec::new();
+    for replica in ["a", "b"] {
+        let ctx = Arc::new(s.context(&format!("snowctl-controller-{replica}")).await);
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let addr = free_addr();
+        let mut election = LeaderElection::new("default", format!("replica-{replica}"));
+        election.lease_duration = Duration::from_secs(3);
+        let options = RunOptions {
+            concurrency: 2,
+            health: Some(addr),
+            leader: Some(election),
+        };
+        tasks.push(tokio::spawn(controller::run(ctx, options, async move {
+            let _ = rx.await;
+        })));
+        stops.push(Some(tx));
+        health.push(addr);
+    }
+    let holder = || {
+        s.api
+            .get(
+                "coordination.k8s.io/v1",
+                "Lease",
+                Some("default"),
+                "snowctl-controller",
+            )
+            .and_then(|l| l["spec"]["holderIdentity"].as_str().map(str::to_owned))
+    };
+    wait("a leader", async || holder().is_some()).await;
+    let leader = holder().unwrap();
+    let (lead, standby) = if leader == "replica-a" {
+        (0, 1)
+    } else {
+        (1, 0)
+    };
+    wait("health answers", async || {
+        get(health[standby], "/readyz").await.contains("200 OK")
+    })
+    .await;
+    assert!(get(health[lead], "/healthz").await.contains("ok (leader)"));
+    assert!(
+        get(health[standby], "/healthz")
+            .await
+            .contains("ok (standby)")
+    );
+
+    // The leader reconciles what is declared, through its watches; the standby writes nothing.
+    s.declare(&edge(&[("md-0", 1)]));
+    wait("Ready through watches", async || ready(&s)).await;
+    let managers: BTreeSet<String> = s
+        .api
+        .objects()
+        .iter()
+        .flat_map(|o| {
+            o["metadata"]["managedFields"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|f| f["manager"].as_str().map(str::to_owned))
+        .filter(|m| m.starts_with("snowctl-controller"))
+        .collect();
+    let lead_name = format!("snowctl-controller-{}", if lead == 0 { "a" } else { "b" });
+    assert_eq!(managers, BTreeSet::from([lead_name]));
+
+    // The API server drops every watch: the leader re-lists and sees the next change.
+    s.api.drop_watches();
+    s.put(cluster(&[("md-0", 1), ("md-1", 1)]));
+    wait("md-1 after the watches dropped", async || {
+        s.api
+            .get(CORE, "MachineDeployment", Some(NS), "edge-md-1")
+            .is_some()
+    })
+    .await;
+
+    // The leader stops (SIGTERM): it gives the Lease up and the standby takes over.
+    stops[lead].take().unwrap().send(()).unwrap();
+    tasks.remove(lead).await.unwrap().expect("a graceful stop");
+    wait("the hand-over", async || {
+        holder().is_some_and(|h| h != leader)
+    })
+    .await;
+    wait("the new leader's health", async || {
+        get(health[standby], "/healthz")
+            .await
+            .contains("ok (leader)")
+    })
+    .await;
+    stops[standby].take().unwrap().send(()).unwrap();
+    tasks
+        .pop()
+        .unwrap()
+        .await
+        .unwrap()
+        .expect("a graceful stop");
+    drop(s.capi);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_etcd_rolls_first_with_the_control_plane_paused() {
+    let s = setup().await;
+    let ctx = s.context(controller::FIELD_MANAGER).await;
+    let mut declared = edge(&[("md-0", 1)]);
+    declared.external_etcd = true;
+    s.declare(&declared);
+    resync_until(&ctx, &s, "Ready with external etcd", ready).await;
+    assert!(
+        s.api
+            .get(INFRA, "AWSSnowMachineTemplate", Some(NS), "edge-etcd-1")
+            .is_some()
+    );
+
+    // A bigger etcd instance: a new etcd template; the control plane waits, paused.
+    s.put(declared.etcd_machine_config("sbe-c.xlarge"));
+    let kcp = |s: &Setup| {
+        s.api
+            .get(
+                "controlplane.cluster.x-k8s.io/v1beta2",
+                "KubeadmControlPlane",
+                Some(NS),
+                "edge",
+            )
+            .unwrap()
+    };
+    let mut seen_paused = false;
+    let start = Instant::now();
+    loop {
+        controller::resync(&ctx, 4).await.unwrap();
+        let paused = kcp(&s)["metadata"]["annotations"]["cluster.x-k8s.io/paused"] == "true";
+        let etcd = s
+            .api
+            .get(
+                "etcdcluster.cluster.x-k8s.io/v1beta1",
+                "EtcdadmCluster",
+                Some(NS),
+                "edge-etcd",
+            )
+            .unwrap();
+        let rolled = etcd["spec"]["infrastructureTemplate"]["name"] == "edge-etcd-2";
+        if paused {
+            seen_paused = true;
+            assert!(
+                rolled,
+                "the control plane was paused before etcd moved to its new template"
+            );
+        }
+        if rolled && !paused && ready(&s) {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the etcd roll never finished"
+        );
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    assert!(
+        seen_paused,
+        "the control plane was never paused while etcd rolled"
+    );
+    assert_eq!(
+        eksa_cluster(&s).unwrap()["status"]["failureReason"],
+        Value::Null
+    );
+}

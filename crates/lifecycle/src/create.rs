@@ -1,0 +1,340 @@
+//! `create`: check the management cluster, apply the rendered objects, wait until the cluster
+//! is ready, and hand back its kubeconfig. Run again after an interruption, it converges.
+
+use super::{
+    ClusterRequest, Event, Inventory, LifecycleError, Management, ObjectRef, Stage, WaitOptions,
+    apply, check_providers,
+    live::Live,
+    providers::ProviderCheck,
+    wait::{self, Target},
+};
+use base64::Engine as _;
+use capi_render::{
+    Contract, NAMESPACE, RenderedObject,
+    contract::ETCD_API_VERSION,
+    upgrade::{self as plan, UpgradePlan},
+};
+use snow_api::{ClusterSpec, Finding};
+
+/// How [`create`] waits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CreateOptions {
+    /// Per-stage timeouts and the poll interval.
+    pub wait: WaitOptions,
+}
+use std::time::Instant;
+
+/// A created (or converged) cluster. Its `Debug` leaves the kubeconfig out (it holds the
+/// cluster's admin credentials).
+#[derive(Clone)]
+pub struct Created {
+    /// The cluster name.
+    pub cluster: String,
+    /// Whether the cluster was already there (a re-run).
+    pub existed: bool,
+    /// What was applied.
+    pub objects: Vec<ObjectRef>,
+    /// The workload cluster's kubeconfig (from `<cluster>-kubeconfig`).
+    pub kubeconfig: String,
+}
+
+impl std::fmt::Debug for Created {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Created")
+            .field("cluster", &self.cluster)
+            .field("existed", &self.existed)
+            .field("objects", &self.objects)
+            .field(
+                "kubeconfig",
+                &format!("<redacted: {} bytes>", self.kubeconfig.len()),
+            )
+            .finish()
+    }
+}
+
+/// The template names against the live objects, and every object rendered with them.
+pub(crate) fn plan_against(
+    req: &ClusterRequest<'_>,
+    live: &Live,
+) -> Result<UpgradePlan, LifecycleError> {
+    plan::plan(req.spec, req.release, &req.render_options(), &live.existing)
+        .map_err(|e| LifecycleError::Render(e.to_string()))
+}
+
+/// Does the management cluster have the identity Secret, when the request brings none?
+async fn require_identity(
+    mgmt: &Management,
+    req: &ClusterRequest<'_>,
+) -> Result<(), LifecycleError> {
+    if req.secrets.is_some() {
+        return Ok(());
+    }
+    let name = snow_credentials::encode::capas_cluster_secret_name(req.spec.name());
+    if mgmt
+        .get("v1", "Secret", Some(NAMESPACE), &name)
+        .await?
+        .is_some()
+    {
+        return Ok(());
+    }
+    Err(LifecycleError::Rejected {
+        cluster: req.spec.name().to_owned(),
+        findings: vec![
+            Finding::error(
+                "lifecycle.identity-secret",
+                format!("the CAPAS identity Secret {NAMESPACE}/{name} is not on the management cluster and no credentials were given"),
+            )
+            .hint("set EKSA_AWS_CREDENTIALS_FILE and EKSA_AWS_CA_BUNDLES_FILE (or --credentials/--ca-bundle)"),
+        ],
+    })
+}
+
+/// Applies `rendered` after recording them (with what earlier runs applied) in the inventory.
+pub(crate) async fn converge(
+    mgmt: &Management,
+    req: &ClusterRequest<'_>,
+    contract: Contract,
+    rendered: &[RenderedObject],
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Vec<ObjectRef>, LifecycleError> {
+    let cluster = req.spec.name();
+    let objects = apply::parse(rendered)?;
+    let refs: Vec<ObjectRef> = objects.iter().map(apply::object_ref).collect();
+    let mut inventory = Inventory::load(mgmt, cluster)
+        .await?
+        .unwrap_or_else(|| Inventory::new(cluster));
+    inventory.contract = contract.as_str().to_owned();
+    inventory.spec = req.spec_text.to_owned();
+    inventory.objects.extend(refs.iter().cloned());
+    on_event(Event::Step(format!(
+        "Applying {} objects of cluster {cluster} (server-side, field manager {})",
+        objects.len(),
+        super::FIELD_MANAGER
+    )));
+    apply::apply_all(mgmt, &inventory, &objects, on_event).await?;
+    Ok(refs)
+}
+
+/// Waits for the EtcdadmCluster `<cluster>-etcd` to be ready.
+pub(crate) async fn wait_for_etcd(
+    mgmt: &Management,
+    cluster: &str,
+    opts: &WaitOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), LifecycleError> {
+    let etcd_name = format!("{cluster}-etcd");
+    wait::wait_for(
+        mgmt,
+        Target {
+            stage: Stage::Etcd,
+            api_version: ETCD_API_VERSION,
+            kind: "EtcdadmCluster",
+            name: &etcd_name,
+            condition: "status.ready",
+            judge: wait::etcd_readiness,
+            timeout: opts.timeouts.external_etcd,
+        },
+        opts.poll,
+        on_event,
+    )
+    .await
+}
+
+/// Waits for etcd, the control plane and every worker group of `spec`.
+pub(crate) async fn wait_ready(
+    mgmt: &Management,
+    spec: &ClusterSpec,
+    contract: Contract,
+    opts: &WaitOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), LifecycleError> {
+    let cluster = spec.name();
+    let s = &spec.cluster.spec;
+    if s.external_etcd_configuration.is_some() {
+        on_event(Event::Step("Waiting for external etcd to be ready".into()));
+        wait_for_etcd(mgmt, cluster, opts, on_event).await?;
+    }
+    on_event(Event::Step(
+        "Waiting for the control plane to be ready".into(),
+    ));
+    let cp_api = contract.api_version("controlplane.cluster.x-k8s.io");
+    wait::wait_for(
+        mgmt,
+        Target {
+            stage: Stage::ControlPlane,
+            api_version: &cp_api,
+            kind: "KubeadmControlPlane",
+            name: cluster,
+            condition: "every control-plane machine ready and up to date",
+            judge: wait::replicas_readiness,
+            timeout: opts.timeouts.control_plane,
+        },
+        opts.poll,
+        on_event,
+    )
+    .await?;
+    let core = contract.api_version("cluster.x-k8s.io");
+    for group in s.worker_node_group_configurations.iter().flatten() {
+        let gname = group.name.clone().unwrap_or_default();
+        let machines = group.count.unwrap_or(1).max(1);
+        let md = format!("{cluster}-{gname}");
+        on_event(Event::Step(format!(
+            "Waiting for worker group {gname} to be ready"
+        )));
+        wait::wait_for(
+            mgmt,
+            Target {
+                stage: Stage::Workers(gname.clone()),
+                api_version: &core,
+                kind: "MachineDeployment",
+                name: &md,
+                condition: "every machine of the deployment ready and up to date",
+                judge: wait::replicas_readiness,
+                timeout: opts
+                    .timeouts
+                    .per_machine
+                    .map(|t| t.saturating_mul(u32::try_from(machines).unwrap_or(u32::MAX))),
+            },
+            opts.poll,
+            on_event,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// The workload kubeconfig CAPI publishes in `<cluster>-kubeconfig` once the control plane is
+/// up; waits for it within the control-plane timeout.
+pub(crate) async fn workload_kubeconfig(
+    mgmt: &Management,
+    cluster: &str,
+    opts: &WaitOptions,
+) -> Result<String, LifecycleError> {
+    let name = format!("{cluster}-kubeconfig");
+    let start = Instant::now();
+    loop {
+        if let Some(secret) = mgmt.get("v1", "Secret", Some(NAMESPACE), &name).await? {
+            let encoded = secret["data"]["value"].as_str().unwrap_or_default();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .map_err(|e| LifecycleError::Api {
+                    action: "read",
+                    object: format!("Secret/{name}"),
+                    code: 200,
+                    message: format!("data.value is not base64: {e}"),
+                })?;
+            return String::from_utf8(bytes).map_err(|_| LifecycleError::Api {
+                action: "read",
+                object: format!("Secret/{name}"),
+                code: 200,
+                message: "data.value is not UTF-8 text".into(),
+            });
+        }
+        if let Some(limit) = opts.timeouts.control_plane
+            && start.elapsed() >= limit
+        {
+            return Err(LifecycleError::Timeout {
+                object: format!("Secret {NAMESPACE}/{name}"),
+                condition: "the Secret exists".into(),
+                detail: "Cluster API has not published the workload kubeconfig".into(),
+                after: wait::human(limit),
+            });
+        }
+        tokio::time::sleep(opts.poll).await;
+    }
+}
+
+/// The contract of `req`, once the management cluster is found to serve it (and CAPAS, and
+/// etcdadm for external etcd).
+pub(crate) async fn check_management(
+    mgmt: &Management,
+    req: &ClusterRequest<'_>,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Contract, LifecycleError> {
+    let contract = req.release.contract;
+    let external_etcd = req.spec.cluster.spec.external_etcd_configuration.is_some();
+    on_event(Event::Step(format!(
+        "Checking the management cluster at {}",
+        mgmt.server()
+    )));
+    check_providers(
+        mgmt,
+        ProviderCheck {
+            contract,
+            external_etcd,
+        },
+    )
+    .await?;
+    on_event(Event::Note(format!(
+        "✅ Cluster API ({}), CAPAS{} are installed",
+        contract.as_str(),
+        if external_etcd { " and etcdadm" } else { "" }
+    )));
+    Ok(contract)
+}
+
+/// Creates the cluster of `req` on the management cluster, or converges one that an earlier,
+/// interrupted run started. Refuses a cluster that exists with other templates (that is an
+/// upgrade).
+pub async fn create(
+    mgmt: &Management,
+    req: &ClusterRequest<'_>,
+    opts: &CreateOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Created, LifecycleError> {
+    let opts = &opts.wait;
+    let cluster = req.spec.name().to_owned();
+    let contract = check_management(mgmt, req, on_event).await?;
+    require_identity(mgmt, req).await?;
+    let live = Live::read(mgmt, &cluster, contract).await?;
+    let plan = plan_against(req, &live)?;
+    if !plan.changes.is_empty() {
+        return Err(LifecycleError::ExistsDiffers {
+            cluster,
+            changes: plan
+                .changes
+                .iter()
+                .map(|c| format!("{}: {}", c.object, c.reason))
+                .collect(),
+        });
+    }
+    let existed = live.cluster.is_some();
+    if existed {
+        on_event(Event::Note(format!(
+            "Cluster {cluster} is already on the management cluster; converging it to the spec"
+        )));
+    }
+    let objects = converge(mgmt, req, contract, &plan.objects, on_event).await?;
+    wait_ready(mgmt, req.spec, contract, opts, on_event).await?;
+    let kubeconfig = workload_kubeconfig(mgmt, &cluster, opts).await?;
+    Ok(Created {
+        cluster,
+        existed,
+        objects,
+        kubeconfig,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_leaves_the_kubeconfig_and_secrets_out() {
+        let created = Created {
+            cluster: "edge".into(),
+            existed: false,
+            objects: Vec::new(),
+            kubeconfig: "client-key-data: SECRETKEY".into(),
+        };
+        assert!(!format!("{created:?}").contains("SECRETKEY"));
+        let secret = RenderedObject {
+            api_version: "v1".into(),
+            kind: "Secret".into(),
+            name: "edge-snow-credentials".into(),
+            yaml: "data:\n  credentials: SECRETCREDS\n".into(),
+        };
+        let shown = format!("{secret:?}");
+        assert!(!shown.contains("SECRETCREDS") && shown.contains("edge-snow-credentials"));
+    }
+}

@@ -1,0 +1,104 @@
+//! A Snow cluster's life on a management cluster: create, upgrade, delete and describe.
+//!
+//! The management cluster already runs Cluster API, CAPAS and etcdadm; snow-lifecycle applies
+//! exactly the objects `capi_render` renders (server-side apply, field manager [`FIELD_MANAGER`]),
+//! in dependency order, and waits for them with visible progress. Every step can be interrupted
+//! and run again: apply converges, and the objects a cluster ever had are recorded in an inventory
+//! ConfigMap (`eksa-system/<cluster>-snowctl`) so that delete leaves nothing behind.
+//!
+//! One function per operation, each with its options type: [`create`] ([`CreateOptions`]),
+//! [`upgrade`] ([`UpgradeOptions`]), [`delete`] ([`DeleteOptions`]), [`describe`]; and, for
+//! controllers that reconcile level-based instead of waiting, [`reconcile::pass`] and
+//! [`reconcile::delete_pass`], which make one non-blocking step each.
+//!
+//! Nothing here prints or reads flags: progress goes to a callback as [`Event`]s, failures are
+//! [`LifecycleError`]s. The only files touched are kubeconfigs ([`kubeconfig`]).
+//!
+//! ```no_run
+//! # async fn demo(text: String) -> Result<(), Box<dyn std::error::Error>> {
+//! use snow_lifecycle::{self as lifecycle, ClusterRequest, CreateOptions, Management};
+//! let spec = snow_api::check(&text)?
+//!     .into_valid()
+//!     .map_err(|r| format!("{} finding(s)", r.findings.len()))?;
+//! let inputs = snow_api::release::ReleaseInputs::embedded()?;
+//! let release = inputs.resolve(&spec, None)?;
+//! let mgmt = Management::connect(std::path::Path::new("mgmt.kubeconfig"), None).await?;
+//! let request = ClusterRequest {
+//!     spec: &spec,
+//!     spec_text: &text,
+//!     release: &release,
+//!     secrets: None,
+//! };
+//! let created = lifecycle::create(&mgmt, &request, &CreateOptions::default(), &mut |e| {
+//!     eprintln!("{e}");
+//! })
+//! .await?;
+//! # let _ = created; Ok(()) }
+//! ```
+
+mod applied;
+mod apply;
+mod create;
+mod delete;
+mod describe;
+mod error;
+mod event;
+mod immutable;
+mod inventory;
+pub mod kubeconfig;
+mod live;
+mod management;
+mod providers;
+pub mod reconcile;
+mod upgrade;
+mod wait;
+
+pub use applied::{fieldset, managed_fieldset, up_to_date};
+pub use create::{CreateOptions, Created, create};
+pub use delete::{DeleteOptions, Deleted, Located, delete, locate};
+pub use describe::{Condition, Described, Node, describe};
+pub use error::LifecycleError;
+pub use event::{Event, Stage};
+pub use immutable::immutable_changes;
+pub use inventory::{INVENTORY_SUFFIX, Inventory, MANAGED_BY, ObjectRef};
+pub use management::{Management, plural};
+pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
+pub use upgrade::{UpgradeOptions, UpgradeOutcome, upgrade};
+pub use wait::{Timeouts, WaitOptions};
+
+/// The device credentials a [`ClusterRequest`] renders the identity Secret from.
+pub use capi_render::SecretInputs;
+
+use capi_render::RenderOptions;
+use snow_api::{ValidSpec, release::ClusterRelease};
+
+/// The field manager of every server-side apply snowctl makes.
+pub const FIELD_MANAGER: &str = "snowctl";
+
+/// The annotation that pauses Cluster API reconciliation of an object.
+pub const PAUSED: &str = "cluster.x-k8s.io/paused";
+
+/// The cluster to create or upgrade: a spec without error findings, its text, its resolved
+/// release, and the device credentials for the identity Secret.
+#[derive(Clone, Copy)]
+pub struct ClusterRequest<'a> {
+    /// The spec, parsed, defaulted and statically valid.
+    pub spec: &'a ValidSpec,
+    /// The spec as the user wrote it: recorded in the inventory, for upgrades and describe.
+    pub spec_text: &'a str,
+    /// Versions, images and the Cluster API contract, resolved for this spec.
+    pub release: &'a ClusterRelease<'a>,
+    /// Render the CAPAS identity Secret from these files; `None` expects it on the management
+    /// cluster already.
+    pub secrets: Option<SecretInputs<'a>>,
+}
+
+impl ClusterRequest<'_> {
+    /// Rendering options for a new cluster (template names are decided from the live objects).
+    fn render_options(&self) -> RenderOptions<'_> {
+        RenderOptions {
+            secrets: self.secrets,
+            names: None,
+        }
+    }
+}

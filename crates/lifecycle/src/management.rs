@@ -1,0 +1,353 @@
+//! The management cluster: a kube client, and objects by `apiVersion`, kind and name as JSON.
+
+use super::{FIELD_MANAGER, LifecycleError, ObjectRef, error::chain};
+use kube::{
+    Api, Client, Config,
+    api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy},
+    config::{KubeConfigOptions, Kubeconfig},
+    core::{ApiResource, GroupVersionKind},
+};
+use serde_json::Value;
+use std::{path::Path, time::Duration};
+
+/// How long one request may take before the management cluster counts as unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A connection to a management cluster.
+#[derive(Clone)]
+pub struct Management {
+    client: Client,
+    server: String,
+}
+
+impl std::fmt::Debug for Management {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Management")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The resource (plural) name of a kind, as the API server serves it.
+pub fn plural(kind: &str) -> String {
+    match kind {
+        "Cluster" => "clusters".into(),
+        "KubeadmControlPlane" => "kubeadmcontrolplanes".into(),
+        "KubeadmConfigTemplate" => "kubeadmconfigtemplates".into(),
+        "MachineDeployment" => "machinedeployments".into(),
+        "MachineHealthCheck" => "machinehealthchecks".into(),
+        "EtcdadmCluster" => "etcdadmclusters".into(),
+        "Endpoints" => "endpoints".into(),
+        other => {
+            let lower = other.to_ascii_lowercase();
+            if lower.ends_with('s') {
+                format!("{lower}es")
+            } else {
+                format!("{lower}s")
+            }
+        }
+    }
+}
+
+/// Kinds that live outside namespaces.
+fn cluster_scoped(kind: &str) -> bool {
+    matches!(kind, "Namespace" | "CustomResourceDefinition")
+}
+
+impl Management {
+    /// Connects with a kubeconfig file (its current context, or `context`) and checks that the
+    /// API server answers.
+    pub async fn connect(
+        kubeconfig: &Path,
+        context: Option<&str>,
+    ) -> Result<Management, LifecycleError> {
+        Management::connect_with(kubeconfig, context, Some(READ_TIMEOUT)).await
+    }
+
+    /// As [`Management::connect`], for long-lived watches: no read timeout (the server ends a
+    /// watch itself after a few minutes, and the watcher starts a new one).
+    pub async fn connect_for_watches(
+        kubeconfig: &Path,
+        context: Option<&str>,
+    ) -> Result<Management, LifecycleError> {
+        Management::connect_with(kubeconfig, context, None).await
+    }
+
+    async fn connect_with(
+        kubeconfig: &Path,
+        context: Option<&str>,
+        read_timeout: Option<Duration>,
+    ) -> Result<Management, LifecycleError> {
+        let bad = |reason: String| LifecycleError::Kubeconfig {
+            path: kubeconfig.to_owned(),
+            reason,
+        };
+        let file = Kubeconfig::read_from(kubeconfig).map_err(|e| bad(chain(&e)))?;
+        let options = KubeConfigOptions {
+            context: context.map(str::to_owned),
+            ..KubeConfigOptions::default()
+        };
+        let mut config = Config::from_custom_kubeconfig(file, &options)
+            .await
+            .map_err(|e| bad(chain(&e)))?;
+        config.connect_timeout = Some(CONNECT_TIMEOUT);
+        config.read_timeout = read_timeout;
+        let server = config.cluster_url.to_string();
+        let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
+        let management = Management { client, server };
+        management.ping().await?;
+        Ok(management)
+    }
+
+    /// Connects the way kubectl does without flags: `KUBECONFIG` or `~/.kube/config`, else the
+    /// in-cluster service account (a controller running in a pod).
+    pub async fn infer() -> Result<Management, LifecycleError> {
+        let bad = |reason: String| LifecycleError::Kubeconfig {
+            path: "<in-cluster or ~/.kube/config>".into(),
+            reason,
+        };
+        let mut config = Config::infer().await.map_err(|e| bad(chain(&e)))?;
+        config.connect_timeout = Some(CONNECT_TIMEOUT);
+        let server = config.cluster_url.to_string();
+        let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
+        let management = Management { client, server };
+        management.ping().await?;
+        Ok(management)
+    }
+
+    /// Wraps a client built elsewhere (a controller's, or a test's).
+    pub fn from_client(client: Client, server: impl Into<String>) -> Management {
+        Management {
+            client,
+            server: server.into(),
+        }
+    }
+
+    /// The kube client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The API server URL.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// Asks the API server for its version: the first contact, with a clear error when it fails.
+    pub async fn ping(&self) -> Result<String, LifecycleError> {
+        match self.client.apiserver_version().await {
+            Ok(info) => Ok(info.git_version),
+            Err(err) => Err(self.error("get", "/version".into(), err)),
+        }
+    }
+
+    fn api(&self, api_version: &str, kind: &str, namespace: Option<&str>) -> Api<DynamicObject> {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let resource = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk(group, version, kind),
+            &plural(kind),
+        );
+        match namespace {
+            Some(ns) if !cluster_scoped(kind) => {
+                Api::namespaced_with(self.client.clone(), ns, &resource)
+            }
+            _ => Api::all_with(self.client.clone(), &resource),
+        }
+    }
+
+    /// Turns a kube error into a lifecycle error: API answers keep their code and message;
+    /// anything else means the server could not be reached. For callers that use
+    /// [`Management::client`] directly.
+    pub fn error(&self, action: &'static str, object: String, err: kube::Error) -> LifecycleError {
+        match err {
+            kube::Error::Api(status) => LifecycleError::Api {
+                action,
+                object,
+                code: status.code,
+                message: status.message,
+            },
+            other => LifecycleError::Unreachable {
+                server: self.server.clone(),
+                reason: chain(&other),
+            },
+        }
+    }
+
+    /// One object, or `None` when it does not exist (or its kind is not served).
+    pub async fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Value>, LifecycleError> {
+        match self.api(api_version, kind, namespace).get_opt(name).await {
+            Ok(found) => Ok(found.map(to_json)),
+            // A kind the server does not serve has no objects.
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+            Err(err) => Err(self.error("get", format!("{kind}/{name}"), err)),
+        }
+    }
+
+    /// Objects of a kind, optionally by label selector; empty when the kind is not served.
+    pub async fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        selector: Option<&str>,
+    ) -> Result<Vec<Value>, LifecycleError> {
+        let mut params = ListParams::default();
+        if let Some(selector) = selector {
+            params = params.labels(selector);
+        }
+        match self.api(api_version, kind, namespace).list(&params).await {
+            Ok(list) => Ok(list.items.into_iter().map(to_json).collect()),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(Vec::new()),
+            Err(err) => Err(self.error("list", plural(kind), err)),
+        }
+    }
+
+    /// Server-side apply of one object as [`FIELD_MANAGER`], taking ownership of its fields.
+    pub async fn apply(&self, object: &Value) -> Result<Value, LifecycleError> {
+        self.apply_as(object, FIELD_MANAGER).await
+    }
+
+    /// Server-side apply as another field manager (a controller's).
+    pub async fn apply_as(&self, object: &Value, manager: &str) -> Result<Value, LifecycleError> {
+        let (api_version, kind, namespace, name) = identity(object);
+        let params = PatchParams::apply(manager).force();
+        self.api(&api_version, &kind, namespace.as_deref())
+            .patch(&name, &params, &Patch::Apply(object))
+            .await
+            .map(to_json)
+            .map_err(|e| self.error("apply", format!("{kind}/{name}"), e))
+    }
+
+    /// A merge patch of an object's status subresource (controllers report through it).
+    pub async fn patch_status(
+        &self,
+        object: &Value,
+        status: &Value,
+        manager: &str,
+    ) -> Result<Value, LifecycleError> {
+        let body = serde_json::json!({ "status": status });
+        self.merge_patch(object, &body, manager, true).await
+    }
+
+    /// A merge patch of the main resource (metadata such as finalizers and annotations).
+    pub async fn patch_merge(
+        &self,
+        object: &Value,
+        patch: &Value,
+        manager: &str,
+    ) -> Result<Value, LifecycleError> {
+        self.merge_patch(object, patch, manager, false).await
+    }
+
+    async fn merge_patch(
+        &self,
+        object: &Value,
+        body: &Value,
+        manager: &str,
+        status: bool,
+    ) -> Result<Value, LifecycleError> {
+        let (api_version, kind, namespace, name) = identity(object);
+        let params = PatchParams {
+            field_manager: Some(manager.to_owned()),
+            ..PatchParams::default()
+        };
+        let api = self.api(&api_version, &kind, namespace.as_deref());
+        let patch = Patch::Merge(body);
+        let (action, result) = if status {
+            (
+                "patch status of",
+                api.patch_status(&name, &params, &patch).await,
+            )
+        } else {
+            ("patch", api.patch(&name, &params, &patch).await)
+        };
+        result
+            .map(to_json)
+            .map_err(|e| self.error(action, format!("{kind}/{name}"), e))
+    }
+
+    /// Deletes an object (dependents in the background); `false` when it was not there.
+    pub async fn delete(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<bool, LifecycleError> {
+        let params = DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Background),
+            ..DeleteParams::default()
+        };
+        match self
+            .api(api_version, kind, namespace)
+            .delete(name, &params)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+            Err(err) => Err(self.error("delete", format!("{kind}/{name}"), err)),
+        }
+    }
+
+    /// Deletes an object of namespace `eksa-system`; `false` when it was not there.
+    pub async fn delete_object(&self, object: &ObjectRef) -> Result<bool, LifecycleError> {
+        self.delete(
+            &object.api_version,
+            &object.kind,
+            Some(capi_render::NAMESPACE),
+            &object.name,
+        )
+        .await
+    }
+
+    /// The resources served for `group/version`, or `None` when the group version is not served.
+    pub async fn served(&self, api_version: &str) -> Result<Option<Vec<String>>, LifecycleError> {
+        let list = if api_version.contains('/') {
+            self.client.list_api_group_resources(api_version).await
+        } else {
+            self.client.list_core_api_resources(api_version).await
+        };
+        match list {
+            Ok(list) => Ok(Some(list.resources.into_iter().map(|r| r.name).collect())),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+            Err(err) => Err(self.error("discover", api_version.to_owned(), err)),
+        }
+    }
+}
+
+fn to_json(object: DynamicObject) -> Value {
+    serde_json::to_value(object).unwrap_or(Value::Null)
+}
+
+/// `(apiVersion, kind, namespace, name)` of a JSON object.
+pub(crate) fn identity(object: &Value) -> (String, String, Option<String>, String) {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    (
+        text(&object["apiVersion"]),
+        text(&object["kind"]),
+        object["metadata"]["namespace"].as_str().map(str::to_owned),
+        text(&object["metadata"]["name"]),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plurals_follow_the_api_server() {
+        assert_eq!(plural("AWSSnowMachineTemplate"), "awssnowmachinetemplates");
+        assert_eq!(plural("AWSSnowIPPool"), "awssnowippools");
+        assert_eq!(plural("KubeadmControlPlane"), "kubeadmcontrolplanes");
+        assert_eq!(plural("Secret"), "secrets");
+        assert_eq!(plural("Namespace"), "namespaces");
+        assert_eq!(plural("Ingress"), "ingresses");
+    }
+}

@@ -1,0 +1,67 @@
+//! Preflight from the operator's two files, as `snowctl validate` and `create` run it: read the
+//! credentials INI and the CA bundle, make a client per device of the spec (trusting the bundle
+//! only), and run every check. The caller supplies the runtime and renders the progress.
+
+use crate::{ClientConfig, Plan, PreflightOptions, SnowDevice, Trust, preflight};
+use snow_api::{ClusterSpec, DeviceIp, Finding, Severity};
+use std::{path::Path, time::Duration};
+
+/// Where the device files are and how long each device request may take.
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceFiles<'a> {
+    /// The AWS credentials INI, one profile per device IP.
+    pub credentials: &'a Path,
+    /// The PEM bundle of the devices' certificates.
+    pub ca_bundle: &'a Path,
+    /// Each device request's timeout (the connect timeout is at most 3 s of it).
+    pub request_timeout: Duration,
+}
+
+/// What a files-based preflight found.
+#[derive(Debug, Clone)]
+pub struct FilesReport {
+    /// Findings about the two files (warnings and errors) first, then every check's.
+    pub findings: Vec<Finding>,
+    /// The devices checked, in plan order.
+    pub devices: Vec<DeviceIp>,
+    /// Wall time of the device checks.
+    pub elapsed: Duration,
+}
+
+/// Loads the files and checks every device of `spec`. `Err` is input that cannot be used at all
+/// (an unreadable file, a bundle without certificates), as one finding that says what to do.
+pub async fn preflight_from_files(
+    spec: &ClusterSpec,
+    files: DeviceFiles<'_>,
+    options: &PreflightOptions,
+    progress: &mut impl FnMut(&preflight::DeviceProgress),
+) -> Result<FilesReport, Box<Finding>> {
+    let (credentials, mut findings) = snow_credentials::load_credentials(files.credentials)
+        .map_err(|e| Box::new(e.to_finding("credentials")))?;
+    let (bundle, bundle_findings) = snow_credentials::load_ca_bundle(files.ca_bundle)
+        .map_err(|e| Box::new(e.to_finding("ca-bundle")))?;
+    findings.extend(bundle_findings);
+    let trust = Trust::from_bundle(&bundle).map_err(|e| {
+        Box::new(
+            Finding::error("ca-bundle.empty", e.to_string())
+                .object(files.ca_bundle.display().to_string())
+                .hint("put the devices' certificates (snowballEdge get-certificate) in the bundle"),
+        )
+    })?;
+    let config = ClientConfig {
+        connect_timeout: files.request_timeout.min(Duration::from_secs(3)),
+        request_timeout: files.request_timeout,
+        ..ClientConfig::default()
+    };
+    let plan = Plan::from_spec(spec);
+    let (devices, missing) = SnowDevice::fleet(&credentials, &trust, config, plan.devices());
+    let report = preflight::run(&plan, &devices, &missing, options, progress).await;
+    // The files' warnings and errors stay (errors explain the device failures); infos go.
+    findings.retain(|f| f.severity != Severity::Info);
+    findings.extend(report.findings);
+    Ok(FilesReport {
+        findings,
+        devices: report.devices,
+        elapsed: report.elapsed,
+    })
+}

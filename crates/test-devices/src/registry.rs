@@ -1,0 +1,360 @@
+//! Test registries: Debian's `docker-registry` (distribution) on loopback, one plain HTTP and one
+//! with TLS from a CA made here, and small images of our own pushed to them.
+//! Used by the tests of `snow-images` and of the CLI's `import-images`.
+
+use oci_client::{
+    Client, Reference,
+    client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol},
+    secrets::RegistryAuth,
+};
+use std::{
+    net::{TcpListener, TcpStream},
+    path::PathBuf,
+    process::{Child, Command, Stdio},
+    sync::atomic::{AtomicU64, Ordering},
+    time::{Duration, Instant},
+};
+
+const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
+
+/// A CA and a server certificate for 127.0.0.1, as PEM files.
+pub struct Tls {
+    /// The CA certificate, PEM.
+    pub ca_pem: String,
+    /// The CA certificate as a file (for `--ca-cert`).
+    pub ca_file: PathBuf,
+    cert_file: PathBuf,
+    key_file: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Tls {
+    /// A new CA and a certificate for 127.0.0.1 signed by it.
+    pub fn generate() -> Tls {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
+        let dir = tempfile::tempdir().unwrap();
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(vec![]).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "snowctl test registry CA");
+        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+        let issuer = Issuer::new(ca_params, ca_key);
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
+        params
+            .subject_alt_names
+            .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
+        let cert = params.signed_by(&key, &issuer).unwrap();
+        let (ca_file, cert_file, key_file) = (
+            dir.path().join("ca.pem"),
+            dir.path().join("server.pem"),
+            dir.path().join("server.key"),
+        );
+        std::fs::write(&ca_file, ca_cert.pem()).unwrap();
+        std::fs::write(&cert_file, cert.pem()).unwrap();
+        std::fs::write(&key_file, key.serialize_pem()).unwrap();
+        Tls {
+            ca_pem: ca_cert.pem(),
+            ca_file,
+            cert_file,
+            key_file,
+            _dir: dir,
+        }
+    }
+}
+
+/// A running `docker-registry serve`, killed on drop.
+pub struct Registry {
+    child: Child,
+    /// `127.0.0.1:PORT`.
+    pub host: String,
+    /// Whether it serves TLS.
+    pub tls: bool,
+    _dir: tempfile::TempDir,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Registry {
+    /// Starts a registry; panics (the test fails) if `docker-registry` is not installed.
+    pub fn start(tls: Option<&Tls>) -> Registry {
+        assert!(
+            std::path::Path::new(REGISTRY_BIN).exists(),
+            "{REGISTRY_BIN} is missing: `apt-get install docker-registry` (.ci/run does)"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        for _attempt in 0..5 {
+            let port = free_port();
+            let host = format!("127.0.0.1:{port}");
+            let tls_block = tls.map_or(String::new(), |t| {
+                format!(
+                    "  tls:\n    certificate: {}\n    key: {}\n",
+                    t.cert_file.display(),
+                    t.key_file.display()
+                )
+            });
+            let config = format!(
+                "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {host}\n  secret: snowctl-test\n{tls_block}",
+                dir.path().join("data").display()
+            );
+            let config_file = dir.path().join("config.yml");
+            std::fs::write(&config_file, config).unwrap();
+            let mut child = Command::new(REGISTRY_BIN)
+                .arg("serve")
+                .arg(&config_file)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if TcpStream::connect(&host).is_ok() {
+                    return Registry {
+                        child,
+                        host,
+                        tls: tls.is_some(),
+                        _dir: dir,
+                    };
+                }
+                if child.try_wait().unwrap().is_some() {
+                    break; // port taken meanwhile: try another
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("docker-registry did not start");
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A client for the test registries: plain HTTP for `plain`, the CA for TLS ones.
+pub fn client(plain: &[&Registry], ca_pem: Option<&str>) -> Client {
+    Client::new(ClientConfig {
+        protocol: ClientProtocol::HttpsExcept(plain.iter().map(|r| r.host.clone()).collect()),
+        extra_root_certificates: ca_pem
+            .map(|pem| {
+                vec![Certificate {
+                    encoding: CertificateEncoding::Pem,
+                    data: pem.as_bytes().to_vec(),
+                }]
+            })
+            .unwrap_or_default(),
+        use_monolithic_push: true,
+        platform_resolver: None,
+        ..ClientConfig::default()
+    })
+}
+
+static SEED: AtomicU64 = AtomicU64::new(0x9e37_79b9_7f4a_7c15);
+
+/// `len` pseudo-random bytes, different on every call.
+pub fn random_bytes(len: usize) -> Vec<u8> {
+    let mut x = SEED.fetch_add(0x2545_f491_4f6c_dd1d, Ordering::Relaxed)
+        ^ std::process::id() as u64
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+/// `sha256:<hex>` of `bytes`, as registries name blobs.
+pub fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    let hash = sha2::Sha256::digest(bytes);
+    format!(
+        "sha256:{}",
+        hash.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
+}
+
+/// What was pushed for one image.
+#[derive(Debug, Clone)]
+pub struct Pushed {
+    /// Repository path (no host), e.g. `eks-distro/kubernetes/pause`.
+    pub path: String,
+    /// The tag pushed.
+    pub tag: String,
+    /// The digest of what the tag points at (manifest or index).
+    pub digest: String,
+    /// For an index: (architecture, manifest digest, layer digests).
+    pub platforms: Vec<(String, String, Vec<String>)>,
+    /// For a single manifest: its layer digests.
+    pub layers: Vec<String>,
+}
+
+async fn push_blob(client: &Client, r: &Reference, data: &[u8]) -> String {
+    let digest = sha256(data);
+    if !client.blob_exists(r, &digest).await.unwrap() {
+        client.push_blob(r, data.to_vec(), &digest).await.unwrap();
+    }
+    digest
+}
+
+/// Pushes an image manifest with the given layers (and a fresh config) to `repo@digest` or
+/// `repo:tag`; returns (manifest digest, manifest size, layer digests).
+async fn push_manifest(
+    client: &Client,
+    registry: &str,
+    path: &str,
+    tag: Option<&str>,
+    layers: &[Vec<u8>],
+    arch: &str,
+) -> (String, usize, Vec<String>) {
+    let r = Reference::with_tag(registry.into(), path.into(), "x".into());
+    let config = format!(
+        r#"{{"architecture":"{arch}","os":"linux","rootfs":{{"type":"layers","diff_ids":[]}},"config":{{}},"nonce":"{}"}}"#,
+        sha256(&random_bytes(16))
+    );
+    let config_digest = push_blob(client, &r, config.as_bytes()).await;
+    let mut layer_digests = Vec::new();
+    let mut layer_json = Vec::new();
+    for layer in layers {
+        let d = push_blob(client, &r, layer).await;
+        layer_json.push(format!(
+            r#"{{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"{d}","size":{}}}"#,
+            layer.len()
+        ));
+        layer_digests.push(d);
+    }
+    let manifest = format!(
+        r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"{config_digest}","size":{}}},"layers":[{}]}}"#,
+        config.len(),
+        layer_json.join(",")
+    );
+    let digest = sha256(manifest.as_bytes());
+    let target = match tag {
+        Some(t) => Reference::with_tag(registry.into(), path.into(), t.into()),
+        None => Reference::with_digest(registry.into(), path.into(), digest.clone()),
+    };
+    client
+        .push_manifest_raw(
+            &target,
+            manifest.clone().into_bytes(),
+            "application/vnd.oci.image.manifest.v1+json"
+                .parse()
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    (digest, manifest.len(), layer_digests)
+}
+
+/// Pushes a single-platform image with `layers` random layers of `layer_size` bytes, plus the
+/// `shared` layers as given.
+pub async fn push_image(
+    client: &Client,
+    registry: &Registry,
+    path: &str,
+    tag: &str,
+    layers: usize,
+    layer_size: usize,
+    shared: &[Vec<u8>],
+) -> Pushed {
+    let mut data: Vec<Vec<u8>> = shared.to_vec();
+    data.extend((0..layers).map(|_| random_bytes(layer_size)));
+    let (digest, _, layer_digests) =
+        push_manifest(client, &registry.host, path, Some(tag), &data, "amd64").await;
+    Pushed {
+        path: path.into(),
+        tag: tag.into(),
+        digest,
+        platforms: vec![],
+        layers: layer_digests,
+    }
+}
+
+/// Pushes an OCI index for linux/amd64 and linux/arm64, one random layer each.
+pub async fn push_multi_platform(
+    client: &Client,
+    registry: &Registry,
+    path: &str,
+    tag: &str,
+    layer_size: usize,
+) -> Pushed {
+    let mut entries = Vec::new();
+    let mut platforms = Vec::new();
+    for arch in ["amd64", "arm64"] {
+        let (digest, size, layers) = push_manifest(
+            client,
+            &registry.host,
+            path,
+            None,
+            &[random_bytes(layer_size)],
+            arch,
+        )
+        .await;
+        entries.push(format!(
+            r#"{{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"{digest}","size":{size},"platform":{{"architecture":"{arch}","os":"linux"}}}}"#
+        ));
+        platforms.push((arch.to_owned(), digest, layers));
+    }
+    let index = format!(
+        r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{}]}}"#,
+        entries.join(",")
+    );
+    let r = Reference::with_tag(registry.host.clone(), path.into(), tag.into());
+    client
+        .push_manifest_raw(
+            &r,
+            index.clone().into_bytes(),
+            "application/vnd.oci.image.index.v1+json".parse().unwrap(),
+        )
+        .await
+        .unwrap();
+    Pushed {
+        path: path.into(),
+        tag: tag.into(),
+        digest: sha256(index.as_bytes()),
+        platforms,
+        layers: vec![],
+    }
+}
+
+/// The manifest at `reference` in a registry: (body, digest).
+pub async fn manifest(client: &Client, reference: &str) -> (Vec<u8>, String) {
+    let r: Reference = reference.parse().unwrap();
+    let (body, digest) = client
+        .pull_manifest_raw(
+            &r,
+            &RegistryAuth::Anonymous,
+            &[
+                "application/vnd.oci.image.index.v1+json",
+                "application/vnd.oci.image.manifest.v1+json",
+            ],
+        )
+        .await
+        .unwrap();
+    (body.to_vec(), digest)
+}
+
+/// Whether the blob is in `registry/path`.
+pub async fn has_blob(client: &Client, registry: &Registry, path: &str, digest: &str) -> bool {
+    let r = Reference::with_tag(registry.host.clone(), path.into(), "x".into());
+    client.blob_exists(&r, digest).await.unwrap()
+}

@@ -1,0 +1,385 @@
+//! A Kubernetes API server stand-in with real wire semantics for what a kube-rs client does.
+//!
+//! [`KubeStandIn`] serves HTTPS on `127.0.0.1` (a [`TestCa`] certificate, bearer-token
+//! authentication) from an in-memory store:
+//!
+//! - discovery (`/version`, `/api`, `/apis`, `/api/v1`, `/apis/{group}/{version}`, plain and
+//!   aggregated v2) built from the registered resources;
+//! - built-in resources (namespaces, secrets, configmaps, events, serviceaccounts, deployments,
+//!   leases, events.k8s.io events, customresourcedefinitions) and every served version of each
+//!   CustomResourceDefinition stored (registered on create, unregistered on delete);
+//! - GET, LIST (label and field selectors), WATCH (history replay, 410 Gone, bookmarks), POST,
+//!   PUT (optimistic concurrency), PATCH (server-side apply with field ownership and pruning,
+//!   merge, strategic merge treated as merge, JSON patch), DELETE (finalizers, garbage collection
+//!   by ownerReferences), `dryRun=All`, the `status` subresource;
+//! - `Status` errors kube parses into `kube::Error::Api`.
+//!
+//! Not done: schema validation, defaulting and pruning of unknown fields, conversion between
+//! versions (an object keeps its stored fields whatever version it is read through), admission
+//! webhooks, RBAC, pagination (`limit` is ignored, lists are complete), foreground/orphan
+//! deletion propagation (always background), and associative lists in apply (lists are atomic).
+//! [`capi`] simulates the Cluster API controllers of a management cluster.
+
+mod apply;
+pub mod capi;
+mod clock;
+pub mod declared;
+mod discovery;
+mod http;
+mod patch;
+mod registry;
+mod selector;
+mod status;
+mod store;
+mod watch;
+
+pub use capi::{CapiHandle, CapiOptions};
+pub use status::ApiError;
+
+use registry::ResourceType;
+use selector::{FieldSelector, LabelSelector};
+use serde_json::{Value, json};
+use snow_test_devices::TestCa;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use store::Store;
+
+/// The field manager of in-process writes ([`KubeStandIn::put`]).
+pub const TEST_MANAGER: &str = "test";
+
+/// Starting the stand-in (or installing CRDs into it) failed.
+#[derive(Debug, thiserror::Error)]
+pub enum KubeStandInError {
+    /// Binding failed.
+    #[error("binding the Kubernetes API stand-in: {0}")]
+    Io(#[from] std::io::Error),
+    /// The certificate could not be made or used.
+    #[error("TLS setup of the Kubernetes API stand-in: {0}")]
+    Tls(String),
+    /// A CRD file could not be read or parsed.
+    #[error("reading CRDs: {0}")]
+    Crds(String),
+    /// The store refused an object.
+    #[error("storing an object: {0}")]
+    Api(#[from] ApiError),
+}
+
+/// State shared by the HTTP side, watches and the simulated controllers.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    store: Mutex<Store>,
+    token: String,
+    addr: SocketAddr,
+    requests: Mutex<Vec<String>>,
+    writes: AtomicU64,
+    /// Bumped to end every open watch.
+    epoch: tokio::sync::watch::Sender<u64>,
+}
+
+impl Shared {
+    /// The store, locked (a poisoned lock is taken over: the store stays consistent between
+    /// operations).
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Store> {
+        self.store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A running Kubernetes API server stand-in; stops when dropped (or on [`KubeStandIn::stop`]).
+pub struct KubeStandIn {
+    shared: Arc<Shared>,
+    ca: TestCa,
+    task: Mutex<Option<snow_test_devices::https::Serving>>,
+}
+
+impl std::fmt::Debug for KubeStandIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubeStandIn")
+            .field("addr", &self.shared.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The CRD files of the reference data (`../shared/data/crds` beside the workspace).
+pub fn crd_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/crds")
+}
+
+impl KubeStandIn {
+    /// Starts serving on `127.0.0.1` at a free port (inside a tokio runtime).
+    pub async fn start() -> Result<KubeStandIn, KubeStandInError> {
+        let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let ca =
+            TestCa::new("kube-stand-in CA").map_err(|e| KubeStandInError::Tls(e.to_string()))?;
+        let certificate = ca
+            .server_certificate(ip)
+            .map_err(|e| KubeStandInError::Tls(e.to_string()))?;
+        let acceptor =
+            snow_test_devices::https::acceptor(&certificate).map_err(KubeStandInError::Tls)?;
+        let listener = tokio::net::TcpListener::bind((ip, 0)).await?;
+        let addr = listener.local_addr()?;
+        let (epoch, _) = tokio::sync::watch::channel(0);
+        let shared = Arc::new(Shared {
+            store: Mutex::new(Store::new()),
+            token: clock::token(),
+            addr,
+            requests: Mutex::new(Vec::new()),
+            writes: AtomicU64::new(0),
+            epoch,
+        });
+        let serving = shared.clone();
+        let task = snow_test_devices::https::serve(listener, acceptor, move |req| {
+            http::handle(serving.clone(), req)
+        });
+        Ok(KubeStandIn {
+            shared,
+            ca,
+            task: Mutex::new(Some(task)),
+        })
+    }
+
+    /// The address served.
+    pub fn addr(&self) -> SocketAddr {
+        self.shared.addr
+    }
+
+    /// `https://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("https://{}", self.shared.addr)
+    }
+
+    /// The bearer token clients must send.
+    pub fn token(&self) -> &str {
+        &self.shared.token
+    }
+
+    /// The CA certificate (PEM) the server certificate chains to.
+    pub fn ca_pem(&self) -> &str {
+        self.ca.pem()
+    }
+
+    /// A kubeconfig for this server: cluster and user `stand-in` (bearer token), context
+    /// `stand-in` (current).
+    pub fn kubeconfig(&self) -> String {
+        use base64::Engine;
+        let ca = base64::engine::general_purpose::STANDARD.encode(self.ca.pem());
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: stand-in\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: stand-in\n  user:\n    token: {}\ncontexts:\n- name: stand-in\n  context:\n    cluster: stand-in\n    user: stand-in\ncurrent-context: stand-in\n",
+            self.url(),
+            self.shared.token
+        )
+    }
+
+    /// Writes [`KubeStandIn::kubeconfig`] to `dir/kubeconfig`; returns the path.
+    pub fn write_kubeconfig(&self, dir: &Path) -> std::io::Result<PathBuf> {
+        let path = dir.join("kubeconfig");
+        std::fs::write(&path, self.kubeconfig())?;
+        Ok(path)
+    }
+
+    fn resource(&self, api_version: &str, kind: &str) -> Option<ResourceType> {
+        self.shared
+            .lock()
+            .registry
+            .by_kind(api_version, kind)
+            .cloned()
+    }
+
+    /// The object `kind` `namespace/name` as served under `api_version`, if stored.
+    pub fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        let rt = self.resource(api_version, kind)?;
+        self.shared.lock().get(&rt, namespace, name).ok()
+    }
+
+    /// Every `kind` object (in `namespace`, or in all namespaces), as served under `api_version`.
+    pub fn list(&self, api_version: &str, kind: &str, namespace: Option<&str>) -> Vec<Value> {
+        let Some(rt) = self.resource(api_version, kind) else {
+            return Vec::new();
+        };
+        self.shared.lock().list(
+            &rt,
+            namespace,
+            &LabelSelector::default(),
+            &FieldSelector::default(),
+        )
+    }
+
+    /// Everything stored (CRDs and the preloaded namespaces included).
+    pub fn objects(&self) -> Vec<Value> {
+        self.shared.lock().all()
+    }
+
+    /// Creates or replaces `object` as manager [`TEST_MANAGER`] (status included, no
+    /// resourceVersion check); returns it as stored.
+    pub fn put(&self, object: Value) -> Result<Value, ApiError> {
+        self.shared.lock().put(object, TEST_MANAGER)
+    }
+
+    /// Deletes an object as a DELETE would (finalizers honoured, dependents collected).
+    pub fn delete(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<(), ApiError> {
+        let rt = self
+            .resource(api_version, kind)
+            .ok_or_else(ApiError::no_resource)?;
+        self.shared
+            .lock()
+            .delete(&rt, namespace, name, false)
+            .map(|_| ())
+    }
+
+    /// Registers a resource programmatically (no CRD object): `namespaced`, with or without a
+    /// status subresource; `plural` is the lower-case resource name.
+    pub fn register(
+        &self,
+        api_version: &str,
+        kind: &str,
+        plural: &str,
+        namespaced: bool,
+        status: bool,
+    ) {
+        self.shared.lock().registry.register(ResourceType::new(
+            api_version,
+            kind,
+            plural,
+            namespaced,
+            status,
+        ));
+    }
+
+    /// The current resourceVersion of the store.
+    pub fn resource_version(&self) -> u64 {
+        self.shared.lock().resource_version()
+    }
+
+    /// Mutating HTTP requests received (POST, PUT, PATCH, DELETE; dry runs excluded, failures
+    /// included).
+    pub fn writes(&self) -> u64 {
+        self.shared.writes.load(Ordering::SeqCst)
+    }
+
+    /// Every HTTP request received, as `METHOD /path` (no query), in order.
+    pub fn requests(&self) -> Vec<String> {
+        self.shared
+            .requests
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_default()
+    }
+
+    /// Ends every open watch stream, as when an API server restarts.
+    pub fn drop_watches(&self) {
+        self.shared.epoch.send_modify(|e| *e += 1);
+    }
+
+    /// Forgets the event history: a watch from an older resourceVersion gets 410 Gone.
+    pub fn compact_history(&self) {
+        self.shared.lock().compact();
+    }
+
+    /// Registers every CustomResourceDefinition of a multi-document YAML (other documents are
+    /// ignored); returns how many.
+    pub fn install_crds(&self, yaml: &str) -> Result<usize, KubeStandInError> {
+        let docs: Vec<Value> =
+            serde_saphyr::from_multiple(yaml).map_err(|e| KubeStandInError::Crds(e.to_string()))?;
+        let mut n = 0;
+        for doc in docs {
+            if doc["kind"] == "CustomResourceDefinition"
+                && doc["apiVersion"] == "apiextensions.k8s.io/v1"
+            {
+                self.put(doc)?;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    fn install_crd_files(&self, filter: impl Fn(&str) -> bool) -> Result<usize, KubeStandInError> {
+        let dir = crd_dir();
+        let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| KubeStandInError::Crds(format!("{}: {e}", dir.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(&filter))
+            .collect();
+        names.sort();
+        let mut n = 0;
+        for path in names {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| KubeStandInError::Crds(format!("{}: {e}", path.display())))?;
+            n += self.install_crds(&text)?;
+        }
+        Ok(n)
+    }
+
+    /// Installs what a management cluster with Cluster API, CAPAS and etcdadm has: the CRDs of
+    /// the reference data (not the EKS Anywhere ones), Machine and MachineSet
+    /// (`cluster.x-k8s.io` v1beta1 and v1beta2), namespace `capas-system` and an available
+    /// Deployment `capas-system/capas-controller-manager`.
+    pub fn install_capi(&self) -> Result<usize, KubeStandInError> {
+        let n = self.install_crd_files(|name| {
+            name.ends_with(".yaml") && !name.starts_with("anywhere.eks.amazonaws.com_")
+        })?;
+        for version in ["v1beta1", "v1beta2"] {
+            let api_version = format!("cluster.x-k8s.io/{version}");
+            self.register(&api_version, "Machine", "machines", true, true);
+            self.register(&api_version, "MachineSet", "machinesets", true, true);
+        }
+        self.put(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "capas-system"}}),
+        )?;
+        self.put(json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "capas-controller-manager", "namespace": "capas-system", "labels": {"control-plane": "controller-manager", "cluster.x-k8s.io/provider": "infrastructure-snow"}},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"control-plane": "controller-manager"}}, "template": {"metadata": {"labels": {"control-plane": "controller-manager"}}, "spec": {"containers": [{"name": "manager", "image": "public.ecr.aws/l0g8r8j6/aws/cluster-api-provider-aws-snow/manager:v0.2.8"}]}}},
+            "status": {"observedGeneration": 1, "replicas": 1, "readyReplicas": 1, "availableReplicas": 1, "updatedReplicas": 1, "conditions": [
+                {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "Deployment has minimum availability.", "lastTransitionTime": clock::now_rfc3339(), "lastUpdateTime": clock::now_rfc3339()}
+            ]}
+        }))?;
+        Ok(n)
+    }
+
+    /// Installs the four `anywhere.eks.amazonaws.com` CRDs of the reference data.
+    pub fn install_eksa_crds(&self) -> Result<usize, KubeStandInError> {
+        self.install_crd_files(|name| {
+            name.starts_with("anywhere.eks.amazonaws.com_") && name.ends_with(".yaml")
+        })
+    }
+
+    /// Starts the simulated Cluster API controllers (see [`capi`]); they stop when the handle drops.
+    pub fn start_capi(&self, options: CapiOptions) -> CapiHandle {
+        capi::start(self.shared.clone(), options)
+    }
+
+    /// Stops listening and cuts every connection: clients then fail to connect.
+    pub fn stop(&self) {
+        if let Some(task) = self.task.lock().ok().and_then(|mut t| t.take()) {
+            task.stop();
+        }
+        self.drop_watches();
+    }
+
+    /// Whether [`KubeStandIn::stop`] has not been called.
+    pub fn is_running(&self) -> bool {
+        self.task.lock().map(|t| t.is_some()).unwrap_or(false)
+    }
+}
+
+impl Drop for KubeStandIn {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
