@@ -17,6 +17,7 @@ mod check;
 pub mod encode;
 pub mod ini;
 mod input;
+pub mod limits;
 pub mod provider;
 pub mod secret;
 

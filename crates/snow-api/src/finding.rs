@@ -183,6 +183,33 @@ pub fn shorten(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// A source line as a report may show it next to a finding at 1-based `column`: whole when it
+/// has at most [`crate::limits::MAX_SHOWN_LINE_CHARS`] characters, else a window of that many
+/// characters around the column with `…` where it is cut. Returns the text and the column of the
+/// finding inside it (where a caret goes).
+pub fn excerpt(line: &str, column: usize) -> (Cow<'_, str>, usize) {
+    let max = crate::limits::MAX_SHOWN_LINE_CHARS;
+    let total = line.chars().count();
+    if total <= max {
+        return (Cow::Borrowed(line), column);
+    }
+    let column = column.clamp(1, total + 1);
+    let start = column
+        .saturating_sub(1 + max / 2)
+        .min(total.saturating_sub(max));
+    let end = (start + max).min(total);
+    let mut text: String = line.chars().skip(start).take(end - start).collect();
+    let mut caret = column - start;
+    if start > 0 {
+        text.insert(0, '…');
+        caret += 1;
+    }
+    if end < total {
+        text.push('…');
+    }
+    (Cow::Owned(text), caret)
+}
+
 /// Keeps at most `max` findings of each check, in order, and ends the list with one finding per
 /// check that had more: "… and N more" (of the most serious severity among those left out, so an
 /// error is never hidden behind a warning). A check already cut this way is not cut again.
@@ -235,6 +262,22 @@ mod tests {
                 "é".repeat(crate::limits::MAX_SHOWN_CHARS)
             )
         );
+    }
+
+    #[test]
+    fn long_lines_are_cut_around_the_column() {
+        let max = crate::limits::MAX_SHOWN_LINE_CHARS;
+        assert_eq!(excerpt("a = b", 5), (Cow::Borrowed("a = b"), 5));
+        let line = format!("{}X{}", "a".repeat(100_000), "b".repeat(100_000));
+        let (text, caret) = excerpt(&line, 100_001);
+        assert_eq!(text.chars().nth(caret - 1), Some('X'), "{text}");
+        assert!(text.starts_with('…') && text.ends_with('…'));
+        assert_eq!(text.chars().count(), max + 2);
+        let (text, caret) = excerpt(&line, 1);
+        assert_eq!((caret, text.chars().count()), (1, max + 1));
+        let (text, caret) = excerpt(&line, 200_001);
+        assert_eq!((caret, text.chars().count()), (max + 1, max + 1));
+        assert!(text.starts_with('…') && text.ends_with('b'));
     }
 
     #[test]

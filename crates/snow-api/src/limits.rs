@@ -33,3 +33,7 @@ pub const MAX_SHOWN_CHARS: usize = 60;
 /// The longest unknown field name (in bytes) compared with the known names for a "did you mean"
 /// suggestion (64); a longer one gets the list of known names instead.
 pub const MAX_SUGGESTED_KEY_BYTES: usize = 64;
+
+/// The most characters of a source line a report shows next to a finding (160): a longer line
+/// is cut around the finding's column ([`crate::finding::excerpt`]).
+pub const MAX_SHOWN_LINE_CHARS: usize = 160;
