@@ -28,6 +28,7 @@ pub mod client;
 pub mod device;
 pub mod error;
 pub mod imds;
+pub mod limits;
 pub mod plan;
 pub mod preflight;
 
