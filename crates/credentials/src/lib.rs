@@ -15,6 +15,7 @@
 pub mod bundle;
 mod check;
 pub mod encode;
+pub mod fuzz;
 pub mod ini;
 mod input;
 pub mod limits;

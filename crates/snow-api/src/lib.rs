@@ -23,6 +23,7 @@ pub mod crd;
 pub mod defaults;
 pub mod device;
 pub mod finding;
+pub mod fuzz;
 pub mod limits;
 pub mod release;
 pub mod spec;
