@@ -19,3 +19,6 @@ pub const MAX_ATTEMPTS: u32 = 4;
 /// The largest Snowball Device API response body read (4 MiB); a larger answer is a protocol
 /// error naming this bound. The real answers are a few KiB.
 pub const MAX_RESPONSE_BYTES: usize = 4 << 20;
+
+/// The most instance types one finding lists before "and N more" (12).
+pub const MAX_INSTANCE_TYPES_LISTED: usize = 12;

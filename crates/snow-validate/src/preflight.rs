@@ -592,9 +592,10 @@ impl<'a> DeviceCheck<'a> {
 fn offered(types: &[InstanceTypeInfo]) -> String {
     let mut names: Vec<&str> = types.iter().map(|t| t.name.as_str()).collect();
     names.sort_unstable();
-    if names.len() > 12 {
-        let more = names.len() - 12;
-        names.truncate(12);
+    let max = crate::limits::MAX_INSTANCE_TYPES_LISTED;
+    if names.len() > max {
+        let more = names.len() - max;
+        names.truncate(max);
         format!("{} and {more} more", names.join(", "))
     } else if names.is_empty() {
         "none".to_owned()
