@@ -1,7 +1,6 @@
 //! `snowctl render` and `snowctl create cluster --dry-run`, run as a user would.
 
 use assert_cmd::Command;
-use base64::Engine as _;
 use std::path::PathBuf;
 
 fn snowctl() -> Command {

@@ -67,7 +67,7 @@ fn the_fuzz_targets_return_on_a_generated_corpus() {
         );
     let pem = common::bundle(&["10.0.0.1", "10.0.0.2"]);
     let seeds: [&[u8]; 2] = [ini.as_bytes(), pem.as_bytes()];
-    for input in snow_api::fuzz::mutations(&seeds, 1_000, 0x5eed_15) {
+    for input in snow_api::fuzz::mutations(&seeds, 1_000, 0x5eed_0015) {
         assert_no_secret(&credentials_ini(&input));
         ca_bundle(&input);
     }

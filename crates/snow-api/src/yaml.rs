@@ -327,22 +327,17 @@ impl<'a> Reader<'a> {
                 Event::Alias(id) => {
                     // A known anchor is copied in full; each copy counts (before it is made),
                     // which defuses bombs.
-                    let node = match anchors.get(&id) {
-                        Some(target) => {
-                            self.count(cost(target), at)?;
-                            Node {
-                                kind: target.kind.clone(),
-                                at,
-                            }
-                        }
-                        None => {
-                            return Err(YamlError::Syntax {
-                                message: "alias to an unknown anchor".into(),
-                                at,
-                            });
-                        }
+                    let Some(target) = anchors.get(&id) else {
+                        return Err(YamlError::Syntax {
+                            message: "alias to an unknown anchor".into(),
+                            at,
+                        });
                     };
-                    node
+                    self.count(cost(target), at)?;
+                    Node {
+                        kind: target.kind.clone(),
+                        at,
+                    }
                 }
                 Event::SequenceStart(_, anchor, _) => {
                     self.count(Cost::COLLECTION, at)?;

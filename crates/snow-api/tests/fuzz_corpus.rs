@@ -8,10 +8,10 @@ const VALID: &str = include_str!("specs/valid-full.yaml");
 fn the_cluster_spec_target_returns_on_a_generated_corpus() {
     let bomb = "a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b]\n";
     let seeds: [&[u8]; 3] = [VALID.as_bytes(), bomb.as_bytes(), b"kind: Cluster\n"];
-    let corpus = mutations(&seeds, 2_000, 0x5eed_13);
+    let corpus = mutations(&seeds, 2_000, 0x5eed_0013);
     assert_eq!(corpus.len(), 2_000);
     // The generator is deterministic and does mutate.
-    assert_eq!(corpus, mutations(&seeds, 2_000, 0x5eed_13));
+    assert_eq!(corpus, mutations(&seeds, 2_000, 0x5eed_0013));
     assert!(
         corpus
             .iter()
