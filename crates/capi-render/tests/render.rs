@@ -4,7 +4,9 @@
 
 mod common;
 
-use capi_render::{Contract, RenderError, RenderOptions, RenderedObject, render, to_yaml};
+use capi_render::{
+    Contract, RenderError, RenderOptions, RenderedObject, SecretInputs, render, to_yaml,
+};
 use serde_json::Value;
 use snow_api::{ValidSpec, release::ReleaseInputs};
 
@@ -199,10 +201,21 @@ fn every_object_of_the_matrix_is_schema_valid_for_both_contracts() {
     let inputs = inputs();
     let mut problems = Vec::new();
     let all = [(false, false), (true, false), (false, true), (true, true)];
+    let (credentials, ca_bundle) = common::secret_files();
+    let secrets = SecretInputs {
+        credentials: &credentials,
+        ca_bundle: &ca_bundle,
+    };
     for c in matrix(&["1.28", "1.29", "1.30", "1.33", "1.36"], &all) {
         let spec = spec(c);
         for contract in [Contract::V1Beta1, Contract::V1Beta2] {
-            let objects = render_as(&spec, &inputs, Some(contract)).unwrap();
+            let release = inputs.resolve(&spec, Some(contract)).unwrap();
+            let options = RenderOptions {
+                secrets: Some(secrets),
+                ..Default::default()
+            };
+            let objects = render(&spec, &release, &options).unwrap();
+            assert!(objects.iter().any(|o| o.kind == "Secret"));
             for o in &objects {
                 for p in common::schema_problems(&o.yaml) {
                     problems.push(format!(
@@ -579,9 +592,8 @@ fn a_version_the_bundle_lacks_lists_the_available_ones() {
     assert!(err.to_string().contains("1.30, 1.31"), "{err}");
 }
 
-#[test]
-fn the_schema_check_can_fail() {
-    // The conformance check is only worth something if it rejects what an API server would.
+/// A Bottlerocket cluster with external etcd on 1.33, v1beta2, with the identity Secrets.
+fn bottlerocket_v1beta2_with_secrets() -> Vec<capi_render::RenderedObject> {
     let inputs = ReleaseInputs::embedded().unwrap();
     let c = Case {
         bottlerocket: true,
@@ -590,7 +602,23 @@ fn the_schema_check_can_fail() {
         mirror: false,
         version: "1.33",
     };
-    let objects = render_as(&spec(c), &inputs, Some(Contract::V1Beta2)).unwrap();
+    let (credentials, ca_bundle) = common::secret_files();
+    let spec = spec(c);
+    let release = inputs.resolve(&spec, Some(Contract::V1Beta2)).unwrap();
+    let options = RenderOptions {
+        secrets: Some(SecretInputs {
+            credentials: &credentials,
+            ca_bundle: &ca_bundle,
+        }),
+        ..Default::default()
+    };
+    render(&spec, &release, &options).unwrap()
+}
+
+#[test]
+fn the_schema_check_can_fail() {
+    // The conformance check is only worth something if it rejects what an API server would.
+    let objects = bottlerocket_v1beta2_with_secrets();
     let kcp = objects
         .iter()
         .find(|o| o.kind == "KubeadmControlPlane")
@@ -633,6 +661,82 @@ fn the_schema_check_can_fail() {
         .yaml
         .replace("osFamily: bottlerocket", "osFamily: windows");
     assert!(!common::schema_problems(&bad_enum).is_empty());
+}
+
+/// What the project's typing code does not check, the independent checks do: CEL rules, JSON
+/// Schema keywords, and Secrets.
+#[test]
+fn the_independent_checks_catch_what_typing_ignores() {
+    let objects = bottlerocket_v1beta2_with_secrets();
+    let yaml = |kind: &str| {
+        objects
+            .iter()
+            .find(|o| o.kind == kind)
+            .unwrap_or_else(|| panic!("no {kind}"))
+            .yaml
+            .clone()
+    };
+    // CEL: extraArgs names must be unique (v1beta2).
+    let kcp = yaml("KubeadmControlPlane");
+    let twice = kcp.replacen(
+        "        - name: audit-log-maxage\n          value: \"30\"\n",
+        "        - name: audit-log-maxage\n          value: \"30\"\n        - name: audit-log-maxage\n          value: \"31\"\n",
+        1,
+    );
+    assert_ne!(twice, kcp, "the fixture has audit-log-maxage");
+    let problems = common::schema_problems(&twice);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("(CEL)") && p.contains("must be unique")),
+        "{problems:?}"
+    );
+    // Secrets: an unknown field, and data that is not base64.
+    let secret = objects
+        .iter()
+        .find(|o| o.kind == "Secret")
+        .expect("a Secret")
+        .yaml
+        .clone();
+    assert_eq!(common::schema_problems(&secret), Vec::<String>::new());
+    let unknown = format!("{secret}extra: field\n");
+    assert!(
+        common::schema_problems(&unknown)
+            .iter()
+            .any(|p| p.contains("jsonschema") && p.contains("extra")),
+        "{:?}",
+        common::schema_problems(&unknown)
+    );
+    let not_base64 = secret.replacen("\ndata:\n  ", "\ndata:\n  bad: \"not base64!\"\n  ", 1);
+    assert_ne!(not_base64, secret, "the Secret has data");
+    assert!(
+        common::schema_problems(&not_base64)
+            .iter()
+            .any(|p| p.contains("jsonschema") && p.contains("/data/bad")),
+        "{:?}",
+        common::schema_problems(&not_base64)
+    );
+}
+
+/// Every CEL rule of the reference CRDs compiles and evaluates with `cel-interpreter`, so the
+/// conformance check leaves none unchecked. Should one ever not, this test names it (and the
+/// conformance test reports it as "not evaluated" wherever a rendered object reaches it).
+#[test]
+fn every_cel_rule_of_the_crds_is_evaluated() {
+    let rules = common::cel_rules();
+    assert!(rules.len() >= 20, "{} rules", rules.len());
+    let unchecked: Vec<String> = rules
+        .iter()
+        .filter(|(_, rule)| {
+            rule.contains("oldSelf") || cel_interpreter::Program::compile(rule).is_err()
+        })
+        .map(|(owner, rule)| format!("{owner}: {rule}"))
+        .collect();
+    assert!(
+        unchecked.is_empty(),
+        "CEL rules not checked:\n{}",
+        unchecked.join("\n")
+    );
 }
 
 #[test]

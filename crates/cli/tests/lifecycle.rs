@@ -1,5 +1,5 @@
 //! `snowctl create|upgrade|delete|describe cluster` end to end against the Kubernetes API
-//! stand-in (snow-test-support) with its simulated Cluster API controllers: real HTTPS, real
+//! stand-in (snow-test-kube) with its simulated Cluster API controllers: real HTTPS, real
 //! server-side apply, the real binary.
 
 use serde_json::Value;

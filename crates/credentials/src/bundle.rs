@@ -4,9 +4,10 @@
 //! finding has a line; each block's base64 is decoded by `rustls-pki-types` (`PemObject`) and
 //! each certificate is inspected with `x509-parser`. Never panics.
 
+use crate::limits::MAX_FINDINGS_PER_CHECK;
 use rustls_pki_types::pem::{PemObject, SectionKind};
 use rustls_pki_types::{CertificateDer, UnixTime};
-use snow_api::{DeviceIp, Finding, Location};
+use snow_api::{DeviceIp, Finding, Location, finding::cap_per_check};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use x509_parser::prelude::{FromDer, GeneralName, ParsedExtension, X509Certificate};
 
@@ -69,6 +70,8 @@ pub struct CaBundle {
     content: Vec<u8>,
     certificates: Vec<BundleCertificate>,
     shown: String,
+    /// Why the bundle holds no certificate: the first error found reading it.
+    problem: Option<String>,
 }
 
 impl CaBundle {
@@ -91,13 +94,33 @@ impl CaBundle {
             ..
         } = scan;
         findings.sort_by_key(|f| f.line);
+        let findings = cap_per_check(findings, MAX_FINDINGS_PER_CHECK);
+        let problem = certificates
+            .is_empty()
+            .then(|| findings.iter().find(|f| f.is_error()))
+            .flatten()
+            .map(|f| f.message.clone());
         let bundle = CaBundle {
             source,
             content: bytes,
             certificates,
             shown: shown.join("\n"),
+            problem,
         };
         (bundle, findings)
+    }
+
+    /// Why the bundle holds no usable certificate (the first error found reading it), when it
+    /// holds none.
+    pub fn problem(&self) -> Option<&str> {
+        self.problem.as_deref()
+    }
+
+    /// The same bundle with `problem` as the reason it holds no certificate (a file refused
+    /// before parsing, e.g. for its size).
+    pub(crate) fn with_problem(mut self, problem: String) -> Self {
+        self.problem = Some(problem);
+        self
     }
 
     /// The name the bundle was parsed under.

@@ -2,9 +2,10 @@
 
 use crate::bundle::{BundleCertificate, CaBundle, Coverage, format_utc, now_secs};
 use crate::ini::CredentialsFile;
+use crate::limits::{MAX_DEVICES_LISTED, MAX_FINDINGS_PER_CHECK};
 use rustls_pki_types::UnixTime;
 use serde::Serialize;
-use snow_api::{DeviceIp, Finding, Location};
+use snow_api::{DeviceIp, Finding, Location, finding::cap_per_check};
 
 /// A certificate expiring within this many days gets a warning.
 pub const EXPIRY_WARNING_DAYS: i64 = 30;
@@ -137,6 +138,14 @@ pub fn check(credentials: &CredentialsFile, bundle: &CaBundle, now: UnixTime) ->
         }
     }
 
+    // A bundle without any certificate covers no device: one finding, its cause first.
+    let unusable = bundle.certificates().is_empty();
+    if unusable && let Some(first) = credentials.devices().first() {
+        findings.push(unusable_bundle(credentials, bundle).at(Location {
+            line: first.line(),
+            column: 1,
+        }));
+    }
     let mut devices = Vec::new();
     for device in credentials.devices() {
         let ip = device.ip();
@@ -145,7 +154,7 @@ pub fn check(credentials: &CredentialsFile, bundle: &CaBundle, now: UnixTime) ->
         let valid = covering
             .iter()
             .any(|c| c.not_before <= now && now <= c.not_after);
-        if covering.is_empty() {
+        if covering.is_empty() && !unusable {
             findings.push(
                 Finding::error(
                     "ca-bundle.device-not-covered",
@@ -181,7 +190,44 @@ pub fn check(credentials: &CredentialsFile, bundle: &CaBundle, now: UnixTime) ->
             covered: valid,
         });
     }
-    CheckReport { devices, findings }
+    CheckReport {
+        devices,
+        findings: cap_per_check(findings, MAX_FINDINGS_PER_CHECK),
+    }
+}
+
+/// The finding for a bundle with no certificate at all: why first (the first error reading it),
+/// then what it means for the devices.
+fn unusable_bundle(credentials: &CredentialsFile, bundle: &CaBundle) -> Finding {
+    let source = bundle.source();
+    let cause = bundle
+        .problem()
+        .unwrap_or("the bundle has no certificate")
+        .to_owned();
+    let ips: Vec<String> = credentials
+        .devices()
+        .iter()
+        .map(|d| d.ip().to_string())
+        .collect();
+    let mut listed = ips
+        .iter()
+        .take(MAX_DEVICES_LISTED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ips.len() > MAX_DEVICES_LISTED {
+        listed.push_str(&format!(" … and {} more", ips.len() - MAX_DEVICES_LISTED));
+    }
+    Finding::error(
+        "ca-bundle.device-not-covered",
+        format!(
+            "{source}: {cause}; so no certificate covers device(s) {listed}, and TLS to them will fail"
+        ),
+    )
+    .object(credentials.source())
+    .hint(format!(
+        "fix {source} first: it should hold each device's certificate (`snowballEdge list-certificates`, then `snowballEdge get-certificate --certificate-arn …`)"
+    ))
 }
 
 fn describe(cert: &BundleCertificate) -> String {

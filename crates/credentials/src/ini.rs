@@ -4,9 +4,10 @@
 //! tolerant where EKS Anywhere is not (a header with a trailing space, a BOM, CRLF) while
 //! refusing what CAPAS would misread. It never panics and never puts a secret into a finding.
 
+use crate::limits::{MAX_ACCESS_KEY_ID_CHARS, MAX_FINDINGS_PER_CHECK, MAX_SECRET_ACCESS_KEY_CHARS};
 use crate::provider::DeviceCredentialsProvider;
 use crate::secret::{SecretBytes, SecretString};
-use snow_api::{DeviceIp, Finding, Location, Severity};
+use snow_api::{DeviceIp, Finding, Location, Severity, finding::cap_per_check};
 use std::net::IpAddr;
 
 /// The region every Snow device profile should name.
@@ -92,6 +93,7 @@ impl CredentialsFile {
         } = parser;
         // In file order (the per-device findings of the end come at their header's line).
         findings.sort_by_key(|f| f.line);
+        let findings = cap_per_check(findings, MAX_FINDINGS_PER_CHECK);
         let file = CredentialsFile {
             source,
             content: SecretBytes::new(bytes),
@@ -423,79 +425,15 @@ impl<'a> Parser<'a> {
         self.section = Section::Device(self.devices.len() - 1);
     }
 
+    /// A `key = value` line (or a line that should be one).
     fn key_value(&mut self, number: usize, text: &str, indent: usize, column: usize) {
         let Some(eq) = text.find('=') else {
-            // A known key name at the start of the line may be shown; nothing else.
-            let first_word = text.split_whitespace().next().unwrap_or_default();
-            let known = KNOWN_KEYS
-                .iter()
-                .find(|k| first_word.eq_ignore_ascii_case(k))
-                .copied();
-            let (message, hint) = match known {
-                Some(key) => {
-                    self.redacted
-                        .push(format!("{}{first_word} {REDACTED_LINE}", &text[..indent]));
-                    (
-                        format!("`{key}` on line {number} has no `=`"),
-                        format!("write `{key} = <value>`"),
-                    )
-                }
-                None => {
-                    self.redacted
-                        .push(format!("{}{}", &text[..indent], REDACTED_LINE));
-                    (
-                        format!(
-                            "line {number} is neither a `[section]` header nor `key = value`: it has no `=`"
-                        ),
-                        "write `key = value` on one line, e.g. `aws_secret_access_key = <secret key>`; \
-                         a comment starts with `#` or `;`"
-                            .to_owned(),
-                    )
-                }
-            };
-            self.finding(
-                Finding::error("credentials.missing-equals", message).hint(hint),
-                number,
-                column,
-            );
+            self.missing_equals(number, text, indent, column);
             return;
         };
-        let key_raw = text.get(..eq).unwrap_or_default();
-        let value_raw = text.get(eq + 1..).unwrap_or_default();
-        let key = key_raw.trim();
-        // An inline comment (`#` or `;` after whitespace) ends the value, as in go-ini, which
-        // the EKS-A controller reads the file with. Keys and regions never contain one.
-        let value = strip_inline_comment(value_raw).trim();
-        let value_column = if value.is_empty() {
-            char_column(text, eq + 1)
-        } else {
-            char_column(
-                text,
-                eq + 1 + (value_raw.len() - value_raw.trim_start().len()),
-            )
-        };
-        let lower = key.to_ascii_lowercase();
-        let known = KNOWN_KEYS.iter().position(|k| *k == lower);
-
-        // The redacted line: key kept when it is a plain key name, value never (the region is
-        // not secret, and is kept when it looks like a region name).
-        let shown_key = if known.is_some() || is_plain_key(key) {
-            key_raw.to_owned()
-        } else {
-            format!("{}{}", &text[..indent], crate::secret::REDACTED)
-        };
-        let value_ws = &value_raw[..value_raw.len() - value_raw.trim_start().len()];
-        let shown_value = if value.is_empty() {
-            String::new()
-        } else if known == Some(2) && safe_to_show(value) {
-            value.to_owned()
-        } else {
-            crate::secret::REDACTED.to_owned()
-        };
-        self.redacted
-            .push(format!("{shown_key}={value_ws}{shown_value}"));
-
-        if key.is_empty() {
+        let entry = Entry::split(text, eq);
+        self.redacted.push(entry.redacted(text, indent));
+        if entry.key.is_empty() {
             self.finding(
                 Finding::error(
                     "credentials.empty-key",
@@ -507,13 +445,77 @@ impl<'a> Parser<'a> {
             );
             return;
         }
+        let Some(index) = self.profile_of(&entry, number, column) else {
+            return;
+        };
+        let Some(known) = entry.known else {
+            // Unknown keys (aws_session_token, output, …) are ignored.
+            return;
+        };
+        let Some(ip) = self.devices.get(index).map(|d| d.ip) else {
+            return;
+        };
+        if self.is_duplicate_key(index, known, ip, number, column) {
+            return;
+        }
+        self.check_value(ip, known, entry.value, number, entry.value_column);
+        let Some(device) = self.devices.get_mut(index) else {
+            return;
+        };
+        let value = entry.value.to_owned();
+        match known {
+            0 => device.access_key_id = Some(SecretString::new(value)),
+            1 => device.secret_access_key = Some(SecretString::new(value)),
+            _ => device.region = Some(value),
+        }
+    }
 
-        let index = match self.section {
-            Section::Device(index) => index,
-            Section::Skipped => return,
+    /// A line that is neither a header nor `key = value`: no `=`.
+    fn missing_equals(&mut self, number: usize, text: &str, indent: usize, column: usize) {
+        // A known key name at the start of the line may be shown; nothing else.
+        let first_word = text.split_whitespace().next().unwrap_or_default();
+        let known = KNOWN_KEYS
+            .iter()
+            .find(|k| first_word.eq_ignore_ascii_case(k))
+            .copied();
+        let (message, hint) = match known {
+            Some(key) => {
+                self.redacted
+                    .push(format!("{}{first_word} {REDACTED_LINE}", &text[..indent]));
+                (
+                    format!("`{key}` on line {number} has no `=`"),
+                    format!("write `{key} = <value>`"),
+                )
+            }
+            None => {
+                self.redacted
+                    .push(format!("{}{}", &text[..indent], REDACTED_LINE));
+                (
+                    format!(
+                        "line {number} is neither a `[section]` header nor `key = value`: it has no `=`"
+                    ),
+                    "write `key = value` on one line, e.g. `aws_secret_access_key = <secret key>`; \
+                     a comment starts with `#` or `;`"
+                        .to_owned(),
+                )
+            }
+        };
+        self.finding(
+            Finding::error("credentials.missing-equals", message).hint(hint),
+            number,
+            column,
+        );
+    }
+
+    /// The device profile a key line belongs to; `None` (with a finding before any header) when
+    /// its keys are not read.
+    fn profile_of(&mut self, entry: &Entry<'_>, number: usize, column: usize) -> Option<usize> {
+        match self.section {
+            Section::Device(index) => Some(index),
+            Section::Skipped => None,
             Section::None => {
-                let shown = if known.is_some() || is_plain_key(key) {
-                    format!("`{key}`")
+                let shown = if entry.known.is_some() || is_plain_key(entry.key) {
+                    format!("`{}`", entry.key)
                 } else {
                     "a key".to_owned()
                 };
@@ -528,16 +530,20 @@ impl<'a> Parser<'a> {
                     number,
                     column,
                 );
-                return;
+                None
             }
-        };
-        let Some(known) = known else {
-            // Unknown keys (aws_session_token, output, …) are ignored.
-            return;
-        };
-        let Some(ip) = self.devices.get(index).map(|d| d.ip) else {
-            return;
-        };
+        }
+    }
+
+    /// Whether the profile already set this key (a finding if so); records the line if not.
+    fn is_duplicate_key(
+        &mut self,
+        index: usize,
+        known: usize,
+        ip: DeviceIp,
+        number: usize,
+        column: usize,
+    ) -> bool {
         let key_name = KNOWN_KEYS.get(known).copied().unwrap_or_default();
         if let Some(first) = self
             .key_lines
@@ -556,23 +562,32 @@ impl<'a> Parser<'a> {
                 number,
                 column,
             );
-            return;
+            return true;
         }
         if let Some(lines) = self.key_lines.get_mut(index)
             && let Some(slot) = lines.get_mut(known)
         {
             *slot = Some(number);
         }
+        false
+    }
+
+    /// The findings about one known key's value: empty, too long for a device key, a region
+    /// other than `snow`. A key's value is never shown, only its length.
+    fn check_value(
+        &mut self,
+        ip: DeviceIp,
+        known: usize,
+        value: &str,
+        number: usize,
+        column: usize,
+    ) {
+        let key_name = KNOWN_KEYS.get(known).copied().unwrap_or_default();
         if value.is_empty() {
-            let what = if known == 2 {
-                "`snow`"
+            let (what, severity) = if known == 2 {
+                ("`snow`", Severity::Warning)
             } else {
-                "the key from the device"
-            };
-            let severity = if known == 2 {
-                Severity::Warning
-            } else {
-                Severity::Error
+                ("the key from the device", Severity::Error)
             };
             self.finding(
                 Finding::new(
@@ -585,17 +600,39 @@ impl<'a> Parser<'a> {
                     "write `{key_name} = <value>` with {what} after `=`"
                 )),
                 number,
-                value_column,
+                column,
+            );
+            return;
+        }
+        let max = match known {
+            0 => MAX_ACCESS_KEY_ID_CHARS,
+            1 => MAX_SECRET_ACCESS_KEY_CHARS,
+            _ => usize::MAX,
+        };
+        let length = value.chars().count();
+        if length > max {
+            self.finding(
+                Finding::error(
+                    "credentials.key-too-long",
+                    format!(
+                        "`{key_name}` of device {ip} is {length} characters long; a Snow device's has {max}"
+                    ),
+                )
+                .device(ip.to_string())
+                .hint(format!(
+                    "copy the device's key again (`snowballEdge list-access-keys`, then `snowballEdge get-secret-access-key`): something else was pasted after `{key_name} =`"
+                )),
+                number,
+                column,
             );
         }
-        let mut region_finding = None;
-        if known == 2 && !value.is_empty() && value != SNOW_REGION {
+        if known == 2 && value != SNOW_REGION {
             let shown = if safe_to_show(value) {
                 format!("`{value}`")
             } else {
                 "not `snow`".to_owned()
             };
-            region_finding = Some(
+            self.finding(
                 Finding::warning(
                     "credentials.region",
                     format!(
@@ -604,20 +641,9 @@ impl<'a> Parser<'a> {
                 )
                 .device(ip.to_string())
                 .hint("write `region = snow`"),
+                number,
+                column,
             );
-        }
-        if let Some(finding) = region_finding {
-            self.finding(finding, number, value_column);
-        }
-        let Some(device) = self.devices.get_mut(index) else {
-            return;
-        };
-        match known {
-            0 => device.access_key_id = Some(SecretString::new(value.to_owned())),
-            1 => device.secret_access_key = Some(SecretString::new(value.to_owned())),
-            _ => {
-                device.region = Some(value.to_owned());
-            }
         }
     }
 
@@ -680,6 +706,69 @@ impl<'a> Parser<'a> {
                 1,
             );
         }
+    }
+}
+
+/// A `key = value` line split at its first `=`.
+struct Entry<'t> {
+    /// The key as written, with the white space around it.
+    key_raw: &'t str,
+    /// Everything after `=`.
+    value_raw: &'t str,
+    /// The key, trimmed.
+    key: &'t str,
+    /// The value, trimmed and without an inline comment.
+    value: &'t str,
+    /// The 1-based column of the value (of `=` + 1 when it is empty).
+    value_column: usize,
+    /// The slot of a key we read (see [`KNOWN_KEYS`]).
+    known: Option<usize>,
+}
+
+impl<'t> Entry<'t> {
+    fn split(text: &'t str, eq: usize) -> Self {
+        let key_raw = text.get(..eq).unwrap_or_default();
+        let value_raw = text.get(eq + 1..).unwrap_or_default();
+        let key = key_raw.trim();
+        // An inline comment (`#` or `;` after whitespace) ends the value, as in go-ini, which
+        // the EKS-A controller reads the file with. Keys and regions never contain one.
+        let value = strip_inline_comment(value_raw).trim();
+        let value_column = if value.is_empty() {
+            char_column(text, eq + 1)
+        } else {
+            char_column(
+                text,
+                eq + 1 + (value_raw.len() - value_raw.trim_start().len()),
+            )
+        };
+        let lower = key.to_ascii_lowercase();
+        Entry {
+            key_raw,
+            value_raw,
+            key,
+            value,
+            value_column,
+            known: KNOWN_KEYS.iter().position(|k| *k == lower),
+        }
+    }
+
+    /// The line as shown: the key kept when it is a plain key name, the value never (the
+    /// region is not secret, and is kept when it looks like a region name).
+    fn redacted(&self, text: &str, indent: usize) -> String {
+        let shown_key = if self.known.is_some() || is_plain_key(self.key) {
+            self.key_raw.to_owned()
+        } else {
+            format!("{}{}", &text[..indent], crate::secret::REDACTED)
+        };
+        let value_ws = &self.value_raw[..self.value_raw.len() - self.value_raw.trim_start().len()];
+        let shown_value = if self.value.is_empty() {
+            String::new()
+        } else if self.known == Some(2) && safe_to_show(self.value) {
+            self.value.to_owned()
+        } else {
+            crate::secret::REDACTED.to_owned()
+        };
+        format!("{shown_key}={value_ws}{shown_value}")
     }
 }
 

@@ -8,10 +8,7 @@ use std::io::{self, Read};
 use std::path::Path;
 use zeroize::Zeroizing;
 
-/// The largest credentials file read (a 64-device file is about 10 KiB).
-pub const MAX_CREDENTIALS_BYTES: u64 = 1024 * 1024;
-/// The largest CA bundle read (a 64-certificate bundle is about 100 KiB).
-pub const MAX_CA_BUNDLE_BYTES: u64 = 8 * 1024 * 1024;
+pub use crate::limits::{MAX_CA_BUNDLE_BYTES, MAX_CREDENTIALS_BYTES};
 
 /// A file that could not be read at all (exit code 2 in the CLI).
 #[derive(Debug, thiserror::Error)]
@@ -177,6 +174,7 @@ pub fn load_ca_bundle(path: &Path) -> Result<(CaBundle, Vec<Finding>), InputErro
             "CA bundle",
         );
         let (bundle, _) = CaBundle::parse(shown, Vec::new());
+        let bundle = bundle.with_problem(finding.message.clone());
         return Ok((bundle, vec![finding]));
     }
     let mut bytes = read.bytes;

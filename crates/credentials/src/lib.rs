@@ -15,8 +15,10 @@
 pub mod bundle;
 mod check;
 pub mod encode;
+pub mod fuzz;
 pub mod ini;
 mod input;
+pub mod limits;
 pub mod provider;
 pub mod secret;
 

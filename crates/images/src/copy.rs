@@ -1,7 +1,11 @@
 //! Registry-to-registry copy: manifests, indexes and blobs, streamed and verified, skipping what
 //! the target already has.
 
-use crate::{ImagesError, list::repository_path};
+use crate::{
+    ImagesError,
+    limits::{CONNECT_TIMEOUT, CopyLimits, READ_TIMEOUT},
+    list::repository_path,
+};
 use futures_util::{StreamExt, TryStreamExt, stream};
 use oci_client::{
     Client, Reference, RegistryOperation,
@@ -13,9 +17,11 @@ use serde::Serialize;
 use serde_json::Value;
 use std::{
     collections::HashMap,
+    fmt,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
+use zeroize::Zeroizing;
 
 /// The media types a copy accepts for a manifest.
 const MANIFEST_TYPES: &[&str] = &[
@@ -55,16 +61,31 @@ impl TargetRegistry {
     }
 }
 
-/// Registry credentials by registry host.
+/// A registry password: `Debug` prints `<redacted>`, and the memory is zeroed on drop (as the
+/// device credentials of `snow-credentials` are).
+#[derive(Clone)]
+struct Password(Zeroizing<String>);
+
+impl fmt::Debug for Password {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// Registry credentials by registry host. `Debug` shows hosts and users, never passwords.
 #[derive(Debug, Clone, Default)]
 pub struct Credentials {
-    by_host: HashMap<String, (String, String)>,
+    by_host: HashMap<String, (String, Password)>,
 }
 
 impl Credentials {
-    /// Adds a user and password for a registry host.
+    /// Adds a user and password for a registry host. The password is moved in: no copy is left
+    /// behind, and it is zeroed when the credentials are dropped.
     pub fn insert(&mut self, host: &str, username: String, password: String) {
-        self.by_host.insert(host.to_owned(), (username, password));
+        self.by_host.insert(
+            host.to_owned(),
+            (username, Password(Zeroizing::new(password))),
+        );
     }
 
     /// Reads the `auths` of a Docker config file (`{"auths": {"HOST": {"auth": base64(user:pass)}}}`
@@ -90,6 +111,7 @@ impl Credentials {
                     .decode(auth)
                     .ok()
                     .and_then(|b| String::from_utf8(b).ok())
+                    .map(Zeroizing::new)
                     .and_then(|s| s.split_once(':').map(|(u, p)| (u.to_owned(), p.to_owned())))
             } else {
                 entry
@@ -107,7 +129,8 @@ impl Credentials {
 
     fn auth_for(&self, host: &str) -> RegistryAuth {
         match self.by_host.get(host) {
-            Some((u, p)) => RegistryAuth::Basic(u.clone(), p.clone()),
+            // oci-client takes the password as a plain `String` for the request.
+            Some((u, p)) => RegistryAuth::Basic(u.clone(), p.0.as_str().to_owned()),
             None => RegistryAuth::Anonymous,
         }
     }
@@ -291,6 +314,7 @@ type KnownBlobs = Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<String>>>>
 struct Engine {
     client: Client,
     config: CopyConfig,
+    limits: CopyLimits,
     known: KnownBlobs,
     progress: Arc<dyn Progress>,
     /// Registries that answered `/v2/` without an auth challenge.
@@ -303,6 +327,15 @@ struct Tally {
     mounted: usize,
     skipped: usize,
     bytes: u64,
+}
+
+/// A request that did not finish within its deadline.
+fn past_deadline(what: &str, reference: &Reference, deadline: Duration, knob: &str) -> String {
+    format!(
+        "{what} {reference}: the registry did not finish answering within the {} s deadline \
+         (a stalled or trickling registry; the bound is CopyLimits::{knob})",
+        deadline.as_secs()
+    )
 }
 
 fn registry_error(what: &str, reference: &Reference, e: impl std::fmt::Display) -> String {
@@ -360,10 +393,10 @@ impl Engine {
         }
         let auth = self.config.credentials.auth_for(&host);
         let token = self
-            .client
-            .auth(reference, &auth, op)
-            .await
-            .map_err(|e| registry_error("authenticating for", reference, e))?;
+            .request("authenticating for", reference, async {
+                self.client.auth(reference, &auth, op).await
+            })
+            .await?;
         let open = token.is_none() && matches!(auth, RegistryAuth::Anonymous);
         if let Ok(mut m) = self.open_registries.lock() {
             m.insert(host, open);
@@ -376,10 +409,12 @@ impl Engine {
             .config
             .credentials
             .auth_for(reference.resolve_registry());
-        self.client
-            .pull_manifest_raw(reference, &auth, MANIFEST_TYPES)
-            .await
-            .map_err(|e| registry_error("reading manifest", reference, e))
+        self.request("reading manifest", reference, async {
+            self.client
+                .pull_manifest_raw(reference, &auth, MANIFEST_TYPES)
+                .await
+        })
+        .await
     }
 
     async fn push_manifest(
@@ -391,11 +426,13 @@ impl Engine {
         let content_type = media_type
             .parse()
             .map_err(|_| format!("manifest media type `{media_type}` is not a header value"))?;
-        self.client
-            .push_manifest_raw(reference, body, content_type)
-            .await
-            .map(|_| ())
-            .map_err(|e| registry_error("writing manifest", reference, e))
+        self.request("writing manifest", reference, async {
+            self.client
+                .push_manifest_raw(reference, body, content_type)
+                .await
+        })
+        .await
+        .map(|_| ())
     }
 
     /// The digest the target's tag points at, if it exists.
@@ -404,10 +441,11 @@ impl Engine {
             .config
             .credentials
             .auth_for(reference.resolve_registry());
-        self.client
-            .fetch_manifest_digest(reference, &auth)
-            .await
-            .ok()
+        self.request("checking manifest in", reference, async {
+            self.client.fetch_manifest_digest(reference, &auth).await
+        })
+        .await
+        .ok()
     }
 
     /// Makes one blob present in the target repository: already there, mounted from another
@@ -432,20 +470,21 @@ impl Engine {
             return Ok(());
         }
         let blob_exists = self
-            .client
-            .blob_exists(target, &desc.digest)
-            .await
-            .map_err(|e| registry_error("checking blob in", target, e))?;
+            .request("checking blob in", target, async {
+                self.client.blob_exists(target, &desc.digest).await
+            })
+            .await?;
         if blob_exists {
             tally.skipped += 1;
         } else if let Some(from) = holder.clone() {
             let from_ref =
                 Reference::with_tag(target.registry().to_owned(), from, "latest".to_owned());
-            match self
-                .client
-                .mount_blob(target, &from_ref, &desc.digest)
-                .await
-            {
+            let mounted = self.request("mounting blob in", target, async {
+                self.client
+                    .mount_blob(target, &from_ref, &desc.digest)
+                    .await
+            });
+            match mounted.await {
                 Ok(()) => tally.mounted += 1,
                 Err(_) => self.stream_blob(index, source, target, desc, tally).await?,
             }
@@ -457,6 +496,22 @@ impl Engine {
         Ok(())
     }
 
+    /// Runs one registry request within the request deadline.
+    async fn request<T, E: fmt::Display>(
+        &self,
+        what: &str,
+        reference: &Reference,
+        call: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, String> {
+        let deadline = self.limits.request_deadline;
+        match tokio::time::timeout(deadline, call).await {
+            Ok(result) => result.map_err(|e| registry_error(what, reference, e)),
+            Err(_) => Err(past_deadline(what, reference, deadline, "request_deadline")),
+        }
+    }
+
+    /// Streams one blob from the source to the target within its deadline (which grows with its
+    /// size: [`CopyLimits::blob_deadline`]).
     async fn stream_blob(
         &self,
         index: usize,
@@ -466,33 +521,48 @@ impl Engine {
         tally: &mut Tally,
     ) -> Result<(), String> {
         let size = u64::try_from(desc.size).unwrap_or(0);
-        self.progress.blob_started(index, &desc.digest, size);
-        let sized = self
-            .client
-            .pull_blob_stream(source, desc)
-            .await
-            .map_err(|e| registry_error("reading blob from", source, e))?;
-        let size = sized.content_length.unwrap_or(size);
-        let progress = self.progress.clone();
-        let counted = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let counter = counted.clone();
-        // The stream checks the digest as it ends; a mismatch fails the upload before the
-        // registry commits it (and the registry checks the digest too).
-        let body = sized
-            .stream
-            .inspect_ok(move |chunk| {
-                let n = chunk.len() as u64;
-                counter.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-                progress.bytes(index, n);
-            })
-            .map_err(oci_client::errors::OciDistributionError::from);
-        self.client
-            .push_blob_stream(target, body, &desc.digest, Some(size))
-            .await
-            .map_err(|e| registry_error("writing blob to", target, e))?;
-        tally.copied += 1;
-        tally.bytes += counted.load(std::sync::atomic::Ordering::Relaxed);
-        Ok(())
+        let deadline = self.limits.blob_deadline(size);
+        let transfer = async {
+            self.progress.blob_started(index, &desc.digest, size);
+            let sized = self
+                .client
+                .pull_blob_stream(source, desc)
+                .await
+                .map_err(|e| registry_error("reading blob from", source, e))?;
+            let size = sized.content_length.unwrap_or(size);
+            let progress = self.progress.clone();
+            let counted = Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let counter = counted.clone();
+            // The stream checks the digest as it ends; a mismatch fails the upload before the
+            // registry commits it (and the registry checks the digest too).
+            let body = sized
+                .stream
+                .inspect_ok(move |chunk| {
+                    let n = chunk.len() as u64;
+                    counter.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                    progress.bytes(index, n);
+                })
+                .map_err(oci_client::errors::OciDistributionError::from);
+            self.client
+                .push_blob_stream(target, body, &desc.digest, Some(size))
+                .await
+                .map_err(|e| registry_error("writing blob to", target, e))?;
+            Ok::<u64, String>(counted.load(std::sync::atomic::Ordering::Relaxed))
+        };
+        match tokio::time::timeout(deadline, transfer).await {
+            Ok(result) => {
+                let bytes = result?;
+                tally.copied += 1;
+                tally.bytes += bytes;
+                Ok(())
+            }
+            Err(_) => Err(past_deadline(
+                &format!("copying blob {}", desc.digest),
+                source,
+                deadline,
+                "blob_min_bytes_per_second",
+            )),
+        }
     }
 
     /// Copies one image manifest (not an index): its config and layers, then the manifest to
@@ -673,8 +743,8 @@ fn client(config: &CopyConfig) -> Client {
                 data: pem.clone(),
             })
             .collect(),
-        connect_timeout: Some(Duration::from_secs(15)),
-        read_timeout: Some(Duration::from_secs(300)),
+        connect_timeout: Some(CONNECT_TIMEOUT),
+        read_timeout: Some(READ_TIMEOUT),
         platform_resolver: None,
         ..ClientConfig::default()
     })
@@ -683,15 +753,29 @@ fn client(config: &CopyConfig) -> Client {
 /// Copies every image of the plan, `config.concurrency` at a time. A failed image does not stop
 /// the others; the report says which failed. Interrupted and re-run, it resumes: blobs and
 /// manifests already in the target are not copied again.
+///
+/// Every request has the default deadlines ([`CopyLimits::default`]).
 pub async fn copy_images(
     plan: &[ImageCopy],
     config: &CopyConfig,
+    progress: Arc<dyn Progress>,
+) -> CopyReport {
+    copy_images_with_limits(plan, config, CopyLimits::default(), progress).await
+}
+
+/// [`copy_images`] with the given deadlines: a request past its deadline fails its image with an
+/// error that names the deadline.
+pub async fn copy_images_with_limits(
+    plan: &[ImageCopy],
+    config: &CopyConfig,
+    limits: CopyLimits,
     progress: Arc<dyn Progress>,
 ) -> CopyReport {
     let started = Instant::now();
     let engine = Engine {
         client: client(config),
         config: config.clone(),
+        limits,
         known: Mutex::default(),
         progress,
         open_registries: Mutex::default(),

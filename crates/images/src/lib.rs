@@ -10,12 +10,14 @@
 //! The library never prints: progress goes through [`copy::Progress`].
 
 pub mod copy;
+pub mod limits;
 pub mod list;
 
 pub use copy::{
     CopyConfig, CopyReport, Credentials, ImageCopy, ImageResult, ImageStatus, NoProgress, Progress,
-    TargetRegistry, copy_images, plan,
+    TargetRegistry, copy_images, copy_images_with_limits, plan,
 };
+pub use limits::CopyLimits;
 pub use list::{BundleData, ListedImage, OsFamily, Selection, image_list, repository_path};
 
 /// Why images could not be listed or a copy could not be set up. Failures of single images

@@ -2,7 +2,8 @@
 
 use crate::{
     defaults::AppliedDefault,
-    finding::Finding,
+    finding::{Finding, cap_per_check},
+    limits::MAX_FINDINGS_PER_CHECK,
     spec::{ClusterSpec, InputError},
 };
 
@@ -13,7 +14,8 @@ pub struct Report {
     pub spec: Option<ClusterSpec>,
     /// The defaults that filled fields.
     pub defaults: Vec<AppliedDefault>,
-    /// Every finding: reading problems first, then rule violations.
+    /// The findings: reading problems first, then rule violations; at most
+    /// [`MAX_FINDINGS_PER_CHECK`] of each check, then one "… and N more" finding.
     pub findings: Vec<Finding>,
 }
 
@@ -96,7 +98,7 @@ impl TryFrom<ClusterSpec> for ValidSpec {
 /// Parses `text`, applies the defaults and runs static validation.
 pub fn check(text: &str) -> Result<Report, InputError> {
     let parsed = ClusterSpec::parse(text)?;
-    let mut findings = parsed.findings;
+    let mut findings = cap_per_check(parsed.findings, MAX_FINDINGS_PER_CHECK);
     let mut defaults = Vec::new();
     let spec = parsed.spec.map(|mut spec| {
         // A default never papers over a value the user wrote but mistyped.

@@ -25,6 +25,8 @@ pub mod crd;
 pub mod defaults;
 pub mod device;
 pub mod finding;
+pub mod fuzz;
+pub mod limits;
 pub mod release;
 pub mod spec;
 pub mod template;

@@ -7,7 +7,8 @@
 //! value still deserialises and semantic validation can run on the rest.
 
 use crate::{
-    finding::{Finding, Location},
+    finding::{Finding, Location, shorten},
+    limits::MAX_SUGGESTED_KEY_BYTES,
     yaml::{Node, NodeKind},
 };
 use serde_json::{Map, Number, Value};
@@ -79,13 +80,17 @@ pub struct Typer<'a> {
 }
 
 /// Joins a field name onto a path: `a.b`, or `a["x.y/z"]` for keys that are not plain names.
+///
+/// A key longer than [`crate::limits::MAX_SHOWN_CHARS`] is shortened (see [`shorten`]): paths
+/// end up in messages.
 pub fn child_path(path: &str, key: &str) -> String {
+    let key = shorten(key);
     let plain = !key.is_empty()
         && key
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     match (path.is_empty(), plain) {
-        (true, true) => key.to_owned(),
+        (true, true) => key.into_owned(),
         (false, true) => format!("{path}.{key}"),
         (_, false) => format!("{path}[{key:?}]"),
     }
@@ -187,12 +192,12 @@ impl<'a> Typer<'a> {
 
     fn mismatch(&mut self, node: &Node, path: &str, expected: &str) -> Option<Value> {
         let found = match &node.kind {
-            NodeKind::Scalar { value, plain: true } => format!("`{}`", truncate(value)),
+            NodeKind::Scalar { value, plain: true } => format!("`{}`", shorten(value)),
             NodeKind::Scalar {
                 value,
                 plain: false,
             } => {
-                format!("the quoted string `{}`", truncate(value))
+                format!("the quoted string `{}`", shorten(value))
             }
             _ => node.describe().to_owned(),
         };
@@ -248,7 +253,11 @@ impl<'a> Typer<'a> {
                     "schema.duplicate-key",
                     &field,
                     key.at,
-                    format!("`{name}` is set twice (first at line {})", first.line),
+                    format!(
+                        "`{}` is set twice (first at line {})",
+                        shorten(name),
+                        first.line
+                    ),
                     Some("keep one of them: YAML readers disagree on which one wins".into()),
                 );
                 continue;
@@ -264,7 +273,7 @@ impl<'a> Typer<'a> {
                         "schema.unknown-field",
                         &field,
                         key.at,
-                        format!("unknown field `{name}`"),
+                        format!("unknown field `{}`", shorten(name)),
                         Some(hint),
                     );
                     continue;
@@ -341,7 +350,7 @@ impl<'a> Typer<'a> {
                 "schema.enum",
                 path,
                 node.at,
-                format!("`{}` is not one of {}", truncate(value), list.join(", ")),
+                format!("`{}` is not one of {}", shorten(value), list.join(", ")),
                 Some(format!("use one of: {}", list.join(", "))),
             );
             return None;
@@ -369,7 +378,7 @@ impl<'a> Typer<'a> {
                     node.at,
                     format!(
                         "`{}` is too large for an integer",
-                        truncate(node.as_str().unwrap_or(""))
+                        shorten(node.as_str().unwrap_or(""))
                     ),
                     Some("use a realistic number".into()),
                 );
@@ -557,16 +566,9 @@ fn core_scalar(text: &str) -> Value {
     Value::String(text.to_owned())
 }
 
-fn truncate(text: &str) -> String {
-    const MAX: usize = 60;
-    if text.chars().count() <= MAX {
-        text.to_owned()
-    } else {
-        text.chars().take(MAX).collect::<String>() + "…"
-    }
-}
-
-/// "did you mean" for a misspelt field, else the list of fields that exist here.
+/// "did you mean" for a misspelt field, else the list of fields that exist here. A name longer
+/// than [`MAX_SUGGESTED_KEY_BYTES`] is no misspelling of a field: it gets the list, without the
+/// cost of an edit distance over all of it.
 fn unknown_field_hint(name: &str, props: Option<&Map<String, Value>>) -> String {
     let Some(props) = props else {
         return "remove it: this object takes no fields".into();
@@ -574,6 +576,7 @@ fn unknown_field_hint(name: &str, props: Option<&Map<String, Value>>) -> String 
     let lower = name.to_ascii_lowercase();
     let best = props
         .keys()
+        .filter(|_| name.len() <= MAX_SUGGESTED_KEY_BYTES)
         .map(|k| (edit_distance(&lower, &k.to_ascii_lowercase()), k))
         .min_by_key(|(d, _)| *d);
     match best {
@@ -663,6 +666,38 @@ mod tests {
             ]
         );
         assert_eq!(f[0].hint.as_deref(), Some("did you mean `version`?"));
+    }
+
+    /// 15 unknown keys of 1 MiB each once cost half a minute of edit distances and repeated
+    /// every key in full in each message.
+    #[test]
+    fn long_unknown_keys_are_neither_compared_nor_repeated() {
+        let key = "versio".repeat((1 << 20) / 6);
+        // Explicit keys: an implicit key may not be longer than 1024 characters.
+        let yaml: String = (0..15).map(|i| format!("? {key}{i}\n: x\n")).collect();
+        let (_, f) = typed(&yaml, schema());
+        assert_eq!(f.len(), 15, "{:?}", f.first().map(|f| &f.field));
+        for (i, finding) in f.iter().enumerate() {
+            assert_eq!(finding.check, "schema.unknown-field");
+            let shown = format!("{finding} {:?}", finding.field);
+            assert!(shown.len() < 1_000, "{} bytes shown", shown.len());
+            let length = key.len() + i.to_string().len();
+            assert!(shown.contains(&format!("… ({length} bytes)")), "{shown}");
+            assert!(
+                finding
+                    .hint
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("remove it, or use one of")
+            );
+        }
+        // A short misspelling still gets its suggestion; a duplicate long key is shortened too.
+        let (_, f) = typed(
+            &format!("versoin: x\n? {key}\n: 1\n? {key}\n: 2\n"),
+            schema(),
+        );
+        assert_eq!(f[0].hint.as_deref(), Some("did you mean `version`?"));
+        assert!(f.iter().all(|f| f.to_string().len() < 1_000));
     }
 
     #[test]

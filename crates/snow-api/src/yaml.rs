@@ -5,17 +5,22 @@
 //! once, each with its line and column. So documents are read into this small tree first (with
 //! the same `granit-parser` that serde-saphyr uses), and typed afterwards against the CRD schema.
 
-use crate::finding::Location;
+use crate::{finding::Location, limits};
 use granit_parser::{Event, Parser, ScalarStyle, Span};
 use std::{collections::HashMap, fmt};
 
 /// Limits that keep hostile input (YAML bombs, deep nesting, huge files) cheap to reject.
+///
+/// The defaults are the constants of [`crate::limits`].
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
     /// The largest input accepted, in bytes.
     pub max_bytes: usize,
     /// The most nodes all documents may hold once aliases are expanded.
     pub max_nodes: usize,
+    /// The most scalar bytes (keys and values) all documents may hold once aliases are
+    /// expanded: an alias to a long string costs its length again.
+    pub max_expanded_bytes: usize,
     /// The deepest nesting of collections.
     pub max_depth: usize,
     /// The most documents in one stream.
@@ -25,10 +30,11 @@ pub struct Budget {
 impl Default for Budget {
     fn default() -> Self {
         Budget {
-            max_bytes: 16 << 20,
-            max_nodes: 2_000_000,
-            max_depth: 64,
-            max_documents: 10_000,
+            max_bytes: limits::MAX_INPUT_BYTES,
+            max_nodes: limits::MAX_NODES,
+            max_expanded_bytes: limits::MAX_EXPANDED_BYTES,
+            max_depth: limits::MAX_DEPTH,
+            max_documents: limits::MAX_DOCUMENTS,
         }
     }
 }
@@ -135,6 +141,15 @@ pub enum YamlError {
         /// Where the budget ran out.
         at: Location,
     },
+    /// Aliases expand the documents' scalars beyond the byte budget (a long string anchored
+    /// and aliased many times).
+    #[error("the documents expand to more than {limit} bytes of text (aliases are expanded); refusing to read further at line {}, column {}", at.line, at.column)]
+    TooManyBytes {
+        /// Expanded scalar bytes allowed.
+        limit: usize,
+        /// Where the budget ran out.
+        at: Location,
+    },
     /// Collections nest deeper than the budget allows.
     #[error("nesting deeper than {limit} levels at line {}, column {}", at.line, at.column)]
     TooDeep {
@@ -157,6 +172,7 @@ impl YamlError {
         match self {
             YamlError::Syntax { at, .. }
             | YamlError::TooManyNodes { at, .. }
+            | YamlError::TooManyBytes { at, .. }
             | YamlError::TooDeep { at, .. } => Some(*at),
             YamlError::TooLarge { .. } | YamlError::TooManyDocuments { .. } => None,
         }
@@ -172,8 +188,8 @@ fn location(span: &Span) -> Location {
 
 /// Reads every document of a YAML stream into located trees.
 ///
-/// Anchors and aliases are expanded (each alias counts its whole subtree against the budget), so
-/// the result is plain data. Tags are ignored.
+/// Anchors and aliases are expanded (each alias counts its whole subtree, nodes and scalar bytes,
+/// against the budget), so the result is plain data. Tags are ignored.
 pub fn parse_stream(text: &str, budget: Budget) -> Result<Vec<Document>, YamlError> {
     if text.len() > budget.max_bytes {
         return Err(YamlError::TooLarge {
@@ -185,6 +201,7 @@ pub fn parse_stream(text: &str, budget: Budget) -> Result<Vec<Document>, YamlErr
         parser: Parser::new_from_str(text),
         budget,
         nodes: 0,
+        bytes: 0,
     };
     reader.stream()
 }
@@ -193,6 +210,7 @@ struct Reader<'a> {
     parser: Parser<'a, granit_parser::StrInput<'a>>,
     budget: Budget,
     nodes: usize,
+    bytes: usize,
 }
 
 /// Builds one collection while its events arrive.
@@ -228,11 +246,19 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn count(&mut self, n: usize, at: Location) -> Result<(), YamlError> {
-        self.nodes = self.nodes.saturating_add(n);
+    /// Charges `cost` (nodes and scalar bytes) against the budget.
+    fn count(&mut self, cost: Cost, at: Location) -> Result<(), YamlError> {
+        self.nodes = self.nodes.saturating_add(cost.nodes);
         if self.nodes > self.budget.max_nodes {
             return Err(YamlError::TooManyNodes {
                 limit: self.budget.max_nodes,
+                at,
+            });
+        }
+        self.bytes = self.bytes.saturating_add(cost.bytes);
+        if self.bytes > self.budget.max_expanded_bytes {
+            return Err(YamlError::TooManyBytes {
+                limit: self.budget.max_expanded_bytes,
                 at,
             });
         }
@@ -278,7 +304,13 @@ impl<'a> Reader<'a> {
             let finished: Node = match event {
                 Event::DocumentEnd | Event::StreamEnd => return Ok(root),
                 Event::Scalar(value, style, anchor, _) => {
-                    self.count(1, at)?;
+                    self.count(
+                        Cost {
+                            nodes: 1,
+                            bytes: value.len(),
+                        },
+                        at,
+                    )?;
                     let plain = style == ScalarStyle::Plain;
                     let node = Node {
                         kind: NodeKind::Scalar {
@@ -293,24 +325,22 @@ impl<'a> Reader<'a> {
                     node
                 }
                 Event::Alias(id) => {
-                    // A known anchor is copied in full; each copy counts, which defuses bombs.
-                    let node = match anchors.get(&id) {
-                        Some(target) => Node {
-                            kind: target.kind.clone(),
+                    // A known anchor is copied in full; each copy counts (before it is made),
+                    // which defuses bombs.
+                    let Some(target) = anchors.get(&id) else {
+                        return Err(YamlError::Syntax {
+                            message: "alias to an unknown anchor".into(),
                             at,
-                        },
-                        None => {
-                            return Err(YamlError::Syntax {
-                                message: "alias to an unknown anchor".into(),
-                                at,
-                            });
-                        }
+                        });
                     };
-                    self.count(size(&node), at)?;
-                    node
+                    self.count(cost(target), at)?;
+                    Node {
+                        kind: target.kind.clone(),
+                        at,
+                    }
                 }
                 Event::SequenceStart(_, anchor, _) => {
-                    self.count(1, at)?;
+                    self.count(Cost::COLLECTION, at)?;
                     self.push(
                         &mut stack,
                         Frame::Seq {
@@ -323,7 +353,7 @@ impl<'a> Reader<'a> {
                     continue;
                 }
                 Event::MappingStart(_, anchor, _) => {
-                    self.count(1, at)?;
+                    self.count(Cost::COLLECTION, at)?;
                     let frame = Frame::Map {
                         entries: Vec::new(),
                         key: None,
@@ -386,15 +416,37 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The number of nodes in a tree (what an alias to it costs).
-fn size(node: &Node) -> usize {
+/// What a tree costs against the budget: its nodes and its scalar bytes.
+#[derive(Debug, Clone, Copy)]
+struct Cost {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Cost {
+    /// A sequence or mapping start: one node, no text.
+    const COLLECTION: Cost = Cost { nodes: 1, bytes: 0 };
+
+    fn add(self, other: Cost) -> Cost {
+        Cost {
+            nodes: self.nodes.saturating_add(other.nodes),
+            bytes: self.bytes.saturating_add(other.bytes),
+        }
+    }
+}
+
+/// What an alias to `node` costs: every node and scalar byte of its tree.
+fn cost(node: &Node) -> Cost {
     match &node.kind {
-        NodeKind::Scalar { .. } => 1,
-        NodeKind::Seq(items) => items.iter().map(size).fold(1, usize::saturating_add),
+        NodeKind::Scalar { value, .. } => Cost {
+            nodes: 1,
+            bytes: value.len(),
+        },
+        NodeKind::Seq(items) => items.iter().map(cost).fold(Cost::COLLECTION, Cost::add),
         NodeKind::Map(entries) => entries
             .iter()
-            .map(|(k, v)| size(k).saturating_add(size(v)))
-            .fold(1, usize::saturating_add),
+            .map(|(k, v)| cost(k).add(cost(v)))
+            .fold(Cost::COLLECTION, Cost::add),
     }
 }
 
@@ -477,6 +529,40 @@ mod tests {
             prev = name;
         }
         assert!(matches!(parse(&bomb), Err(YamlError::TooManyNodes { .. })));
+    }
+
+    /// A 1 MB string anchored once and aliased 1,000 times is a 1 MB file that would expand to
+    /// 1 GB: the byte budget stops it after a few dozen copies.
+    #[test]
+    fn aliases_of_long_strings_are_bounded_in_bytes() {
+        let long = "x".repeat(1 << 20);
+        let mut text = format!("a: &a \"{long}\"\nb:\n");
+        for _ in 0..1_000 {
+            text.push_str("  - *a\n");
+        }
+        let err = parse(&text).unwrap_err();
+        assert!(
+            matches!(err, YamlError::TooManyBytes { limit, .. } if limit == limits::MAX_EXPANDED_BYTES),
+            "{err:?}"
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains(&limits::MAX_EXPANDED_BYTES.to_string()),
+            "{message}"
+        );
+        assert!(err.location().is_some_and(|at| at.line > 2));
+        // Ten copies fit the budget: every alias is a full copy.
+        let few = format!("a: &a \"{long}\"\nb: [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n");
+        let docs = parse(&few).unwrap();
+        let NodeKind::Seq(items) = &docs[0].root.as_ref().unwrap().get("b").unwrap().kind else {
+            panic!("not a seq")
+        };
+        assert_eq!(items.len(), 10);
+        assert!(
+            items
+                .iter()
+                .all(|item| item.as_str() == Some(long.as_str()))
+        );
     }
 
     #[test]

@@ -531,6 +531,73 @@ fn ip_pool_rules() {
     );
 }
 
+/// The valid spec with `pools` (one YAML line each, after the fixture's pool) added.
+fn with_pools(pools: &str) -> String {
+    mutate(&[(
+        "    gateway: 192.168.1.1\n",
+        &format!("    gateway: 192.168.1.1\n{pools}"),
+    )])
+}
+
+fn overlap_findings(text: &str) -> Vec<Finding> {
+    errors(text)
+        .into_iter()
+        .filter(|f| f.check == "ip-pool.overlap")
+        .collect()
+}
+
+#[test]
+fn every_overlapping_range_is_reported_once_against_one_earlier_range() {
+    // pools[2] overlaps pools[0] (which reaches furthest) but not pools[1]; pools[3] is clear.
+    let text = with_pools(
+        "  - {ipStart: 192.168.1.25, ipEnd: 192.168.1.30, subnet: 192.168.1.0/24, gateway: 192.168.1.1}\n\
+         \x20 - {ipStart: 192.168.1.35, ipEnd: 192.168.1.50, subnet: 192.168.1.0/24, gateway: 192.168.1.1}\n\
+         \x20 - {ipStart: 192.168.1.60, ipEnd: 192.168.1.70, subnet: 192.168.1.0/24, gateway: 192.168.1.1}\n",
+    );
+    let found = overlap_findings(&text);
+    let fields: Vec<&str> = found.iter().filter_map(|f| f.field.as_deref()).collect();
+    assert_eq!(fields, ["spec.pools[1]", "spec.pools[2]"], "{found:#?}");
+    assert!(
+        found[1].message.contains("pools[0]"),
+        "{}",
+        found[1].message
+    );
+}
+
+/// 1,000 identical pools (a few KB through an anchor) once gave 499,500 findings, one per pair;
+/// 1,500 overlapping pools took seconds and gigabytes. Now: one finding per pool, the first
+/// `MAX_FINDINGS_PER_CHECK` shown and the rest counted.
+#[test]
+fn many_overlapping_pools_give_a_bounded_report() {
+    let max = snow_api::limits::MAX_FINDINGS_PER_CHECK;
+    let anchored = format!(
+        "  - &p {{ipStart: 192.168.1.20, ipEnd: 192.168.1.40, subnet: 192.168.1.0/24, gateway: 192.168.1.1}}\n{}",
+        "  - *p\n".repeat(998)
+    );
+    let plain: String = (0..1_500)
+        .map(|i| {
+            format!(
+                "  - {{ipStart: 10.0.{}.{}, ipEnd: 10.200.0.1, subnet: 10.0.0.0/8, gateway: 10.0.0.1}}\n",
+                i / 200,
+                i % 200 + 2
+            )
+        })
+        .collect();
+    for (pools, overlapping) in [(anchored, 999), (plain, 1_499)] {
+        let found = overlap_findings(&with_pools(&pools));
+        assert_eq!(found.len(), max + 1, "{:#?}", &found[max..]);
+        let more = found.last().unwrap();
+        assert_eq!(
+            more.message,
+            format!(
+                "… and {} more `ip-pool.overlap` finding(s) not shown",
+                overlapping - max
+            )
+        );
+        assert!(more.hint.is_some());
+    }
+}
+
 #[test]
 fn datacenter_and_namespace_rules() {
     assert_errors(
@@ -642,7 +709,7 @@ fn ten_thousand_worker_groups_are_read_and_checked() {
 }
 
 #[test]
-fn ten_thousand_findings_are_located_quickly() {
+fn ten_thousand_findings_are_capped_and_located() {
     let text = with_worker_groups(10_000, "g_");
     let report = check(&text).unwrap();
     let names: Vec<_> = report
@@ -650,9 +717,19 @@ fn ten_thousand_findings_are_located_quickly() {
         .iter()
         .filter(|f| f.check == "workers.name")
         .collect();
-    assert_eq!(names.len(), 10_000);
-    assert!(names.iter().all(|f| f.line.is_some()));
-    assert_eq!(names[9_999].line, Some(start_line(&text, "name: g_9999")));
+    // The first MAX_FINDINGS_PER_CHECK are shown, located; one more finding counts the rest.
+    let max = snow_api::limits::MAX_FINDINGS_PER_CHECK;
+    assert_eq!(names.len(), max + 1);
+    assert!(names[..max].iter().all(|f| f.line.is_some()));
+    let last = format!("name: g_{}", max - 1);
+    assert_eq!(names[max - 1].line, Some(start_line(&text, &last)));
+    assert_eq!(
+        names[max].message,
+        format!(
+            "… and {} more `workers.name` finding(s) not shown",
+            10_000 - max
+        )
+    );
 }
 
 fn start_line(text: &str, needle: &str) -> usize {

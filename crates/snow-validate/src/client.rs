@@ -7,6 +7,7 @@ use crate::device::{
     UnlockState,
 };
 use crate::error::{DeviceError, ErrorKind, Service, classify_service, classify_transport};
+use crate::limits;
 use aws_sdk_ec2::config::{BehaviorVersion, Region, retry::RetryConfig, timeout::TimeoutConfig};
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
@@ -48,8 +49,8 @@ pub struct ClientConfig {
 impl Default for ClientConfig {
     fn default() -> Self {
         ClientConfig {
-            connect_timeout: Duration::from_secs(3),
-            request_timeout: Duration::from_secs(10),
+            connect_timeout: limits::CONNECT_TIMEOUT,
+            request_timeout: limits::REQUEST_TIMEOUT,
             retry: RetryPolicy::default(),
             ec2_port: Service::Ec2.port(),
             device_api_port: Service::DeviceApi.port(),
@@ -72,7 +73,7 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            max_attempts: 4,
+            max_attempts: limits::MAX_ATTEMPTS,
             initial_backoff: Duration::from_millis(200),
             max_backoff: Duration::from_secs(2),
         }
@@ -554,14 +555,7 @@ impl DeviceApiClient {
             .headers()
             .get("x-amzn-errortype")
             .map(|v| v.split(':').next().unwrap_or_default().to_owned());
-        let bytes = aws_smithy_types::byte_stream::ByteStream::new(response.into_body())
-            .collect()
-            .await
-            .map_err(|e| {
-                let (kind, detail) = classify_transport(&e, self.config.request_timeout);
-                self.error(kind, detail)
-            })?
-            .into_bytes();
+        let bytes = self.read_body(response.into_body()).await?;
         let value: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
         if (200..300).contains(&status) {
             return value.ok_or_else(|| self.protocol("the answer is not JSON".to_owned()));
@@ -582,6 +576,32 @@ impl DeviceApiClient {
             .unwrap_or_default()
             .to_owned();
         Err(self.error(classify_service(status, &code), message))
+    }
+
+    /// Reads a response body, at most [`limits::MAX_RESPONSE_BYTES`] of it.
+    async fn read_body(&self, body: SdkBody) -> Result<Vec<u8>, DeviceError> {
+        let limit = limits::MAX_RESPONSE_BYTES;
+        let too_large = || {
+            self.protocol(format!(
+                "the answer is larger than the {limit} bytes accepted (a Device API answer is a few KiB)"
+            ))
+        };
+        if body.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(too_large());
+        }
+        let mut stream = aws_smithy_types::byte_stream::ByteStream::new(body);
+        let mut bytes = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| {
+                let (kind, detail) = classify_transport(&e, self.config.request_timeout);
+                self.error(kind, detail)
+            })?;
+            if bytes.len() + chunk.len() > limit {
+                return Err(too_large());
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(bytes)
     }
 
     fn sign(&self, request: &mut http::Request<SdkBody>, body: &[u8]) -> Result<(), DeviceError> {

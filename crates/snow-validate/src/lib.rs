@@ -30,6 +30,7 @@ pub mod device;
 pub mod error;
 mod files;
 pub mod imds;
+pub mod limits;
 pub mod plan;
 pub mod preflight;
 

@@ -6,7 +6,7 @@ use crate::device::{
     Device, DeviceDescription, DeviceSoftware, Image, InstanceTypeInfo, UnlockState,
 };
 use crate::error::{DeviceError, Service};
-use crate::plan::{AMI_TAG_KUBERNETES_VERSION, AMI_TAG_OS_FAMILY, Plan};
+use crate::plan::{AMI_TAG_KUBERNETES_VERSION, AMI_TAG_OS_FAMILY, MachinePlan, Plan};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use snow_api::{DeviceIp, Finding, Severity};
 use std::collections::{BTreeMap, BTreeSet};
@@ -307,233 +307,295 @@ async fn run_concurrent<D: Device>(
 
 /// The findings of one device, from its answers.
 fn device_findings(plan: &Plan, ip: DeviceIp, answers: &BTreeMap<Call, Answer>) -> Vec<Finding> {
-    let device = ip.to_string();
-    let mut findings = Vec::new();
-
-    // Reachability: one finding per port that cannot be used, from its first such error.
-    let mut unreachable = BTreeSet::new();
-    for service in [Service::Ec2, Service::DeviceApi] {
-        let failure = answers
-            .iter()
-            .filter(|(call, _)| call.service() == service)
-            .filter_map(|(_, a)| a.error())
-            .find(|e| e.kind.is_reachability());
-        if let Some(err) = failure {
-            unreachable.insert(service);
-            findings.push(
-                Finding::error(
-                    "preflight.reachability",
-                    format!(
-                        "{err}; the checks that need port {} were not run",
-                        service.port()
-                    ),
-                )
-                .device(&device)
-                .hint(err.hint()),
-            );
+    let mut check = DeviceCheck {
+        plan,
+        ip,
+        device: ip.to_string(),
+        answers,
+        unreachable: BTreeSet::new(),
+        findings: Vec::new(),
+    };
+    check.reachability();
+    let description = check.unlocked();
+    check.software_version();
+    let types = check.instance_types();
+    for m in plan.machines_on(ip) {
+        check.ami(m);
+        check.key_pair(m);
+        if let (Some(wanted), Some(types)) = (&m.instance_type, types) {
+            check.instance_type(m, wanted, types);
         }
     }
-    // A call that failed for another reason is its check's error.
-    let call_error = |check: &str, err: &DeviceError, what: &str| -> Option<Finding> {
-        if unreachable.contains(&err.service) && err.kind.is_reachability() {
+    if let (Some(description), Some(types)) = (description, types) {
+        check
+            .findings
+            .extend(capacity_finding(plan, ip, description, types));
+    }
+    check.findings
+}
+
+/// The findings of one device, built from its answers check by check.
+struct DeviceCheck<'a> {
+    plan: &'a Plan,
+    ip: DeviceIp,
+    /// The IP as findings carry it.
+    device: String,
+    answers: &'a BTreeMap<Call, Answer>,
+    /// The services that could not be reached: their checks are not reported again.
+    unreachable: BTreeSet<Service>,
+    findings: Vec<Finding>,
+}
+
+impl<'a> DeviceCheck<'a> {
+    /// Reachability: one finding per port that cannot be used, from its first such error.
+    fn reachability(&mut self) {
+        for service in [Service::Ec2, Service::DeviceApi] {
+            let failure = self
+                .answers
+                .iter()
+                .filter(|(call, _)| call.service() == service)
+                .filter_map(|(_, a)| a.error())
+                .find(|e| e.kind.is_reachability());
+            if let Some(err) = failure {
+                self.unreachable.insert(service);
+                self.findings.push(
+                    Finding::error(
+                        "preflight.reachability",
+                        format!(
+                            "{err}; the checks that need port {} were not run",
+                            service.port()
+                        ),
+                    )
+                    .device(&self.device)
+                    .hint(err.hint()),
+                );
+            }
+        }
+    }
+
+    /// A call that failed for another reason than reachability is its check's error.
+    fn call_error(&self, check: &str, err: &DeviceError, what: &str) -> Option<Finding> {
+        if self.unreachable.contains(&err.service) && err.kind.is_reachability() {
             return None;
         }
         Some(
             Finding::error(check, format!("cannot check {what}: {err}"))
-                .device(&device)
+                .device(&self.device)
                 .hint(err.hint()),
         )
-    };
+    }
 
-    // Unlocked.
-    let description = match answers.get(&Call::Describe) {
-        Some(Answer::Describe(Ok(d))) => {
-            match &d.unlock_state {
-                UnlockState::Unlocked => {}
-                UnlockState::Unlocking => findings.push(
-                    Finding::error("preflight.unlocked", format!("device {ip} is still unlocking (UnlockStatus UNLOCKING)"))
-                        .device(&device)
-                        .hint("wait until `snowballEdge describe-device` shows UNLOCKED, then validate again"),
-                ),
-                state => findings.push(
-                    Finding::error("preflight.unlocked", format!("device {ip} is not unlocked (UnlockStatus {})", state.as_str()))
-                        .device(&device)
-                        .hint(format!("unlock it with `snowballEdge unlock-device --endpoint https://{ip} --manifest-file … --unlock-code …`")),
-                ),
+    /// A call error about one machine config's field.
+    fn field_error(
+        &mut self,
+        check: &str,
+        err: &DeviceError,
+        what: &str,
+        m: &MachinePlan,
+        field: &str,
+    ) {
+        let finding = self.call_error(check, err, what);
+        self.findings
+            .extend(finding.map(|f| f.object(&m.object).field(field)));
+    }
+
+    /// The device is unlocked; returns its description when it answered.
+    fn unlocked(&mut self) -> Option<&'a DeviceDescription> {
+        let ip = self.ip;
+        match self.answers.get(&Call::Describe) {
+            Some(Answer::Describe(Ok(d))) => {
+                match &d.unlock_state {
+                    UnlockState::Unlocked => {}
+                    UnlockState::Unlocking => self.findings.push(
+                        Finding::error("preflight.unlocked", format!("device {ip} is still unlocking (UnlockStatus UNLOCKING)"))
+                            .device(&self.device)
+                            .hint("wait until `snowballEdge describe-device` shows UNLOCKED, then validate again"),
+                    ),
+                    state => self.findings.push(
+                        Finding::error("preflight.unlocked", format!("device {ip} is not unlocked (UnlockStatus {})", state.as_str()))
+                            .device(&self.device)
+                            .hint(format!("unlock it with `snowballEdge unlock-device --endpoint https://{ip} --manifest-file … --unlock-code …`")),
+                    ),
+                }
+                Some(d)
             }
-            Some(d)
+            Some(Answer::Describe(Err(e))) => {
+                let finding = self.call_error("preflight.unlocked", e, "the unlock state");
+                self.findings.extend(finding);
+                None
+            }
+            _ => None,
         }
-        Some(Answer::Describe(Err(e))) => {
-            findings.extend(call_error("preflight.unlocked", e, "the unlock state"));
-            None
-        }
-        _ => None,
-    };
+    }
 
-    // Software version.
-    if let Some(answer) = answers.get(&Call::Software) {
-        match answer {
-            Answer::Software(Ok(s)) => match s.version_number() {
-                None => findings.push(
+    /// The installed software is recent enough and needs no reboot.
+    fn software_version(&mut self) {
+        let ip = self.ip;
+        match self.answers.get(&Call::Software) {
+            Some(Answer::Software(Ok(s))) => match s.version_number() {
+                None => self.findings.push(
                     Finding::error("preflight.software-version", format!("the installed software version {:?} on device {ip} is not a number", s.installed_version))
-                        .device(&device)
+                        .device(&self.device)
                         .hint("check the device with `snowballEdge describe-device-software`"),
                 ),
-                Some(v) if v < MIN_SOFTWARE_VERSION => findings.push(
+                Some(v) if v < MIN_SOFTWARE_VERSION => self.findings.push(
                     Finding::error("preflight.software-version", format!("the software version installed on device {ip} is {v}, below the minimum supported version {MIN_SOFTWARE_VERSION}"))
-                        .device(&device)
+                        .device(&self.device)
                         .hint("update the device: `snowballEdge download-updates`, then `snowballEdge install-updates`, then reboot it"),
                 ),
-                Some(_) if s.install_state == "REQUIRE_REBOOT" => findings.push(
+                Some(_) if s.install_state == "REQUIRE_REBOOT" => self.findings.push(
                     Finding::warning("preflight.software-version", format!("an update on device {ip} waits for a reboot (InstallState REQUIRE_REBOOT)"))
-                        .device(&device)
+                        .device(&self.device)
                         .hint("reboot the device with `snowballEdge reboot-device` before creating the cluster"),
                 ),
                 Some(_) => {}
             },
-            Answer::Software(Err(e)) => {
-                findings.extend(call_error("preflight.software-version", e, "the software version"));
+            Some(Answer::Software(Err(e))) => {
+                let finding = self.call_error("preflight.software-version", e, "the software version");
+                self.findings.extend(finding);
             }
             _ => {}
         }
     }
 
-    // Instance types.
-    let types: Option<&Vec<InstanceTypeInfo>> = match answers.get(&Call::InstanceTypes) {
-        Some(Answer::InstanceTypes(Ok(t))) => Some(t),
-        Some(Answer::InstanceTypes(Err(e))) => {
-            findings.extend(call_error(
-                "preflight.instance-type",
-                e,
-                "the instance types",
-            ));
-            None
+    /// The instance types the device offers, when it answered.
+    fn instance_types(&mut self) -> Option<&'a Vec<InstanceTypeInfo>> {
+        match self.answers.get(&Call::InstanceTypes) {
+            Some(Answer::InstanceTypes(Ok(t))) => Some(t),
+            Some(Answer::InstanceTypes(Err(e))) => {
+                let finding = self.call_error("preflight.instance-type", e, "the instance types");
+                self.findings.extend(finding);
+                None
+            }
+            _ => None,
         }
-        _ => None,
-    };
+    }
 
-    for m in plan.machines_on(ip) {
-        // AMI.
-        match &m.ami_id {
-            Some(ami) => match answers.get(&Call::Image(ami.clone())) {
-                Some(Answer::Image(Ok(Some(_)))) => {}
-                Some(Answer::Image(Ok(None))) => findings.push(
-                    Finding::error("preflight.ami", format!("AMI {ami} does not exist on device {ip}"))
+    /// The machine config's AMI exists on the device (by id, or by tag when amiID is empty).
+    fn ami(&mut self, m: &MachinePlan) {
+        let ip = self.ip;
+        let Some(ami) = &m.ami_id else {
+            self.ami_by_tag(m);
+            return;
+        };
+        match self.answers.get(&Call::Image(ami.clone())) {
+            Some(Answer::Image(Ok(Some(_)))) => {}
+            Some(Answer::Image(Ok(None))) => self.findings.push(
+                Finding::error(
+                    "preflight.ami",
+                    format!("AMI {ami} does not exist on device {ip}"),
+                )
+                .object(&m.object)
+                .field("spec.amiID")
+                .device(&self.device)
+                .hint(format!(
+                    "import the AMI on {ip} (or correct amiID): every device listed by {} needs it",
+                    m.object
+                )),
+            ),
+            Some(Answer::Image(Err(e))) => {
+                self.field_error("preflight.ami", e, &format!("AMI {ami}"), m, "spec.amiID");
+            }
+            _ => {}
+        }
+    }
+
+    /// amiID is empty: the AMI tagged with the Kubernetes version and OS family that will be used.
+    fn ami_by_tag(&mut self, m: &MachinePlan) {
+        let ip = self.ip;
+        let os = m.os_family.clone().unwrap_or_default();
+        let tags = ami_tags(self.plan, &os)
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match self.answers.get(&Call::Tagged(os)) {
+            Some(Answer::Tagged(Ok(images))) if images.is_empty() => self.findings.push(
+                Finding::error("preflight.ami", format!("amiID is empty and device {ip} has no AMI tagged {tags}"))
+                    .object(&m.object)
+                    .field("spec.amiID")
+                    .device(&self.device)
+                    .hint("set amiID, or import an EKS Distro AMI on the device and tag it with the Kubernetes version and OS family"),
+            ),
+            Some(Answer::Tagged(Ok(images))) => {
+                let chosen = &images[0];
+                let name = chosen.name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+                let (severity, extra) = if images.len() > 1 {
+                    (Severity::Warning, format!("; {} AMIs match, the first by id is used", images.len()))
+                } else {
+                    (Severity::Info, String::new())
+                };
+                self.findings.push(
+                    Finding::new(severity, "preflight.ami", format!("amiID is empty: AMI {}{name} tagged {tags} will be used on device {ip}{extra}", chosen.id))
                         .object(&m.object)
                         .field("spec.amiID")
-                        .device(&device)
-                        .hint(format!("import the AMI on {ip} (or correct amiID): every device listed by {} needs it", m.object)),
-                ),
-                Some(Answer::Image(Err(e))) => {
-                    findings.extend(call_error("preflight.ami", e, &format!("AMI {ami}")).map(|f| f.object(&m.object).field("spec.amiID")));
-                }
-                _ => {}
-            },
-            None => {
-                let os = m.os_family.clone().unwrap_or_default();
-                let tags = ami_tags(plan, &os)
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                match answers.get(&Call::Tagged(os)) {
-                    Some(Answer::Tagged(Ok(images))) if images.is_empty() => findings.push(
-                        Finding::error("preflight.ami", format!("amiID is empty and device {ip} has no AMI tagged {tags}"))
-                            .object(&m.object)
-                            .field("spec.amiID")
-                            .device(&device)
-                            .hint("set amiID, or import an EKS Distro AMI on the device and tag it with the Kubernetes version and OS family"),
-                    ),
-                    Some(Answer::Tagged(Ok(images))) => {
-                        let chosen = &images[0];
-                        let name = chosen.name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
-                        let (severity, extra) = if images.len() > 1 {
-                            (Severity::Warning, format!("; {} AMIs match, the first by id is used", images.len()))
-                        } else {
-                            (Severity::Info, String::new())
-                        };
-                        findings.push(
-                            Finding::new(severity, "preflight.ami", format!("amiID is empty: AMI {}{name} tagged {tags} will be used on device {ip}{extra}", chosen.id))
-                                .object(&m.object)
-                                .field("spec.amiID")
-                                .device(&device)
-                                .hint("set amiID to pin the image"),
-                        );
-                    }
-                    Some(Answer::Tagged(Err(e))) => {
-                        findings.extend(call_error("preflight.ami", e, "the AMIs by tag").map(|f| f.object(&m.object).field("spec.amiID")));
-                    }
-                    _ => {}
-                }
+                        .device(&self.device)
+                        .hint("set amiID to pin the image"),
+                );
             }
+            Some(Answer::Tagged(Err(e))) => {
+                self.field_error("preflight.ami", e, "the AMIs by tag", m, "spec.amiID");
+            }
+            _ => {}
         }
+    }
 
-        // SSH key.
-        match &m.ssh_key_name {
-            Some(key) => match answers.get(&Call::KeyPair(key.clone())) {
-                Some(Answer::KeyPair(Ok(true))) => {}
-                Some(Answer::KeyPair(Ok(false))) => findings.push(
-                    Finding::error("preflight.key-pair", format!("key pair {key} does not exist on device {ip}"))
-                        .object(&m.object)
-                        .field("spec.sshKeyName")
-                        .device(&device)
-                        .hint(format!("import the public key on {ip} with `aws ec2 import-key-pair --key-name {key} --endpoint-url https://{ip}:8243 --profile {ip} …`, or leave sshKeyName empty so that snowctl generates and imports one")),
-                ),
-                Some(Answer::KeyPair(Err(e))) => {
-                    findings.extend(call_error("preflight.key-pair", e, &format!("key pair {key}")).map(|f| f.object(&m.object).field("spec.sshKeyName")));
-                }
-                _ => {}
-            },
-            None => findings.push(
-                Finding::info("preflight.key-pair", format!("sshKeyName is empty: a key pair eksa-default-{}-<uuid> will be generated and imported on device {ip} at create", plan.cluster))
+    /// The machine config's SSH key pair exists on the device (or one will be generated).
+    fn key_pair(&mut self, m: &MachinePlan) {
+        let ip = self.ip;
+        let Some(key) = &m.ssh_key_name else {
+            self.findings.push(
+                Finding::info("preflight.key-pair", format!("sshKeyName is empty: a key pair eksa-default-{}-<uuid> will be generated and imported on device {ip} at create", self.plan.cluster))
                     .object(&m.object)
                     .field("spec.sshKeyName")
-                    .device(&device),
+                    .device(&self.device),
+            );
+            return;
+        };
+        match self.answers.get(&Call::KeyPair(key.clone())) {
+            Some(Answer::KeyPair(Ok(true))) => {}
+            Some(Answer::KeyPair(Ok(false))) => self.findings.push(
+                Finding::error("preflight.key-pair", format!("key pair {key} does not exist on device {ip}"))
+                    .object(&m.object)
+                    .field("spec.sshKeyName")
+                    .device(&self.device)
+                    .hint(format!("import the public key on {ip} with `aws ec2 import-key-pair --key-name {key} --endpoint-url https://{ip}:8243 --profile {ip} …`, or leave sshKeyName empty so that snowctl generates and imports one")),
             ),
-        }
-
-        // Instance type.
-        if let (Some(wanted), Some(types)) = (&m.instance_type, types) {
-            match types.iter().find(|t| &t.name == wanted) {
-                None => {
-                    findings.push(
-                        Finding::error("preflight.instance-type", format!("instance type {wanted} is not offered by device {ip}"))
-                            .object(&m.object)
-                            .field("spec.instanceType")
-                            .device(&device)
-                            .hint(format!("choose an instance type every device of {} offers, or remove {ip} from its devices; {ip} offers: {}", m.object, offered(types))),
-                    );
-                }
-                Some(t) => {
-                    if let Some(v) = t.default_vcpus
-                        && v < MIN_DEFAULT_VCPUS
-                    {
-                        findings.push(
-                            Finding::error("preflight.instance-type", format!("instance type {wanted} has {v} default vCPU on device {ip}; at least {MIN_DEFAULT_VCPUS} are needed"))
-                                .object(&m.object)
-                                .field("spec.instanceType")
-                                .device(&device)
-                                .hint("choose a larger instance type such as sbe-c.large"),
-                        );
-                    }
-                }
+            Some(Answer::KeyPair(Err(e))) => {
+                self.field_error("preflight.key-pair", e, &format!("key pair {key}"), m, "spec.sshKeyName");
             }
+            _ => {}
         }
     }
 
-    // Capacity.
-    if let (Some(description), Some(types)) = (description, types) {
-        findings.extend(capacity_finding(plan, ip, description, types));
+    /// The device offers the machine config's instance type, with enough default vCPU.
+    fn instance_type(&mut self, m: &MachinePlan, wanted: &str, types: &[InstanceTypeInfo]) {
+        let ip = self.ip;
+        let finding = match types.iter().find(|t| t.name == wanted) {
+            None => Finding::error("preflight.instance-type", format!("instance type {wanted} is not offered by device {ip}"))
+                .hint(format!("choose an instance type every device of {} offers, or remove {ip} from its devices; {ip} offers: {}", m.object, offered(types))),
+            Some(t) => match t.default_vcpus {
+                Some(v) if v < MIN_DEFAULT_VCPUS => Finding::error("preflight.instance-type", format!("instance type {wanted} has {v} default vCPU on device {ip}; at least {MIN_DEFAULT_VCPUS} are needed"))
+                    .hint("choose a larger instance type such as sbe-c.large"),
+                _ => return,
+            },
+        };
+        self.findings.push(
+            finding
+                .object(&m.object)
+                .field("spec.instanceType")
+                .device(&self.device),
+        );
     }
-    findings
 }
 
 fn offered(types: &[InstanceTypeInfo]) -> String {
     let mut names: Vec<&str> = types.iter().map(|t| t.name.as_str()).collect();
     names.sort_unstable();
-    if names.len() > 12 {
-        let more = names.len() - 12;
-        names.truncate(12);
+    let max = crate::limits::MAX_INSTANCE_TYPES_LISTED;
+    if names.len() > max {
+        let more = names.len() - max;
+        names.truncate(max);
         format!("{} and {more} more", names.join(", "))
     } else if names.is_empty() {
         "none".to_owned()

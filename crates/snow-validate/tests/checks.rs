@@ -2,10 +2,11 @@
 //! devices at once, each finding tagged with its device.
 
 use snow_api::{DeviceIp, Finding, Severity};
-use snow_test_devices::InMemoryDevice;
+use snow_test_devices::{InFlight, InMemoryDevice};
 use snow_validate::preflight::{self, Mode, PreflightOptions, Schedule};
 use snow_validate::{ErrorKind, MachinePlan, Plan, Role, UnlockState};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 const AMI: &str = "ami-0eksd13100000001";
@@ -415,19 +416,31 @@ fn sequential_and_concurrent_agree() {
 
 #[test]
 fn devices_run_at_once() {
+    // Behaviour, not time: the calls of several devices are under way together.
+    let gauge = Arc::new(InFlight::default());
     let fleet: Vec<_> = devices()
         .into_iter()
-        .map(|d| good(d).with_delay(Duration::from_millis(100)))
+        .map(|d| {
+            good(d)
+                .with_delay(Duration::from_millis(100))
+                .with_in_flight(gauge.clone())
+        })
         .collect();
-    let started = std::time::Instant::now();
     let findings = run(&plan(1, 1, "sbe-c.large"), &fleet);
     assert_eq!(errors(&findings), vec![]);
-    // 15 calls of 100 ms each: sequential would take 1.5 s.
-    assert!(
-        started.elapsed() < Duration::from_millis(600),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(gauge.peak() > 1, "one call at a time: {}", gauge.peak());
+    // Sequential runs one call at a time.
+    let gauge = Arc::new(InFlight::default());
+    let fleet: Vec<_> = devices()
+        .into_iter()
+        .map(|d| good(d).with_in_flight(gauge.clone()))
+        .collect();
+    let sequential = PreflightOptions {
+        schedule: Schedule::Sequential,
+        ..options()
+    };
+    run_with(&plan(1, 1, "sbe-c.large"), &fleet, &sequential);
+    assert_eq!(gauge.peak(), 1);
 }
 
 #[test]

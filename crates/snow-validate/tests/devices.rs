@@ -14,7 +14,7 @@ use snow_validate::{
 };
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const ACCESS_KEY: &str = "AKIDSNOWTEST00000001";
 const SECRET: &str = "snowSecretKeyForTestsOnly0000000000000001";
@@ -207,7 +207,6 @@ fn moto_and_stand_in_three_devices_pass_then_fail_exactly_where_they_should() {
             amis.push(seed(d, i != 1).await);
         }
         // moto ids differ per server: look the AMI up by tag (amiID empty) first.
-        let started = Instant::now();
         let p = plan(&f.ips, "sbe-c.large", None, 3);
         let report = tokio::time::timeout(
             Duration::from_secs(30),
@@ -242,7 +241,6 @@ fn moto_and_stand_in_three_devices_pass_then_fail_exactly_where_they_should() {
             .filter(|x| x.check == "preflight.capacity")
             .count();
         assert_eq!(capacity, 3);
-        assert!(started.elapsed() < Duration::from_secs(30));
 
         // The first device's AMI id: present there, missing on the others (a real NotFound).
         let p = plan(&f.ips, "sbe-c.xlarge", Some(&amis[0]), 3);
@@ -320,7 +318,6 @@ enum Server {
 
 struct Outcome {
     findings: Vec<Finding>,
-    elapsed: Duration,
     requests: u32,
     device: String,
 }
@@ -367,7 +364,6 @@ fn device_api_case(server: Server, secret: &str, count: u32) -> Outcome {
             .with_key_pair(KEY)
             .with_image("ami-1", &[]);
         let devices = [ApiOnly { api, ec2 }];
-        let started = Instant::now();
         let p = plan(&[ip], "sbe-c.4xlarge", Some("ami-1"), count);
         let report = tokio::time::timeout(
             Duration::from_secs(20),
@@ -382,7 +378,6 @@ fn device_api_case(server: Server, secret: &str, count: u32) -> Outcome {
         );
         Outcome {
             findings: report.findings,
-            elapsed: started.elapsed(),
             requests: stand_in.as_ref().map_or(0, |s| s.requests()),
             device: ip.to_string(),
         }
@@ -405,9 +400,14 @@ fn only_error(o: &Outcome, check: &str) -> Finding {
 }
 
 fn good_stand_in() -> Server {
+    in_state(DeviceState::default())
+}
+
+/// The stand-in, trusted and without faults, reporting `state`.
+fn in_state(state: DeviceState) -> Server {
     Server::StandIn {
         ca_other: false,
-        state: DeviceState::default(),
+        state,
         faults: Faults::default(),
     }
 }
@@ -428,19 +428,17 @@ fn closed_port_is_refused() {
         "{}",
         f.message
     );
-    assert!(o.elapsed < Duration::from_secs(2), "{:?}", o.elapsed);
+    // Refused is answered at once: final, never retried with backoff.
+    assert!(!snow_validate::ErrorKind::Refused.is_retryable());
 }
 
 #[test]
 fn black_hole_is_bounded_by_the_timeout() {
     let o = device_api_case(Server::BlackHole, SECRET, 1);
     let f = only_error(&o, "preflight.reachability");
+    // The finding names the bound that ended the wait (no assertion on the clock: a loaded
+    // machine stretches time, not behaviour).
     assert!(f.message.contains("no answer within 1 s"), "{}", f.message);
-    assert!(
-        o.elapsed >= Duration::from_millis(900) && o.elapsed < Duration::from_secs(3),
-        "{:?}",
-        o.elapsed
-    );
 }
 
 #[test]
@@ -542,15 +540,7 @@ fn locked_device() {
         unlock_state: "LOCKED".into(),
         ..DeviceState::default()
     };
-    let o = device_api_case(
-        Server::StandIn {
-            ca_other: false,
-            state,
-            faults: Faults::default(),
-        },
-        SECRET,
-        1,
-    );
+    let o = device_api_case(in_state(state), SECRET, 1);
     let f = only_error(&o, "preflight.unlocked");
     assert!(
         f.message.contains("is not unlocked (UnlockStatus LOCKED)"),
@@ -565,15 +555,7 @@ fn software_101() {
         installed_version: "101".into(),
         ..DeviceState::default()
     };
-    let o = device_api_case(
-        Server::StandIn {
-            ca_other: false,
-            state,
-            faults: Faults::default(),
-        },
-        SECRET,
-        1,
-    );
+    let o = device_api_case(in_state(state), SECRET, 1);
     let f = only_error(&o, "preflight.software-version");
     assert!(
         f.message
@@ -591,15 +573,7 @@ fn not_enough_capacity() {
         used_vcpus: 64,
         ..DeviceState::default()
     };
-    let o = device_api_case(
-        Server::StandIn {
-            ca_other: false,
-            state,
-            faults: Faults::default(),
-        },
-        SECRET,
-        3,
-    );
+    let o = device_api_case(in_state(state), SECRET, 3);
     let f = only_error(&o, "preflight.capacity");
     assert!(
         f.message.contains("not enough vCPU")
@@ -616,21 +590,32 @@ fn a_missing_field_is_a_protocol_error() {
         omit: vec!["UnlockStatus".into()],
         ..DeviceState::default()
     };
-    let o = device_api_case(
-        Server::StandIn {
-            ca_other: false,
-            state,
-            faults: Faults::default(),
-        },
-        SECRET,
-        1,
-    );
+    let o = device_api_case(in_state(state), SECRET, 1);
     let f = only_error(&o, "preflight.unlocked");
     assert!(
         f.message.contains("UnlockStatus is missing"),
         "{}",
         f.message
     );
+}
+
+/// A Device API answer of 5 MiB is refused at the 4 MiB bound, which the finding names.
+#[test]
+fn an_oversized_answer_is_a_protocol_error_naming_the_limit() {
+    let state = DeviceState {
+        unlock_state: "U".repeat(5 << 20),
+        ..DeviceState::default()
+    };
+    let o = device_api_case(in_state(state), SECRET, 1);
+    let f = only_error(&o, "preflight.unlocked");
+    let limit = snow_validate::limits::MAX_RESPONSE_BYTES.to_string();
+    assert!(
+        f.message
+            .contains(&format!("larger than the {limit} bytes accepted")),
+        "{}",
+        f.message
+    );
+    assert!(f.message.len() < 1_000, "{} bytes", f.message.len());
 }
 
 #[test]

@@ -26,7 +26,7 @@ pub mod registry;
 
 pub use ca::{ServerCertificate, TestCa};
 pub use device_api::{DeviceApiStandIn, DeviceState, Faults, StandInError};
-pub use memory::InMemoryDevice;
+pub use memory::{InFlight, InMemoryDevice};
 pub use moto::{Moto, MotoError, SNOW_INSTANCE_TYPES};
 
 use std::net::{IpAddr, Ipv4Addr};

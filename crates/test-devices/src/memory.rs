@@ -7,7 +7,10 @@ use snow_validate::{
     InstanceTypeInfo, NetworkInterface, Service, UnlockState,
 };
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{
+    Arc,
+    atomic::{AtomicU32, AtomicUsize, Ordering},
+};
 use std::time::Duration;
 
 /// A device held in memory. Fields are public: tests shape the device they need.
@@ -32,6 +35,22 @@ pub struct InMemoryDevice {
     /// When set, every Device API call fails with this kind.
     pub device_api_failure: Option<ErrorKind>,
     calls: AtomicU32,
+    in_flight: Option<Arc<InFlight>>,
+}
+
+/// Counts the calls under way across the devices that share it, and the most at once: a test
+/// of concurrency that asserts behaviour, not time.
+#[derive(Debug, Default)]
+pub struct InFlight {
+    now: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl InFlight {
+    /// The most calls that were under way at once.
+    pub fn peak(&self) -> usize {
+        self.peak.load(Ordering::SeqCst)
+    }
 }
 
 impl InMemoryDevice {
@@ -40,6 +59,7 @@ impl InMemoryDevice {
     pub fn new(ip: DeviceIp) -> InMemoryDevice {
         InMemoryDevice {
             ip,
+            in_flight: None,
             delay: Duration::ZERO,
             images: BTreeMap::new(),
             key_pairs: BTreeSet::new(),
@@ -109,6 +129,13 @@ impl InMemoryDevice {
         self
     }
 
+    /// Counts this device's calls in `gauge` while they are under way (each call waits its
+    /// delay inside the count).
+    pub fn with_in_flight(mut self, gauge: Arc<InFlight>) -> Self {
+        self.in_flight = Some(gauge);
+        self
+    }
+
     /// Calls answered so far.
     pub fn calls(&self) -> u32 {
         self.calls.load(Ordering::SeqCst)
@@ -116,8 +143,15 @@ impl InMemoryDevice {
 
     async fn enter(&self, service: Service) -> Result<(), DeviceError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        if let Some(gauge) = &self.in_flight {
+            let now = gauge.now.fetch_add(1, Ordering::SeqCst) + 1;
+            gauge.peak.fetch_max(now, Ordering::SeqCst);
+        }
         if !self.delay.is_zero() {
             tokio::time::sleep(self.delay).await;
+        }
+        if let Some(gauge) = &self.in_flight {
+            gauge.now.fetch_sub(1, Ordering::SeqCst);
         }
         let failure = match service {
             Service::Ec2 => &self.ec2_failure,

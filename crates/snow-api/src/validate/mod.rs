@@ -10,7 +10,8 @@ pub mod syntax;
 
 use crate::{
     crd::Kind,
-    finding::Finding,
+    finding::{Finding, cap_per_check},
+    limits::MAX_FINDINGS_PER_CHECK,
     spec::{ClusterSpec, DEFAULT_NAMESPACE, object_id},
 };
 
@@ -61,7 +62,8 @@ impl Findings {
 }
 
 impl ClusterSpec {
-    /// Runs every static rule and returns all findings, each with its position in the source.
+    /// Runs every static rule and returns the findings, each with its position in the source:
+    /// at most [`MAX_FINDINGS_PER_CHECK`] of each check, then one "… and N more" finding.
     pub fn validate(&self) -> Vec<Finding> {
         let mut findings = Vec::new();
         findings.extend(cluster::validate(self));
@@ -72,7 +74,7 @@ impl ClusterSpec {
         findings.extend(ip_pool::validate_all(self));
         findings.extend(identity::validate_all(self));
         findings.extend(unreferenced(self));
-        self.locate(findings)
+        self.locate(cap_per_check(findings, MAX_FINDINGS_PER_CHECK))
     }
 }
 

@@ -1,0 +1,69 @@
+//! Every bound of the image copy, in one place. README.md ("Limits") lists them all.
+//!
+//! A registry that answers slowly or never finishes (a body trickled a byte at a time) must not
+//! stall a copy for good: every request has an overall deadline on top of the per-read timeout.
+
+use std::time::Duration;
+
+/// How long connecting to a registry may take (15 s).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How long one read from a registry connection may wait for data (300 s).
+pub const READ_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The default overall deadline of one registry request other than a blob transfer: a token, a
+/// manifest read or write, an existence check, a mount (120 s). Raise with
+/// [`CopyLimits::request_deadline`].
+pub const REQUEST_DEADLINE: Duration = Duration::from_secs(120);
+
+/// The default slowest blob transfer accepted, in bytes per second (64 KiB/s): a blob of `n`
+/// bytes may take [`REQUEST_DEADLINE`] plus `n` / this rate. Lower it with
+/// [`CopyLimits::blob_min_bytes_per_second`].
+pub const BLOB_MIN_BYTES_PER_SECOND: u64 = 64 << 10;
+
+/// The deadlines of a copy; [`CopyLimits::default`] holds the constants above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyLimits {
+    /// The overall deadline of one request other than a blob transfer.
+    pub request_deadline: Duration,
+    /// The slowest blob transfer accepted (at least 1 byte per second is used).
+    pub blob_min_bytes_per_second: u64,
+}
+
+impl Default for CopyLimits {
+    fn default() -> Self {
+        CopyLimits {
+            request_deadline: REQUEST_DEADLINE,
+            blob_min_bytes_per_second: BLOB_MIN_BYTES_PER_SECOND,
+        }
+    }
+}
+
+impl CopyLimits {
+    /// The overall deadline of copying a blob of `size` bytes (pull and push together).
+    pub fn blob_deadline(&self, size: u64) -> Duration {
+        let transfer = size / self.blob_min_bytes_per_second.max(1);
+        self.request_deadline
+            .saturating_add(Duration::from_secs(transfer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blob_deadlines_grow_with_size() {
+        let limits = CopyLimits::default();
+        assert_eq!(limits.blob_deadline(0), REQUEST_DEADLINE);
+        assert_eq!(
+            limits.blob_deadline(1 << 30),
+            REQUEST_DEADLINE + Duration::from_secs(16_384)
+        );
+        let zero_rate = CopyLimits {
+            blob_min_bytes_per_second: 0,
+            ..limits
+        };
+        assert_eq!(zero_rate.blob_deadline(u64::MAX), Duration::MAX);
+    }
+}
