@@ -1,4 +1,4 @@
-//! Renders the Cluster API and CAPAS objects for a Snow cluster (facts §4).
+//! Renders the Cluster API and CAPAS objects for a Snow cluster (EKS Anywhere's Snow builders, `pkg/providers/snow`).
 //!
 //! Pure and deterministic: the same spec and release inputs give the same bytes. The object list,
 //! names and every value come from Rust code; handlebars templates (embedded, registered once)

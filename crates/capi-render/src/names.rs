@@ -1,4 +1,4 @@
-//! Object names, and the `-N` suffix rule for immutable templates (facts §4.8).
+//! Object names, and the `-N` suffix rule for immutable templates (EKS Anywhere's template-name bumping).
 
 use std::collections::BTreeMap;
 

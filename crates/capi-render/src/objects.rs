@@ -1,4 +1,4 @@
-//! The object list and the values of every object (facts §4). Templates only shape the YAML;
+//! The object list and the values of every object (EKS Anywhere's Snow builders, `pkg/providers/snow`). Templates only shape the YAML;
 //! everything decided about a cluster is decided here.
 
 use crate::{
@@ -687,7 +687,7 @@ fn api_server_args(ctx: &Ctx<'_>) -> Vec<(String, String)> {
 
 /// AWS IAM Authenticator: the webhook kubeconfig and the CA from the cluster's
 /// `<cluster>-aws-iam-authenticator-ca` Secret (EKS-A renders a literal `test-cluster-…` name
-/// here, facts §9.1), and the two host mounts for the API server.
+/// here; an EKS Anywhere bug we do not copy), and the two host mounts for the API server.
 fn aws_iam_files_and_volumes(ctx: &Ctx<'_>) -> (Vec<Value>, Vec<Value>) {
     let secret = format!("{}-aws-iam-authenticator-ca", ctx.cluster_name());
     let files = vec![
@@ -707,12 +707,95 @@ pub(crate) fn kubeadm_control_plane(ctx: &Ctx<'_>) -> Result<Planned, RenderErro
     let s = &ctx.spec.cluster.spec;
     let cp = s.control_plane_configuration.clone().unwrap_or_default();
     let cp_machine = ctx.machine(cp.machine_group_ref.as_ref().map_or("", |r| r.name()))?;
-    let os = os_of(cp_machine);
-    let bottlerocket = os == "bottlerocket";
-    let snow = ctx.bundle.snow()?;
+    let bottlerocket = os_of(cp_machine) == "bottlerocket";
     let external = s.external_etcd_configuration.is_some();
 
-    // clusterConfiguration
+    let (mut cc, iam_files) = cluster_configuration(ctx, bottlerocket, external);
+    let (init, join) = init_and_join(ctx, &cp, cp_machine, bottlerocket, &mut cc)?;
+    let (files, pre) = control_plane_files(ctx, iam_files, bottlerocket)?;
+    let mut kcs = Map::new();
+    kcs.insert("clusterConfiguration".into(), Value::Object(cc));
+    put(&mut kcs, "files", ctx.list(files));
+    if bottlerocket {
+        kcs.insert("format".into(), json!("bottlerocket"));
+    }
+    kcs.insert("initConfiguration".into(), Value::Object(init));
+    kcs.insert("joinConfiguration".into(), Value::Object(join));
+    put(&mut kcs, "postKubeadmCommands", ctx.list(vec![]));
+    put(&mut kcs, "preKubeadmCommands", ctx.list(pre));
+
+    let mut annotations = Map::new();
+    if external {
+        annotations.insert(
+            "cluster.x-k8s.io/skip-pause-cp-managed-etcd".into(),
+            json!("true"),
+        );
+    }
+    let name = ctx.cluster_name();
+    Ok(Planned {
+        template: "kubeadm-control-plane",
+        api_version: c.api_version("controlplane.cluster.x-k8s.io"),
+        kind: "KubeadmControlPlane",
+        name: name.to_owned(),
+        context: json!({"name": name, "namespace": NAMESPACE, "annotations": annotations, "spec": kcp_spec(ctx, &cp, kcs)}),
+    })
+}
+
+/// The KCP's `spec` around its kubeadm config: machine template, replicas, rollout, version.
+fn kcp_spec(
+    ctx: &Ctx<'_>,
+    cp: &snow_api::types::cluster::ControlPlaneConfiguration,
+    kubeadm_config: Map<String, Value>,
+) -> Map<String, Value> {
+    let c = ctx.contract;
+    let infra = c.reference(
+        INFRA_API_VERSION,
+        "AWSSnowMachineTemplate",
+        &ctx.names.control_plane_template,
+    );
+    let labels = json!({"node-role.kubernetes.io/control-plane": ""});
+    let mut spec = Map::new();
+    spec.insert("kubeadmConfigSpec".into(), Value::Object(kubeadm_config));
+    match c {
+        Contract::V1Beta1 => spec.insert(
+            "machineTemplate".into(),
+            json!({"infrastructureRef": infra, "metadata": {"labels": labels}}),
+        ),
+        Contract::V1Beta2 => spec.insert(
+            "machineTemplate".into(),
+            json!({"metadata": {"labels": labels}, "spec": {"infrastructureRef": infra}}),
+        ),
+    };
+    spec.insert("replicas".into(), json!(cp.count.unwrap_or(1)));
+    if let Some(ru) = cp
+        .upgrade_rollout_strategy
+        .as_ref()
+        .and_then(|r| r.rolling_update.as_ref())
+    {
+        let strategy =
+            json!({"rollingUpdate": {"maxSurge": ru.max_surge}, "type": "RollingUpdate"});
+        match c {
+            Contract::V1Beta1 => spec.insert("rolloutStrategy".into(), strategy),
+            Contract::V1Beta2 => spec.insert("rollout".into(), json!({"strategy": strategy})),
+        };
+    }
+    spec.insert("version".into(), json!(ctx.distro.kubernetes.tag));
+    spec
+}
+
+/// A JSON object being built.
+type Object = Map<String, Value>;
+
+/// kubeadm's `clusterConfiguration` of the control plane (API server, controller manager,
+/// scheduler, DNS, etcd, images), and the AWS IAM authenticator files it needs.
+fn cluster_configuration(
+    ctx: &Ctx<'_>,
+    bottlerocket: bool,
+    external: bool,
+) -> (Map<String, Value>, Vec<Value>) {
+    let c = ctx.contract;
+    let s = &ctx.spec.cluster.spec;
+    let cp = s.control_plane_configuration.clone().unwrap_or_default();
     let mut cc = Map::new();
     let mut api_server = Map::new();
     put(
@@ -771,6 +854,26 @@ pub(crate) fn kubeadm_control_plane(ctx: &Ctx<'_>) -> Result<Planned, RenderErro
         Value::Object(controller_manager),
     );
     cc.insert("dns".into(), json!({"imageRepository": ctx.distro.core_dns.repository, "imageTag": ctx.distro.core_dns.tag}));
+    cc.insert(
+        "etcd".into(),
+        etcd_configuration(ctx, bottlerocket, external),
+    );
+    if (29..33).contains(&ctx.version.minor) {
+        cc.insert("featureGates".into(), json!({"EtcdLearnerMode": false}));
+    }
+    cc.insert(
+        "imageRepository".into(),
+        json!(ctx.distro.kubernetes.repository),
+    );
+    if !scheduler.is_empty() {
+        cc.insert("scheduler".into(), Value::Object(scheduler));
+    }
+    (cc, iam_files)
+}
+
+/// kubeadm's etcd: the external cluster's client certificates, or local etcd's arguments and
+/// image.
+fn etcd_configuration(ctx: &Ctx<'_>, bottlerocket: bool, external: bool) -> Value {
     if external {
         let (ca, cert, key) = if bottlerocket {
             (
@@ -785,31 +888,26 @@ pub(crate) fn kubeadm_control_plane(ctx: &Ctx<'_>) -> Result<Planned, RenderErro
                 "/etc/kubernetes/pki/apiserver-etcd-client.key",
             )
         };
-        cc.insert("etcd".into(), json!({"external": {"caFile": ca, "certFile": cert, "endpoints": ["https://placeholder:2379"], "keyFile": key}}));
-    } else {
-        let etcd_args = [
-            ("cipher-suites", TLS_CIPHER),
-            ("listen-peer-urls", "https://0.0.0.0:2380"),
-            ("listen-client-urls", "https://0.0.0.0:2379"),
-        ]
-        .map(|(k, v)| (k.to_owned(), v.to_owned()));
-        cc.insert(
-            "etcd".into(),
-            json!({"local": {"extraArgs": c.args(&etcd_args), "imageRepository": ctx.distro.etcd.repository, "imageTag": ctx.distro.etcd.tag}}),
-        );
+        return json!({"external": {"caFile": ca, "certFile": cert, "endpoints": ["https://placeholder:2379"], "keyFile": key}});
     }
-    if (29..33).contains(&ctx.version.minor) {
-        cc.insert("featureGates".into(), json!({"EtcdLearnerMode": false}));
-    }
-    cc.insert(
-        "imageRepository".into(),
-        json!(ctx.distro.kubernetes.repository),
-    );
-    if !scheduler.is_empty() {
-        cc.insert("scheduler".into(), Value::Object(scheduler));
-    }
+    let etcd_args = [
+        ("cipher-suites", TLS_CIPHER),
+        ("listen-peer-urls", "https://0.0.0.0:2380"),
+        ("listen-client-urls", "https://0.0.0.0:2379"),
+    ]
+    .map(|(k, v)| (k.to_owned(), v.to_owned()));
+    json!({"local": {"extraArgs": ctx.contract.args(&etcd_args), "imageRepository": ctx.distro.etcd.repository, "imageTag": ctx.distro.etcd.tag}})
+}
 
-    // init and join
+/// `initConfiguration` and `joinConfiguration`: node registration, and on Bottlerocket its
+/// settings (which go into `clusterConfiguration` too).
+fn init_and_join(
+    ctx: &Ctx<'_>,
+    cp: &snow_api::types::cluster::ControlPlaneConfiguration,
+    cp_machine: &SnowMachineConfig,
+    bottlerocket: bool,
+    cc: &mut Map<String, Value>,
+) -> Result<(Object, Object), RenderError> {
     let kubelet = kubelet_args(cp.labels.as_ref(), true);
     let taints = taints_value(cp.taints.as_deref(), true);
     let mut init = Map::new();
@@ -829,8 +927,17 @@ pub(crate) fn kubeadm_control_plane(ctx: &Ctx<'_>) -> Result<Planned, RenderErro
             join.insert(k.clone(), v.clone());
         }
     }
+    Ok((init, join))
+}
 
-    // files and commands
+/// The control plane's files (kube-vip's static Pod, AWS IAM authenticator's) and
+/// pre-kubeadm commands (the bootstrap script, kube-vip's super-admin edit, proxy and mirror).
+fn control_plane_files(
+    ctx: &Ctx<'_>,
+    iam_files: Vec<Value>,
+    bottlerocket: bool,
+) -> Result<(Vec<Value>, Vec<Value>), RenderError> {
+    let snow = ctx.bundle.snow()?;
     let mut files = vec![json!({
         "content": kube_vip_manifest(&snow.kube_vip.uri, ctx.endpoint()),
         "owner": "root:root",
@@ -847,64 +954,7 @@ pub(crate) fn kubeadm_control_plane(ctx: &Ctx<'_>) -> Result<Planned, RenderErro
         files.extend(f);
         pre.extend(p);
     }
-    let mut kcs = Map::new();
-    kcs.insert("clusterConfiguration".into(), Value::Object(cc));
-    put(&mut kcs, "files", ctx.list(files));
-    if bottlerocket {
-        kcs.insert("format".into(), json!("bottlerocket"));
-    }
-    kcs.insert("initConfiguration".into(), Value::Object(init));
-    kcs.insert("joinConfiguration".into(), Value::Object(join));
-    put(&mut kcs, "postKubeadmCommands", ctx.list(vec![]));
-    put(&mut kcs, "preKubeadmCommands", ctx.list(pre));
-
-    let infra = c.reference(
-        INFRA_API_VERSION,
-        "AWSSnowMachineTemplate",
-        &ctx.names.control_plane_template,
-    );
-    let labels = json!({"node-role.kubernetes.io/control-plane": ""});
-    let mut spec = Map::new();
-    spec.insert("kubeadmConfigSpec".into(), Value::Object(kcs));
-    match c {
-        Contract::V1Beta1 => spec.insert(
-            "machineTemplate".into(),
-            json!({"infrastructureRef": infra, "metadata": {"labels": labels}}),
-        ),
-        Contract::V1Beta2 => spec.insert(
-            "machineTemplate".into(),
-            json!({"metadata": {"labels": labels}, "spec": {"infrastructureRef": infra}}),
-        ),
-    };
-    spec.insert("replicas".into(), json!(cp.count.unwrap_or(1)));
-    if let Some(ru) = cp
-        .upgrade_rollout_strategy
-        .as_ref()
-        .and_then(|r| r.rolling_update.as_ref())
-    {
-        let strategy =
-            json!({"rollingUpdate": {"maxSurge": ru.max_surge}, "type": "RollingUpdate"});
-        match c {
-            Contract::V1Beta1 => spec.insert("rolloutStrategy".into(), strategy),
-            Contract::V1Beta2 => spec.insert("rollout".into(), json!({"strategy": strategy})),
-        };
-    }
-    spec.insert("version".into(), json!(ctx.distro.kubernetes.tag));
-    let mut annotations = Map::new();
-    if external {
-        annotations.insert(
-            "cluster.x-k8s.io/skip-pause-cp-managed-etcd".into(),
-            json!("true"),
-        );
-    }
-    let name = ctx.cluster_name();
-    Ok(Planned {
-        template: "kubeadm-control-plane",
-        api_version: c.api_version("controlplane.cluster.x-k8s.io"),
-        kind: "KubeadmControlPlane",
-        name: name.to_owned(),
-        context: json!({"name": name, "namespace": NAMESPACE, "annotations": annotations, "spec": spec}),
-    })
+    Ok((files, pre))
 }
 
 /// Ubuntu files and pre-kubeadm commands for proxy and registry mirror (after the bootstrap

@@ -1,4 +1,4 @@
-//! Upgrades: which template names change, and why (facts §4.8).
+//! Upgrades: which template names change, and why (EKS Anywhere's template-name bumping).
 //!
 //! Machine templates and worker KubeadmConfigTemplates are treated as immutable: when what snowctl
 //! would render differs from what is on the management cluster, the template gets the next `-N`

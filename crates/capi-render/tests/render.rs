@@ -534,7 +534,7 @@ fn oidc_and_aws_iam_are_rendered_and_schema_valid() {
 
 #[test]
 fn eksa_bugs_are_not_copied() {
-    // Facts §9.1: EKS-A names the AWS IAM authenticator CA Secret `test-cluster-…` literally;
+    // An EKS Anywhere bug we do not copy: it names the AWS IAM authenticator CA Secret `test-cluster-…` literally;
     // snowctl derives it from the cluster.
     let inputs = inputs();
     let c = Case {
@@ -547,11 +547,11 @@ fn eksa_bugs_are_not_copied() {
     let yaml = to_yaml(&render_as(&identity_spec(c), &inputs, None).unwrap());
     assert!(!yaml.contains("test-cluster"));
     assert!(yaml.contains("snow-test-aws-iam-authenticator-ca"));
-    // Facts §9.11: registry hosts files and IP pools come in sorted order, not Go map order, so
+    // EKS Anywhere writes these in Go map order; here registry hosts files and IP pools come in sorted order, not Go map order, so
     // two renders of the same spec are byte-identical (and see the mirror test for the order).
     let again = to_yaml(&render_as(&identity_spec(c), &inputs, None).unwrap());
     assert_eq!(yaml, again);
-    // Facts §9.5: hostOSConfiguration.bottlerocketConfiguration.kubernetes is validated but was
+    // EKS Anywhere validates hostOSConfiguration.bottlerocketConfiguration.kubernetes is validated but was
     // silently dropped; snowctl renders the kernel and boot settings it supports (see the
     // Bottlerocket test) and never emits settings it cannot apply.
     assert!(!yaml.contains("maxPods"));

@@ -1,4 +1,4 @@
-//! Upgrades: template names bump exactly when the template's content changes (facts §4.8).
+//! Upgrades: template names bump exactly when the template's content changes (EKS Anywhere's template-name bumping).
 
 mod common;
 

@@ -81,6 +81,8 @@ fn write_finding(out: &mut String, f: &Finding, source_name: &str, lines: &[&str
     if let (Some(line), Some(column)) = (f.line, f.column) {
         let _ = writeln!(out, "{indent}  --> {source_name}:{line}:{column}");
         if let Some(text) = line.checked_sub(1).and_then(|i| lines.get(i)) {
+            // A long line is shown as a window around the column, never whole.
+            let (text, column) = snow_api::finding::excerpt(text, column);
             let gutter = line.to_string();
             let pad = " ".repeat(gutter.len());
             let caret = " ".repeat(column.saturating_sub(1));
@@ -99,16 +101,28 @@ pub fn diagnostic(finding: &Finding, source_name: &str, source: Option<&str>) ->
     use miette::{
         GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource,
     };
-    let mut diag = MietteDiagnostic::new(format!("{}: {}", source_name, finding.message))
-        .with_code(finding.check.clone());
+    // The first line says what is wrong: `error[check]: file: message`.
+    let mut diag = MietteDiagnostic::new(format!(
+        "error[{}]: {}: {}",
+        finding.check, source_name, finding.message
+    ));
     if let Some(hint) = &finding.hint {
         diag = diag.with_help(hint.clone());
     }
+    let lines: Vec<&str> = source.map(|s| s.lines().collect()).unwrap_or_default();
+    let long_line = finding.location().is_some_and(|at| {
+        at.line
+            .checked_sub(1)
+            .and_then(|i| lines.get(i))
+            .is_some_and(|l| l.chars().count() > snow_api::limits::MAX_SHOWN_LINE_CHARS)
+    });
     let offset = source
         .zip(finding.location())
         .and_then(|(text, at)| byte_offset(text, at));
     let mut out = String::new();
     let rendered = match (source, offset) {
+        // A long line is never shown whole: the plain form shows a window around the column.
+        _ if long_line => Err(std::fmt::Error),
         (Some(text), Some(offset)) => {
             diag = diag.with_label(LabeledSpan::at_offset(offset, "here"));
             let report = miette::Report::new(diag)
@@ -121,7 +135,7 @@ pub fn diagnostic(finding: &Finding, source_name: &str, source: Option<&str>) ->
     };
     if rendered.is_err() {
         out.clear();
-        write_finding(&mut out, finding, source_name, &[], "");
+        write_finding(&mut out, finding, source_name, &lines, "");
     }
     out
 }
@@ -144,6 +158,17 @@ fn byte_offset(text: &str, at: snow_api::Location) -> Option<usize> {
 /// The text report: findings grouped by object, each with its position and, when `source` is
 /// given, the source line it points at; then a one-line summary.
 pub fn findings_text(findings: &[Finding], source_name: &str, source: Option<&str>) -> String {
+    findings_text_with(findings, source_name, source, &[])
+}
+
+/// [`findings_text`] where findings whose object is one of `other_files` (the credentials file
+/// or CA bundle a report also covers) point at that file, without the source's lines.
+pub fn findings_text_with(
+    findings: &[Finding],
+    source_name: &str,
+    source: Option<&str>,
+    other_files: &[&str],
+) -> String {
     let lines: Vec<&str> = source.map(|s| s.lines().collect()).unwrap_or_default();
     let mut out = String::new();
     let mut groups: Vec<(Option<&str>, Vec<&Finding>)> = Vec::new();
@@ -157,7 +182,10 @@ pub fn findings_text(findings: &[Finding], source_name: &str, source: Option<&st
     for (object, group) in &groups {
         let _ = writeln!(out, "{}", object.unwrap_or(source_name));
         for f in group {
-            write_finding(&mut out, f, source_name, &lines, "  ");
+            match f.object.as_deref().filter(|o| other_files.contains(o)) {
+                Some(file) => write_finding(&mut out, f, file, &[], "  "),
+                None => write_finding(&mut out, f, source_name, &lines, "  "),
+            }
         }
     }
     let errors = findings

@@ -166,6 +166,29 @@ fn preflight_reports_per_device_findings_in_the_static_report_shape() {
         report.get("defaults").is_some(),
         "the static report's keys stay"
     );
+
+    // A credentials finding points at the credentials file and its line, not at the spec's.
+    let ini = format!("{ini}[default]\nregion = snow\n");
+    let warned_at = ini.lines().count() - 1;
+    let creds = write(dir.path(), "credentials", &ini);
+    let out = snowctl()
+        .args(["validate", "--skip-ip-check", "--timeout", "5", "-f"])
+        .arg(&cluster)
+        .env("EKSA_AWS_CREDENTIALS_FILE", &creds)
+        .env("EKSA_AWS_CA_BUNDLES_FILE", &bundle)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let at = format!("--> {}:{warned_at}:", creds.display());
+    assert!(
+        stdout.contains("credentials.non-device-profile"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&at), "{at} missing:\n{stdout}");
+    assert!(
+        !stdout.contains(&format!("--> {}:{warned_at}:", cluster.display())),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The SnowMachineConfig part (facts §7): check the config statically, then that its AMI and
+//! The SnowMachineConfig part (EKS Anywhere's Snow reconcilers): check the config statically, then that its AMI and
 //! SSH key exist on each of its devices, and record the verdict in `status.specValid` and
 //! `status.failureMessage`, which the cluster part waits for.
 
@@ -10,7 +10,7 @@ use snow_lifecycle::{LifecycleError, Management};
 use snow_validate::{ClientConfig, Device, SnowDevice, Trust};
 use std::{future::Future, time::Duration};
 
-/// The CAPAS bootstrap Secret the devices' credentials come from (facts §2).
+/// The CAPAS bootstrap Secret the devices' credentials come from (EKS Anywhere's `pkg/aws` and Snow credentials Secret).
 pub const BOOTSTRAP_SECRET: (&str, &str) = ("capas-system", "capas-manager-bootstrap-credentials");
 
 /// How long to wait before checking a config again whose devices could not be asked.

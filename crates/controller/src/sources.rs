@@ -1,5 +1,5 @@
 //! The spec of a declared cluster, read from the EKS Anywhere objects on the management cluster
-//! (facts §7, BuildSpec) and checked by the same code as `snowctl validate`: the objects are
+//! (EKS Anywhere's BuildSpec) and checked by the same code as `snowctl validate`: the objects are
 //! written out as one multi-document stream and parsed strictly.
 
 use base64::Engine as _;
@@ -163,7 +163,7 @@ impl Sources {
     }
 
     /// The device credentials and CA bundle from the identity Secret. Its values hold base64
-    /// text (facts §2), so each is decoded twice.
+    /// text (EKS Anywhere's `pkg/aws` and Snow credentials Secret), so each is decoded twice.
     pub fn credentials(&self) -> Result<(CredentialsFile, CaBundle), String> {
         let name = self.identity_name.clone().unwrap_or_default();
         let secret = self

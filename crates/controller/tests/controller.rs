@@ -602,3 +602,44 @@ async fn external_etcd_rolls_first_with_the_control_plane_paused() {
         Value::Null
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lease_values_from_the_server_never_panic_the_election() {
+    let s = setup().await;
+    let ctx = s.context(controller::FIELD_MANAGER).await;
+    let lease = |renew: &str, transitions: i32| {
+        json!({
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "snowctl-controller", "namespace": "default"},
+            "spec": {
+                "holderIdentity": "someone-else",
+                "leaseDurationSeconds": i32::MAX,
+                "renewTime": renew,
+                "acquireTime": renew,
+                "leaseTransitions": transitions,
+            },
+        })
+    };
+    let election = LeaderElection::new("default", "me".into());
+    // A renewTime near the end of time plus the longest duration overflows: held, not a panic.
+    s.put(lease("9999-12-30T00:00:00.000000Z", 0));
+    assert!(!election.try_acquire(&ctx.mgmt).await.unwrap());
+    // An expired lease whose transition count is at the top: taken, the count saturates.
+    let mut expired = lease("1970-01-01T00:00:00.000000Z", i32::MAX);
+    expired["spec"]["leaseDurationSeconds"] = json!(15);
+    s.put(expired);
+    assert!(election.try_acquire(&ctx.mgmt).await.unwrap());
+    let now = s
+        .api
+        .get(
+            "coordination.k8s.io/v1",
+            "Lease",
+            Some("default"),
+            "snowctl-controller",
+        )
+        .unwrap();
+    assert_eq!(now["spec"]["holderIdentity"], "me");
+    assert_eq!(now["spec"]["leaseTransitions"], i32::MAX);
+    drop(s.capi);
+}

@@ -37,6 +37,11 @@ pub enum Coverage {
     None,
 }
 
+/// Unix seconds as [`format_utc`] writes them.
+fn utc_text<S: serde::Serializer>(seconds: &i64, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&format_utc(*seconds))
+}
+
 /// One certificate of the bundle, inspected.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct BundleCertificate {
@@ -48,9 +53,11 @@ pub struct BundleCertificate {
     pub subject: String,
     /// The serial number, as colon-separated hex bytes.
     pub serial: String,
-    /// Start of validity, Unix seconds.
+    /// Start of validity, Unix seconds (serialized as UTC text).
+    #[serde(serialize_with = "utc_text")]
     pub not_before: i64,
-    /// End of validity, Unix seconds.
+    /// End of validity, Unix seconds (serialized as UTC text).
+    #[serde(serialize_with = "utc_text")]
     pub not_after: i64,
     /// The public-key algorithm.
     pub key_algorithm: KeyAlgorithm,

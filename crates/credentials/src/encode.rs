@@ -1,4 +1,4 @@
-//! The encodings CAPAS and EKS Anywhere read (facts §2), byte for byte.
+//! The encodings CAPAS and EKS Anywhere read (EKS Anywhere's `pkg/aws` and Snow credentials Secret), byte for byte.
 //!
 //! - clusterctl variables `AWS_B64ENCODED_CREDENTIALS` / `AWS_B64ENCODED_CA_BUNDLES`: standard
 //!   base64 with padding of the file bytes. clusterctl substitutes them into the `data` of

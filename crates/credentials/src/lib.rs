@@ -20,6 +20,7 @@ pub mod ini;
 mod input;
 pub mod limits;
 pub mod provider;
+mod report;
 pub mod secret;
 
 pub use bundle::{BundleCertificate, CaBundle, Coverage, KeyAlgorithm, format_utc};
@@ -33,6 +34,7 @@ pub use input::{
     InputError, MAX_CA_BUNDLE_BYTES, MAX_CREDENTIALS_BYTES, load_ca_bundle, load_credentials,
 };
 pub use provider::DeviceCredentialsProvider;
+pub use report::inputs_summary;
 pub use rustls_pki_types::UnixTime;
 pub use secret::{SecretBytes, SecretString};
 

@@ -1,5 +1,5 @@
 //! The encodings decode to the original bytes exactly as a Kubernetes client and CAPAS read them
-//! (facts §2), and nothing secret prints.
+//! (EKS Anywhere's `pkg/aws` and Snow credentials Secret), and nothing secret prints.
 
 mod common;
 

@@ -284,6 +284,45 @@ impl CopyReport {
             })
             .sum()
     }
+    /// The summary for people: counts, blobs, megabytes and seconds, then every failed image.
+    pub fn summary_text(&self) -> String {
+        let mut out = format!(
+            "{} image(s): {} copied, {} already up to date, {} failed; {} blob(s), {:.1} MB in {:.1} s\n",
+            self.images.len(),
+            self.copied(),
+            self.up_to_date(),
+            self.failed(),
+            self.blobs_copied(),
+            self.bytes() as f64 / 1_000_000.0,
+            self.seconds
+        );
+        if self.copied() == 0 && self.failed() == 0 {
+            out.push_str("nothing to copy: the registry has every image\n");
+        }
+        for failed in self
+            .images
+            .iter()
+            .filter(|i| matches!(i.status, ImageStatus::Failed { .. }))
+        {
+            out.push_str(&format!("failed: {}\n", failed.copy.image));
+        }
+        out
+    }
+
+    /// The summary for tools: `ok`, the counts, and every image's result.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "ok": self.failed() == 0,
+            "copied": self.copied(),
+            "upToDate": self.up_to_date(),
+            "failed": self.failed(),
+            "blobsCopied": self.blobs_copied(),
+            "bytes": self.bytes(),
+            "seconds": self.seconds,
+            "images": self.images,
+        })
+    }
+
     fn count(&self, f: impl Fn(&ImageStatus) -> bool) -> usize {
         self.images.iter().filter(|i| f(&i.status)).count()
     }

@@ -1,4 +1,4 @@
-//! What an upgrade may not change (facts §1.1, the EKS Anywhere Cluster webhook): the
+//! What an upgrade may not change (the EKS Anywhere Cluster webhook): the
 //! control-plane endpoint, the pod and service CIDRs, the datacenter, the proxy, the etcd
 //! topology; and the Kubernetes version may only go up, one minor at a time.
 //!

@@ -45,27 +45,18 @@ pub fn write(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Written::Created,
         Err(e) => return Err(failed(e)),
     };
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(failed)?;
-    }
-    // A new file beside the old one, renamed over it: a reader never sees half a kubeconfig.
-    let temp = path.with_extension("kubeconfig.tmp");
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(&temp).map_err(failed)?;
+    let parent = path.parent().unwrap_or(dir);
+    fs::create_dir_all(parent).map_err(failed)?;
+    // A new file beside the old one, renamed over it: a reader never sees half a kubeconfig. The
+    // temporary file is created exclusively (O_EXCL, a fresh random name, mode 0600 from the
+    // start), so an existing file or a symlink planted there is never written through.
+    let mut file = tempfile::Builder::new()
+        .prefix(".kubeconfig-")
+        .tempfile_in(parent)
+        .map_err(failed)?;
     file.write_all(content.as_bytes()).map_err(failed)?;
-    file.sync_all().map_err(failed)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(&temp, fs::Permissions::from_mode(0o600)).map_err(failed)?;
-    }
-    fs::rename(&temp, &path).map_err(failed)?;
+    file.as_file().sync_all().map_err(failed)?;
+    file.persist(&path).map_err(|e| failed(e.error))?;
     Ok((path, outcome))
 }
 
@@ -99,5 +90,26 @@ mod tests {
             Written::Replaced
         );
         assert_eq!(fs::read_to_string(&path).unwrap(), "b: 2\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_temporary_file_or_symlink_is_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere");
+        fs::write(&target, "keep me\n").unwrap();
+        fs::create_dir_all(dir.path().join("edge")).unwrap();
+        // The temporary name an older snowctl used, as a symlink to another file.
+        let planted = dir.path().join("edge/edge-eks-a-cluster.kubeconfig.tmp");
+        std::os::unix::fs::symlink(&target, &planted).unwrap();
+        let (path, _) = write(dir.path(), "edge", "secret: 1\n", false).unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep me\n");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "secret: 1\n");
+        let leftovers: Vec<_> = fs::read_dir(dir.path().join("edge"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".kubeconfig-"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 }

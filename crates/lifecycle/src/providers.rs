@@ -7,7 +7,7 @@ use capi_render::{
     contract::{ETCD_API_VERSION, INFRA_API_VERSION},
 };
 
-/// The CAPAS controller Deployment (facts §6: `GetDeployments`).
+/// The CAPAS controller Deployment (EKS Anywhere waits for it: `GetDeployments`).
 pub const CAPAS_NAMESPACE: &str = "capas-system";
 /// Its name.
 pub const CAPAS_DEPLOYMENT: &str = "capas-controller-manager";

@@ -1,8 +1,8 @@
-//! `upgrade`: refuse what cannot change, rename changed templates (facts §4.8), apply, remove
+//! `upgrade`: refuse what cannot change, rename changed templates (EKS Anywhere's template-name bumping), apply, remove
 //! the worker groups the spec dropped, and wait for the rollout.
 //!
 //! With external etcd, a changed etcd cluster rolls first while the control plane is paused
-//! (facts §7, step 5), so the API servers never point at an etcd that is being replaced.
+//! (as EKS Anywhere's Snow reconciler does), so the API servers never point at an etcd that is being replaced.
 
 use super::{
     ClusterRequest, Event, Inventory, LifecycleError, Management, ObjectRef, PAUSED, WaitOptions,

@@ -1,4 +1,4 @@
-//! Defaults, as EKS Anywhere's CLI applies them (facts §1.2, §1.3, §3.0). A separate, visible
+//! Defaults, as EKS Anywhere's CLI applies them (as EKS Anywhere's CLI and its SnowMachineConfig defaults apply them). A separate, visible
 //! step: each default that fills a field is returned, so `validate` can show what it filled.
 
 use crate::{

@@ -1,5 +1,5 @@
 //! Release inputs: the EKS Anywhere `Bundles` manifest (the parts a Snow cluster needs) and the
-//! EKS Distro `Release` manifest (facts §5).
+//! EKS Distro `Release` manifest (EKS Anywhere's release bundle inputs).
 //!
 //! These files are produced by release tooling, not written by hand, and carry many sections Snow
 //! does not use, so unknown fields are ignored here; what rendering needs is checked when it is
@@ -515,7 +515,7 @@ impl RepoTag {
     }
 }
 
-/// What rendering takes from an EKS-D release (facts §5, "KubeDistro").
+/// What rendering takes from an EKS-D release (EKS Anywhere's `KubeDistro`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KubeDistro {
     /// From `kube-apiserver-image`: the repository minus its last path element, and the tag.

@@ -1,4 +1,4 @@
-//! The commented starting spec that `snowctl generate clusterconfig` prints (facts §6), with the
+//! The commented starting spec that `snowctl generate clusterconfig` prints (EKS Anywhere's CLI flow), with the
 //! values operators otherwise patch in with sed.
 
 use crate::validate::syntax::NEWEST_KUBE_MINOR;
@@ -76,6 +76,41 @@ pub fn check_cluster_name(name: &str) -> Result<(), InvalidClusterName> {
             reason,
         }),
         None => Ok(()),
+    }
+}
+
+impl TemplateOptions {
+    /// Every value that cannot go into a spec, as `(option, problem)`: the name first, then
+    /// devices, endpoint, Kubernetes version and instance type. Empty when all are usable.
+    pub fn problems(&self) -> Vec<(&'static str, String)> {
+        let mut problems = Vec::new();
+        if let Err(err) = check_cluster_name(&self.name) {
+            problems.push(("name", err.to_string()));
+        }
+        let not_ip = |value: &str| value.parse::<std::net::IpAddr>().is_err();
+        for device in self.devices.iter().filter(|d| not_ip(d)) {
+            problems.push(("devices", format!("`{device}` is not an IP address")));
+        }
+        if let Some(endpoint) = self.endpoint.as_deref().filter(|e| not_ip(e)) {
+            problems.push(("endpoint", format!("`{endpoint}` is not an IP address")));
+        }
+        if let Some(v) = self.kubernetes_version.as_deref()
+            && crate::validate::syntax::KubeVersion::parse(v).is_none()
+        {
+            problems.push((
+                "kubernetes-version",
+                format!("`{v}` is not of the form 1.NN (e.g. 1.33)"),
+            ));
+        }
+        if let Some(t) = self.instance_type.as_deref()
+            && !crate::validate::syntax::is_snow_instance_type(t)
+        {
+            problems.push((
+                "instance-type",
+                format!("`{t}` is not a Snow instance type (e.g. sbe-c.large, sbe-c.xlarge)"),
+            ));
+        }
+        problems
     }
 }
 

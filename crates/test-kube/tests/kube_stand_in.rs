@@ -637,23 +637,39 @@ fn machines(stand_in: &KubeStandIn, label: &str, value: &str) -> Vec<Value> {
 async fn provision_roll_and_delete(snapshot_name: &str, contract: &str, etcd: bool) -> Result {
     let (stand_in, client, _capi) = start_capi(50, Vec::new()).await?;
     let objects = snapshot(snapshot_name)?;
-    apply_all(&client, &objects).await?;
     let cluster_av = format!("cluster.x-k8s.io/{contract}");
     let kcp_av = format!("controlplane.cluster.x-k8s.io/{contract}");
-    // Control-plane progress is observable: 1/3 and 2/3 are seen before 3/3.
-    let mut seen = std::collections::BTreeSet::new();
-    until(30, "the cluster to be Ready", || {
-        if let Some(kcp) = stand_in.get(
-            &kcp_av,
-            "KubeadmControlPlane",
-            Some("eksa-system"),
-            "snow-test",
-        ) {
-            seen.insert(kcp["status"]["readyReplicas"].as_u64().unwrap_or(0));
+    // Control-plane progress is observable: 1/3 and 2/3 are seen before 3/3. A watch sees every
+    // write (polling could miss a state on a loaded machine).
+    let kcps = Api::<DynamicObject>::namespaced_with(
+        client.clone(),
+        "eksa-system",
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk(
+                "controlplane.cluster.x-k8s.io",
+                contract,
+                "KubeadmControlPlane",
+            ),
+            "kubeadmcontrolplanes",
+        ),
+    );
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    let recorded = seen.clone();
+    let watching = tokio::spawn(async move {
+        let mut events = Box::pin(watcher(kcps, watcher::Config::default()));
+        while let Some(Ok(event)) = events.next().await {
+            if let watcher::Event::Apply(o) | watcher::Event::InitApply(o) = event {
+                let ready = o.data["status"]["readyReplicas"].as_u64().unwrap_or(0);
+                recorded.lock().unwrap().insert(ready);
+            }
         }
+    });
+    apply_all(&client, &objects).await?;
+    until(30, "the cluster to be Ready", || {
         stand_in
             .get(&cluster_av, "Cluster", Some("eksa-system"), "snow-test")
             .is_some_and(|c| condition_true(&c, "Ready"))
+            && seen.lock().unwrap().contains(&3)
     })
     .await
     .map_err(|e| {
@@ -665,6 +681,8 @@ async fn provision_roll_and_delete(snapshot_name: &str, contract: &str, etcd: bo
             .collect();
         format!("{e}: {}", state.join("\n"))
     })?;
+    watching.abort();
+    let seen = seen.lock().unwrap().clone();
     assert!(
         seen.contains(&1) && seen.contains(&2),
         "progress seen: {seen:?}"

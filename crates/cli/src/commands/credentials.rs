@@ -6,42 +6,22 @@
 
 use crate::args::{CredentialsCheckArgs, CredentialsCommand, CredentialsFilesArgs, OutputFormat};
 use crate::exit;
-use crate::output::{findings_json, findings_text};
+use crate::output::{Io, findings_json, findings_text};
 use snow_api::Finding;
 use snow_credentials::{
-    CaBundle, CheckReport, ClusterctlEnv, CredentialsFile, DeviceStatus, InputError, UnixTime,
-    check, format_utc, load_ca_bundle, load_credentials,
+    CaBundle, CheckReport, ClusterctlEnv, CredentialsFile, InputError, UnixTime, check,
+    load_ca_bundle, load_credentials,
 };
-use std::fmt::Write as _;
-use std::io::{self, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
-/// Runs `snowctl credentials …` on the process's stdout and stderr, at the current time.
-pub fn run(cmd: CredentialsCommand, verbose: u8) -> ExitCode {
-    let stdout = io::stdout();
-    let stderr = io::stderr();
-    let code = run_with(
-        cmd,
-        verbose,
-        &mut stdout.lock(),
-        &mut stderr.lock(),
-        UnixTime::now(),
-    );
-    ExitCode::from(code)
-}
-
-/// Runs `snowctl credentials …` with the given writers and clock; returns the exit code.
-pub fn run_with(
-    cmd: CredentialsCommand,
-    verbose: u8,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-    now: UnixTime,
-) -> u8 {
-    match cmd {
+/// Runs `snowctl credentials …` at the current time.
+pub fn run(cmd: CredentialsCommand, verbose: u8, io: &mut Io<'_>) -> ExitCode {
+    let (out, err, now) = (&mut *io.stdout, &mut *io.stderr, UnixTime::now());
+    ExitCode::from(match cmd {
         CredentialsCommand::Check(args) => run_check(&args, verbose, out, err, now),
         CredentialsCommand::Encode(args) => run_encode(&args, verbose, out, err, now),
-    }
+    })
 }
 
 /// Both files, parsed, with every finding (parse and cross-file) in order.
@@ -88,7 +68,7 @@ fn load(
     let report = check(&credentials, &bundle, now);
     findings.extend(report.findings.iter().cloned());
     if verbose > 0 {
-        let _ = write_verbose(err, &credentials, &bundle);
+        let _ = err.write_all(snow_credentials::inputs_summary(&credentials, &bundle).as_bytes());
     }
     Ok(Loaded {
         credentials,
@@ -96,42 +76,6 @@ fn load(
         report,
         findings,
     })
-}
-
-fn write_verbose(err: &mut dyn Write, c: &CredentialsFile, b: &CaBundle) -> io::Result<()> {
-    let ips: Vec<String> = c.devices().iter().map(|d| d.ip().to_string()).collect();
-    writeln!(
-        err,
-        "credentials: {} ({} bytes): {} device profile(s): {}",
-        c.source(),
-        c.len(),
-        ips.len(),
-        ips.join(", ")
-    )?;
-    writeln!(
-        err,
-        "CA bundle: {} ({} bytes): {} certificate(s)",
-        b.source(),
-        b.content().len(),
-        b.certificates().len()
-    )?;
-    for cert in b.certificates() {
-        let covers: Vec<String> = cert.covers.iter().map(ToString::to_string).collect();
-        writeln!(
-            err,
-            "  block #{} (line {}): {}; {:?} key; serial {}; valid {} to {}; covers [{}] ({:?})",
-            cert.block,
-            cert.line,
-            cert.subject,
-            cert.key_algorithm,
-            cert.serial,
-            format_utc(cert.not_before),
-            format_utc(cert.not_after),
-            covers.join(", "),
-            cert.coverage
-        )?;
-    }
-    Ok(())
 }
 
 /// The findings of each file as text, each with its own (redacted) source lines.
@@ -170,64 +114,6 @@ fn findings_report(loaded: &Loaded) -> String {
     text
 }
 
-fn keys_cell(d: &DeviceStatus) -> &'static str {
-    match (d.access_key_id, d.secret_access_key) {
-        (true, true) => "ok",
-        (false, true) => "no access key",
-        (true, false) => "no secret key",
-        (false, false) => "no keys",
-    }
-}
-
-fn device_table(devices: &[DeviceStatus]) -> String {
-    let header = [
-        "DEVICE",
-        "KEYS",
-        "REGION",
-        "CERTIFICATE",
-        "EXPIRES (UTC)",
-        "COVERED",
-    ];
-    let mut rows: Vec<[String; 6]> = vec![header.map(str::to_owned)];
-    for d in devices {
-        rows.push([
-            d.device.to_string(),
-            keys_cell(d).to_owned(),
-            d.region.clone().unwrap_or_else(|| "-".into()),
-            match (d.certificate, d.certificate_line) {
-                (Some(block), Some(line)) => format!("#{block} (line {line})"),
-                _ => "none".into(),
-            },
-            d.expires.clone().unwrap_or_else(|| "-".into()),
-            match (d.covered, d.certificate) {
-                (true, _) => "yes".into(),
-                (false, Some(_)) => "no (not valid now)".into(),
-                (false, None) => "no".into(),
-            },
-        ]);
-    }
-    let mut widths = [0usize; 6];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut text = String::new();
-    for row in &rows {
-        let mut line = String::new();
-        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                let _ = write!(line, "{cell:<w$}  ");
-            }
-        }
-        text.push_str(line.trim_end());
-        text.push('\n');
-    }
-    text
-}
-
 fn run_check(
     args: &CredentialsCheckArgs,
     verbose: u8,
@@ -251,25 +137,10 @@ fn run_check(
                 "devices".into(),
                 serde_json::to_value(&loaded.report.devices).unwrap_or_default(),
             );
-            let certs: Vec<serde_json::Value> = loaded
-                .bundle
-                .certificates()
-                .iter()
-                .map(|c| {
-                    serde_json::json!({
-                        "block": c.block,
-                        "line": c.line,
-                        "subject": c.subject,
-                        "serial": c.serial,
-                        "key_algorithm": c.key_algorithm,
-                        "not_before": format_utc(c.not_before),
-                        "not_after": format_utc(c.not_after),
-                        "coverage": c.coverage,
-                        "covers": c.covers,
-                    })
-                })
-                .collect();
-            extra.insert("certificates".into(), certs.into());
+            extra.insert(
+                "certificates".into(),
+                serde_json::to_value(loaded.bundle.certificates()).unwrap_or_default(),
+            );
             findings_json(&loaded.findings, extra)
         }
         OutputFormat::Text => {
@@ -277,7 +148,7 @@ fn run_check(
             if loaded.report.devices.is_empty() {
                 text.push_str("no device profiles\n");
             } else {
-                text.push_str(&device_table(&loaded.report.devices));
+                text.push_str(&loaded.report.device_table());
             }
             text.push('\n');
             text.push_str(&findings_report(&loaded));

@@ -8,8 +8,8 @@ use crate::{
     settings::{self, GlobalSettings},
 };
 use snow_images::{
-    BundleData, CopyConfig, CopyReport, Credentials, ImageCopy, ImageResult, ImageStatus, OsFamily,
-    Progress, Selection, TargetRegistry,
+    BundleData, CopyConfig, Credentials, ImageCopy, ImageResult, ImageStatus, OsFamily, Progress,
+    Selection, TargetRegistry,
 };
 use std::{
     fmt::Write as _,
@@ -278,32 +278,6 @@ impl Progress for Lines {
     }
 }
 
-fn summary_text(report: &CopyReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} image(s): {} copied, {} already up to date, {} failed; {} blob(s), {} in {:.1} s",
-        report.images.len(),
-        report.copied(),
-        report.up_to_date(),
-        report.failed(),
-        report.blobs_copied(),
-        mb(report.bytes()),
-        report.seconds
-    );
-    if report.copied() == 0 && report.failed() == 0 {
-        let _ = writeln!(out, "nothing to copy: the registry has every image");
-    }
-    for failed in report
-        .images
-        .iter()
-        .filter(|i| matches!(i.status, ImageStatus::Failed { .. }))
-    {
-        let _ = writeln!(out, "failed: {}", failed.copy.image);
-    }
-    out
-}
-
 /// Runs `snowctl import-images`.
 pub fn run(args: ImportImagesArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode {
     let usage = || ExitCode::from(exit::USAGE);
@@ -384,23 +358,11 @@ pub fn run(args: ImportImagesArgs, global: GlobalSettings, io: &mut Io<'_>) -> E
         }
     };
     match args.output {
-        OutputFormat::Json => {
-            let json = serde_json::json!({
-                "ok": report.failed() == 0,
-                "copied": report.copied(),
-                "upToDate": report.up_to_date(),
-                "failed": report.failed(),
-                "blobsCopied": report.blobs_copied(),
-                "bytes": report.bytes(),
-                "seconds": report.seconds,
-                "images": report.images,
-            });
-            io.out(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&json).unwrap_or_else(|_| "{}".into())
-            ));
-        }
-        OutputFormat::Text => io.out(&summary_text(&report)),
+        OutputFormat::Json => io.out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report.to_json()).unwrap_or_else(|_| "{}".into())
+        )),
+        OutputFormat::Text => io.out(&report.summary_text()),
     }
     if report.failed() > 0 {
         ExitCode::from(exit::FINDINGS)

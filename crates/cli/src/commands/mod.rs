@@ -25,7 +25,7 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Generate(cmd) => generate::run(cmd, io),
         Command::Validate(args) => validate::run(args, io),
         Command::Crds => crds::run(io),
-        Command::Credentials(cmd) => credentials::run(cmd, global.verbose),
+        Command::Credentials(cmd) => credentials::run(cmd, global.verbose, io),
         Command::Completion(args) => completion::run(args.shell, io),
         Command::Render(args) => render::run(args, io),
         Command::ImportImages(args) => import_images::run(args, global, io),

@@ -71,7 +71,14 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
             io.out(&output::findings_json(&findings, extra));
         }
         OutputFormat::Text => {
-            let mut text_out = output::findings_text(&findings, &name, Some(text));
+            // Findings about the device files point at those files, not at the spec's lines.
+            let files: Vec<String> = [&args.device_files.credentials, &args.device_files.ca_bundle]
+                .into_iter()
+                .flatten()
+                .map(|p| p.display().to_string())
+                .collect();
+            let files: Vec<&str> = files.iter().map(String::as_str).collect();
+            let mut text_out = output::findings_text_with(&findings, &name, Some(text), &files);
             if !report.defaults.is_empty() {
                 let mut defaults = String::from("Defaults applied:\n");
                 for d in &report.defaults {

@@ -1,4 +1,4 @@
-//! Rules on the Cluster object (facts §1.1 and §3.0).
+//! Rules on the Cluster object (the EKS Anywhere Cluster webhook and its static Snow validation).
 
 use super::{
     Findings,

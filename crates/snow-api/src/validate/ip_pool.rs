@@ -1,4 +1,4 @@
-//! Rules on SnowIPPools (facts §1.4), plus overlap, gateway and endpoint checks.
+//! Rules on SnowIPPools (EKS Anywhere's SnowIPPool rules), plus overlap, gateway and endpoint checks.
 
 use super::{Findings, same_namespace};
 use crate::{

@@ -1,4 +1,4 @@
-//! Rules on SnowMachineConfigs (facts §1.3, §3.0), plus DNI and device checks EKS Anywhere misses.
+//! Rules on SnowMachineConfigs (EKS Anywhere's SnowMachineConfig rules), plus DNI and device checks EKS Anywhere misses.
 
 use super::{
     Findings, same_namespace,
@@ -279,7 +279,7 @@ fn network(spec: &ClusterSpec, m: &SnowMachineConfig, f: &mut Findings) {
     }
 }
 
-/// External etcd machines need static addresses (facts §3.0).
+/// External etcd machines need static addresses (EKS Anywhere's static Snow config validation).
 fn etcd_network(m: &SnowMachineConfig, f: &mut Findings) {
     for (i, dni) in m
         .spec

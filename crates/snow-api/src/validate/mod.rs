@@ -1,5 +1,6 @@
-//! Static validation: every rule of EKS Anywhere's Snow provider that needs no device (facts
-//! §1.1–§1.4, §3.0), plus the checks EKS Anywhere misses. Every finding is collected; nothing
+//! Static validation: every rule of EKS Anywhere's Snow provider that needs no device (its
+//! webhooks for Cluster, SnowMachineConfig, SnowDatacenterConfig and SnowIPPool, and its static
+//! Snow config validation), plus the checks EKS Anywhere misses. Every finding is collected; nothing
 //! stops at the first.
 
 mod cluster;

@@ -1,0 +1,339 @@
+//! Hostile and careless inputs, end to end through the binary: each is answered with exit 1 or 2
+//! and a first line that names the problem, in bounded memory and output. Inputs are generated
+//! here (nothing large is committed). Each run goes through GNU time (`/usr/bin/time -v`, Debian's
+//! `time`, installed by `.ci/run`) for its peak memory; the wall time is measured and printed
+//! (`cargo test -p snowctl --test hostile -- --nocapture` shows the table) but not asserted, as a
+//! loaded machine makes any time bound flaky.
+
+use snow_test_devices::TestCa;
+use std::{
+    fmt::Write as _,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    time::Instant,
+};
+
+/// The bounds the issue sets for every case.
+const MAX_PEAK_KIB: u64 = 512 * 1024;
+const MAX_OUTPUT_BYTES: u64 = 2 << 20;
+
+struct Case {
+    name: &'static str,
+    args: Vec<String>,
+    /// Text the first line of output (stderr, else stdout) must hold; for `credentials check`,
+    /// whose report starts with the device table, the first finding line.
+    first_line: &'static str,
+    /// The exit codes accepted.
+    exits: &'static [i32],
+}
+
+/// A valid spec to build hostile variants on.
+fn base_spec() -> String {
+    snow_api::template::cluster_config(&snow_api::template::TemplateOptions {
+        name: "edge".into(),
+        devices: vec!["192.168.1.11".into(), "192.168.1.12".into()],
+        endpoint: Some("192.168.1.100".into()),
+        ssh_key_name: Some("key".into()),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn write(dir: &Path, name: &str, content: impl AsRef<[u8]>) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, content).unwrap();
+    path.display().to_string()
+}
+
+fn validate(file: String) -> Vec<String> {
+    vec!["validate".into(), "--offline".into(), "-f".into(), file]
+}
+
+fn credentials_check(credentials: &str, bundle: &str) -> Vec<String> {
+    [
+        "credentials",
+        "check",
+        "--credentials",
+        credentials,
+        "--ca-bundle",
+        bundle,
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+fn spec_cases(dir: &Path) -> Vec<Case> {
+    let big = "x".repeat(1 << 20);
+    let aliases = vec!["*a"; 1000].join(", ");
+    let alias_bomb = format!(
+        "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata:\n  name: edge\n  annotations:\n    a: &a \"{big}\"\n    b: [{aliases}]\n"
+    );
+    let pools: String = (0..1500)
+        .map(|i| format!("  - {{ipStart: 10.0.{}.1, ipEnd: 10.0.{}.250, subnet: 10.0.0.0/8, gateway: 10.0.0.1}}\n", i % 250, i % 250))
+        .collect();
+    let overlapping = format!(
+        "{}---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: SnowIPPool\nmetadata: {{name: pool}}\nspec:\n  pools:\n{pools}",
+        base_spec()
+    );
+    let keys = |n: usize| -> String {
+        let keys: String = (0..n).map(|i| format!(", unknownKey{i}: 1")).collect();
+        format!(
+            "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {{name: edge{keys}}}\nspec: {{}}\n"
+        )
+    };
+    let long_keys: String = (0..15)
+        .map(|i| format!("  {}{i}: 1\n", "k".repeat(1 << 20)))
+        .collect();
+    let long_keys = format!(
+        "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata:\n  name: edge\n{long_keys}spec: {{}}\n"
+    );
+    let huge = dir.join("huge.yaml");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(70 << 20)
+        .unwrap();
+    vec![
+        Case {
+            name: "a 1 MB string aliased 1,000 times",
+            args: validate(write(dir, "alias.yaml", alias_bomb)),
+            first_line: "more than 67108864 bytes",
+            exits: &[2],
+        },
+        Case {
+            name: "1,500 overlapping IP pools",
+            args: validate(write(dir, "pools.yaml", overlapping)),
+            first_line: "SnowIPPool",
+            exits: &[1],
+        },
+        Case {
+            name: "5,000 unknown keys on one line",
+            args: validate(write(dir, "keys5k.yaml", keys(5_000))),
+            first_line: "Cluster",
+            exits: &[1],
+        },
+        Case {
+            name: "20,000 unknown keys on one line",
+            args: validate(write(dir, "keys20k.yaml", keys(20_000))),
+            first_line: "Cluster",
+            exits: &[1],
+        },
+        Case {
+            name: "15 keys of 1 MiB",
+            args: validate(write(dir, "longkeys.yaml", long_keys)),
+            // A plain key over 1,024 characters is a YAML syntax error.
+            first_line: "error[yaml.syntax]",
+            exits: &[2],
+        },
+        Case {
+            name: "render -f /dev/zero",
+            args: ["render", "--no-secrets", "-f", "/dev/zero"]
+                .map(str::to_owned)
+                .to_vec(),
+            first_line: "larger than 64 MiB",
+            exits: &[2],
+        },
+        Case {
+            name: "a 70 MiB spec",
+            args: validate(huge.display().to_string()),
+            first_line: "larger than 64 MiB",
+            exits: &[2],
+        },
+    ]
+}
+
+/// A credentials file as a careful user keeps it: readable by its owner only.
+fn write_secret(dir: &Path, name: &str, content: impl AsRef<[u8]>) -> String {
+    let path = write(dir, name, content);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    path
+}
+
+fn credentials_cases(dir: &Path) -> Vec<Case> {
+    let ca = TestCa::new("hostile").unwrap();
+    let profile = "[192.168.1.11]\naws_access_key_id = AKIDHOSTILE000000001\naws_secret_access_key = hostileSecretKey000000000000000000000001\nregion = snow\n";
+    let good_ini = write_secret(dir, "credentials", profile);
+    // The device's own certificate: it covers the device, so only the case's problem is found.
+    let covering = ca
+        .server_certificate("192.168.1.11".parse().unwrap())
+        .unwrap()
+        .cert_pem;
+    let good_pem = write(dir, "device.pem", &covering);
+    let long_secret = format!(
+        "[192.168.1.11]\naws_access_key_id = AKIDHOSTILE000000001\naws_secret_access_key = {}\nregion = snow\n",
+        "s".repeat(900 * 1024)
+    );
+    let long_line = format!("{profile}{}\n", "x".repeat(200 * 1024));
+    let mut garbage = Vec::with_capacity(12 << 20);
+    let mut x: u32 = 7;
+    while garbage.len() < 12 << 20 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        garbage.push(b'!' + (x >> 16) as u8 % 90);
+    }
+    let check = |name, ini: &str, pem: &str, first_line, exits| Case {
+        name,
+        args: credentials_check(ini, pem),
+        first_line,
+        exits,
+    };
+    vec![
+        // Repeats of a good certificate are warnings (capped), not an error.
+        check(
+            "5,600 duplicate certificates",
+            &good_ini,
+            &write(dir, "dups.pem", covering.repeat(5_600)),
+            "duplicate-certificate",
+            &[0],
+        ),
+        check(
+            "100,000 unclosed BEGIN lines",
+            &good_ini,
+            &write(
+                dir,
+                "begins.pem",
+                "-----BEGIN CERTIFICATE-----\n".repeat(100_000),
+            ),
+            "no END line",
+            &[1],
+        ),
+        check(
+            "a 12 MB garbage bundle",
+            &good_ini,
+            &write(dir, "garbage.pem", &garbage),
+            "larger than 8192 KiB",
+            &[1],
+        ),
+        check(
+            "a bundle of NUL bytes",
+            &good_ini,
+            &write(dir, "nul.pem", vec![0u8; 4096]),
+            "binary data",
+            &[1],
+        ),
+        check(
+            "a 900 KB secret key",
+            &write_secret(dir, "longsecret.ini", long_secret),
+            &good_pem,
+            "key-too-long",
+            &[1],
+        ),
+        check(
+            "a syntax error on a 200 KB line",
+            &write_secret(dir, "longline.ini", long_line),
+            &good_pem,
+            "line 5 is neither",
+            &[1],
+        ),
+    ]
+}
+
+/// Runs one case under GNU time; returns (exit code, first output line, output bytes, peak KiB).
+fn run(case: &Case, dir: &Path) -> (Option<i32>, String, u64, u64, f64) {
+    let slug: String = case
+        .name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let out: PathBuf = dir.join(format!("{slug}.out"));
+    let err: PathBuf = dir.join(format!("{slug}.err"));
+    let timing = dir.join(format!("{slug}.time"));
+    let start = Instant::now();
+    let status = Command::new("/usr/bin/time")
+        .arg("-v")
+        .arg("-o")
+        .arg(&timing)
+        .arg(env!("CARGO_BIN_EXE_snowctl"))
+        .args(&case.args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .env_remove("EKSA_AWS_CREDENTIALS_FILE")
+        .env_remove("EKSA_AWS_CA_BUNDLES_FILE")
+        .status()
+        .expect("GNU time (/usr/bin/time) runs snowctl");
+    let seconds = start.elapsed().as_secs_f64();
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let first = |p: &Path| {
+        let text = std::fs::read(p).unwrap_or_default();
+        let head = &text[..text.len().min(4096)];
+        String::from_utf8_lossy(head)
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .to_owned()
+    };
+    let first_finding = |p: &Path| {
+        let text = std::fs::read(p).unwrap_or_default();
+        String::from_utf8_lossy(&text)
+            .lines()
+            .find(|l| l.contains("error[") || l.contains("warning["))
+            .unwrap_or("")
+            .to_owned()
+    };
+    let first_line = match first(&err) {
+        line if !line.is_empty() => line,
+        // `credentials check` starts with its device table: its first finding says the cause.
+        _ if case.args[0] == "credentials" => first_finding(&out),
+        _ => first(&out),
+    };
+    let report = std::fs::read_to_string(&timing).unwrap_or_default();
+    let peak = report
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes):"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(u64::MAX);
+    // GNU time exits with the command's code.
+    (
+        status.code(),
+        first_line,
+        size(&out) + size(&err),
+        peak,
+        seconds,
+    )
+}
+
+#[test]
+fn hostile_inputs_are_refused_in_bounded_memory_and_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases = spec_cases(dir.path());
+    cases.extend(credentials_cases(dir.path()));
+    let mut table = String::from("case | exit | peak MiB | output KiB | seconds | first line\n");
+    let mut problems = Vec::new();
+    for case in &cases {
+        let (code, first_line, output, peak, seconds) = run(case, dir.path());
+        let shown: String = first_line.chars().take(100).collect();
+        let _ = writeln!(
+            table,
+            "{} | {code:?} | {} | {} | {seconds:.2} | {shown}",
+            case.name,
+            peak / 1024,
+            output / 1024
+        );
+        if !code.is_some_and(|c| case.exits.contains(&c)) {
+            problems.push(format!(
+                "{}: exit {code:?}, not {:?}",
+                case.name, case.exits
+            ));
+        }
+        if peak > MAX_PEAK_KIB {
+            problems.push(format!("{}: peak memory {peak} KiB", case.name));
+        }
+        if output > MAX_OUTPUT_BYTES {
+            problems.push(format!("{}: {output} bytes of output", case.name));
+        }
+        if !first_line.contains(case.first_line) {
+            problems.push(format!(
+                "{}: first line {shown:?} lacks {:?}",
+                case.name, case.first_line
+            ));
+        }
+    }
+    #[allow(clippy::print_stderr, reason = "the measured table, for `--nocapture`")]
+    {
+        eprintln!("{table}");
+    }
+    assert!(problems.is_empty(), "{}\n{table}", problems.join("\n"));
+}
