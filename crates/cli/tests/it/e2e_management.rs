@@ -19,7 +19,7 @@
 //! ```text
 //! SNOWCTL_E2E_KUBECONFIG=mgmt.kubeconfig SNOWCTL_E2E_SPEC=cluster.yaml \
 //! EKSA_AWS_CREDENTIALS_FILE=credentials EKSA_AWS_CA_BUNDLES_FILE=ca-bundle.pem \
-//!   cargo test -p snowctl --test e2e_management -- --nocapture
+//!   cargo test -p snowctl --test it e2e_management -- --nocapture
 //! ```
 //!
 //! It is bounded by the CLI's own timeouts (control plane 60m, etcd 60m, 10m per worker

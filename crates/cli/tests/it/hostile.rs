@@ -2,7 +2,7 @@
 //! and a first line that names the problem, in bounded memory and output. Inputs are generated
 //! here (nothing large is committed). Each run goes through GNU time (`/usr/bin/time -v`, Debian's
 //! `time`, installed by `.ci/run`) for its peak memory; the wall time is measured and printed
-//! (`cargo test -p snowctl --test hostile -- --nocapture` shows the table) but not asserted, as a
+//! (`cargo test -p snowctl --test it hostile -- --nocapture` shows the table) but not asserted, as a
 //! loaded machine makes any time bound flaky.
 
 use snow_test_devices::TestCa;

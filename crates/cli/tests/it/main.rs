@@ -1,0 +1,13 @@
+//! The command line's integration tests, as one test binary (each binary links the whole
+//! dependency tree, so one instead of nine saves most of the link time). Each module drives the
+//! real `snowctl` binary.
+
+mod controller_binary;
+mod credentials;
+mod e2e_management;
+mod hostile;
+mod import_images;
+mod lifecycle;
+mod preflight;
+mod render;
+mod spec_commands;
