@@ -201,41 +201,8 @@ fn route(
         .split('/')
         .filter(|s| !s.is_empty())
         .collect();
-    let aggregated = parts
-        .headers
-        .get(hyper::header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|a| a.contains("as=APIGroupDiscoveryList"));
-    let get = parts.method == Method::GET;
-    match segments.as_slice() {
-        ["version"] if get => return Ok(ok(200, discovery::version())),
-        ["api"] if get && aggregated => {
-            return Ok(respond(
-                200,
-                discovery::AGGREGATED,
-                discovery::aggregated(&shared.lock().registry, true),
-            ));
-        }
-        ["api"] if get => return Ok(ok(200, discovery::api_versions(&shared.addr.to_string()))),
-        ["apis"] if get && aggregated => {
-            return Ok(respond(
-                200,
-                discovery::AGGREGATED,
-                discovery::aggregated(&shared.lock().registry, false),
-            ));
-        }
-        ["apis"] if get => return Ok(ok(200, discovery::group_list(&shared.lock().registry))),
-        ["api", v] if get => {
-            return discovery::resource_list(&shared.lock().registry, "", v)
-                .map(|l| ok(200, l))
-                .ok_or_else(ApiError::no_resource);
-        }
-        ["apis", g, v] if get => {
-            return discovery::resource_list(&shared.lock().registry, g, v)
-                .map(|l| ok(200, l))
-                .ok_or_else(ApiError::no_resource);
-        }
-        _ => {}
+    if let Some(answer) = discovery_route(shared, parts, &segments) {
+        return answer;
     }
     let t = target(&segments).ok_or_else(ApiError::no_resource)?;
     let rt = shared
@@ -255,31 +222,7 @@ fn route(
         Some(_) => return Err(ApiError::no_resource()),
     };
     let ns = t.namespace.as_deref();
-    let dry_run = match params.get("dryRun").map(String::as_str) {
-        None => false,
-        Some("All") => true,
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "Invalid dryRun value {other:?}: supported values: \"All\""
-            )));
-        }
-    };
-    let user_agent = parts
-        .headers
-        .get(hyper::header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|ua| ua.split('/').next())
-        .filter(|m| !m.is_empty())
-        .unwrap_or("unknown");
-    let manager = params
-        .get("fieldManager")
-        .map(String::as_str)
-        .unwrap_or(user_agent);
-    if manager.len() > 128 {
-        return Err(ApiError::invalid(
-            "fieldManager: Too long: may not be longer than 128",
-        ));
-    }
+    let (dry_run, manager) = write_parameters(parts, params)?;
     let api_version = rt.api_version();
     let w = Write {
         manager,
@@ -352,79 +295,10 @@ fn route(
             Ok(ok(200, shared.lock().replace(&rt, ns, name, object, w)?))
         }
         (&Method::PATCH, Some(name)) => {
-            let content_type = parts
-                .headers
-                .get(hyper::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default();
-            let media = content_type.split(';').next().unwrap_or_default().trim();
-            let kind = match media {
-                "application/apply-patch+yaml" | "application/apply-patch+cbor" => PatchKind::Apply,
-                "application/merge-patch+json" | "application/strategic-merge-patch+json" => {
-                    PatchKind::Merge
-                }
-                "application/json-patch+json" => PatchKind::Json,
-                other => {
-                    return Err(ApiError::new(
-                        415,
-                        "UnsupportedMediaType",
-                        format!(
-                            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {other:?})"
-                        ),
-                    ));
-                }
-            };
-            if kind == PatchKind::Apply && !params.contains_key("fieldManager") {
-                return Err(ApiError::bad_request(
-                    "PATCH: fieldManager is required for apply requests",
-                ));
-            }
-            let patch = decode(body, kind == PatchKind::Apply)?;
-            let mut store = shared.lock();
-            let existed = store.get(&rt, ns, name).is_ok();
-            let object = store.patch(&rt, ns, name, kind, patch, w)?;
-            Ok(ok(if existed || dry_run { 200 } else { 201 }, object))
+            patch_object(shared, parts, params, body, (&rt, ns, name), w)
         }
         (&Method::DELETE, Some(name)) if !status => {
-            let options = decode(body, false)?;
-            let dry_run = dry_run || options["dryRun"].as_array().is_some_and(|a| !a.is_empty());
-            let mut store = shared.lock();
-            let current = store.get(&rt, ns, name)?;
-            let pre = &options["preconditions"];
-            if pre["uid"]
-                .as_str()
-                .is_some_and(|u| Some(u) != current["metadata"]["uid"].as_str())
-            {
-                return Err(ApiError::new(
-                    409,
-                    "Conflict",
-                    format!(
-                        "Precondition failed: UID in precondition: {}, UID in object meta: {}",
-                        pre["uid"], current["metadata"]["uid"]
-                    ),
-                )
-                .about(&rt.group, &rt.plural, name));
-            }
-            if pre["resourceVersion"]
-                .as_str()
-                .is_some_and(|v| Some(v) != current["metadata"]["resourceVersion"].as_str())
-            {
-                return Err(ApiError::stale(&rt.group, &rt.plural, name));
-            }
-            match store.delete(&rt, ns, name, dry_run)? {
-                Deletion::Terminating(o) => Ok(ok(200, o)),
-                Deletion::Gone(o) if rt.crd.is_some() => Ok(ok(200, o)),
-                Deletion::Gone(o) => Ok(ok(
-                    200,
-                    json!({
-                        "kind": "Status",
-                        "apiVersion": "v1",
-                        "metadata": {},
-                        "status": "Success",
-                        "details": {"name": name, "group": rt.group, "kind": rt.plural, "uid": o["metadata"]["uid"]},
-                    }),
-                )),
-            }
+            delete_object(shared, body, (&rt, ns, name), dry_run)
         }
         (&Method::DELETE, None) if !status => {
             let labels = LabelSelector::parse(
@@ -464,6 +338,172 @@ fn route(
             ))
         }
         _ => Err(method_not_allowed(&rt)),
+    }
+}
+
+/// Discovery: `/version`, `/api`, `/apis` (plain and aggregated) and the resource lists; `None`
+/// for any other path.
+fn discovery_route(
+    shared: &Arc<Shared>,
+    parts: &http::request::Parts,
+    segments: &[&str],
+) -> Option<Result<Response<Body>, ApiError>> {
+    let aggregated = parts
+        .headers
+        .get(hyper::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("as=APIGroupDiscoveryList"));
+    let get = parts.method == Method::GET;
+    Some(match segments {
+        ["version"] if get => Ok(ok(200, discovery::version())),
+        ["api"] if get && aggregated => Ok(respond(
+            200,
+            discovery::AGGREGATED,
+            discovery::aggregated(&shared.lock().registry, true),
+        )),
+        ["api"] if get => Ok(ok(200, discovery::api_versions(&shared.addr.to_string()))),
+        ["apis"] if get && aggregated => Ok(respond(
+            200,
+            discovery::AGGREGATED,
+            discovery::aggregated(&shared.lock().registry, false),
+        )),
+        ["apis"] if get => Ok(ok(200, discovery::group_list(&shared.lock().registry))),
+        ["api", v] if get => discovery::resource_list(&shared.lock().registry, "", v)
+            .map(|l| ok(200, l))
+            .ok_or_else(ApiError::no_resource),
+        ["apis", g, v] if get => discovery::resource_list(&shared.lock().registry, g, v)
+            .map(|l| ok(200, l))
+            .ok_or_else(ApiError::no_resource),
+        _ => return None,
+    })
+}
+
+/// The write parameters every request may carry: `dryRun=All` and the field manager (the
+/// `fieldManager` parameter, else the client's user agent, as a real server takes it).
+fn write_parameters<'a>(
+    parts: &'a http::request::Parts,
+    params: &'a HashMap<String, String>,
+) -> Result<(bool, &'a str), ApiError> {
+    let dry_run = match params.get("dryRun").map(String::as_str) {
+        None => false,
+        Some("All") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "Invalid dryRun value {other:?}: supported values: \"All\""
+            )));
+        }
+    };
+    let user_agent = parts
+        .headers
+        .get(hyper::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|ua| ua.split('/').next())
+        .filter(|m| !m.is_empty())
+        .unwrap_or("unknown");
+    let manager = params
+        .get("fieldManager")
+        .map(String::as_str)
+        .unwrap_or(user_agent);
+    if manager.len() > 128 {
+        return Err(ApiError::invalid(
+            "fieldManager: Too long: may not be longer than 128",
+        ));
+    }
+    Ok((dry_run, manager))
+}
+
+/// PATCH: server-side apply, merge (strategic merge treated as merge) or JSON patch, by the
+/// body's media type.
+fn patch_object(
+    shared: &Arc<Shared>,
+    parts: &http::request::Parts,
+    params: &HashMap<String, String>,
+    body: &[u8],
+    target: (&ResourceType, Option<&str>, &str),
+    w: Write<'_>,
+) -> Result<Response<Body>, ApiError> {
+    let (rt, ns, name) = target;
+    let dry_run = w.dry_run;
+    let content_type = parts
+        .headers
+        .get(hyper::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let media = content_type.split(';').next().unwrap_or_default().trim();
+    let kind = match media {
+        "application/apply-patch+yaml" | "application/apply-patch+cbor" => PatchKind::Apply,
+        "application/merge-patch+json" | "application/strategic-merge-patch+json" => {
+            PatchKind::Merge
+        }
+        "application/json-patch+json" => PatchKind::Json,
+        other => {
+            return Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                format!(
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {other:?})"
+                ),
+            ));
+        }
+    };
+    if kind == PatchKind::Apply && !params.contains_key("fieldManager") {
+        return Err(ApiError::bad_request(
+            "PATCH: fieldManager is required for apply requests",
+        ));
+    }
+    let patch = decode(body, kind == PatchKind::Apply)?;
+    let mut store = shared.lock();
+    let existed = store.get(rt, ns, name).is_ok();
+    let object = store.patch(rt, ns, name, kind, patch, w)?;
+    Ok(ok(if existed || dry_run { 200 } else { 201 }, object))
+}
+
+/// DELETE of one object: preconditions (uid, resourceVersion), finalizers, dry run.
+fn delete_object(
+    shared: &Arc<Shared>,
+    body: &[u8],
+    target: (&ResourceType, Option<&str>, &str),
+    dry_run: bool,
+) -> Result<Response<Body>, ApiError> {
+    let (rt, ns, name) = target;
+    let options = decode(body, false)?;
+    let dry_run = dry_run || options["dryRun"].as_array().is_some_and(|a| !a.is_empty());
+    let mut store = shared.lock();
+    let current = store.get(rt, ns, name)?;
+    let pre = &options["preconditions"];
+    if pre["uid"]
+        .as_str()
+        .is_some_and(|u| Some(u) != current["metadata"]["uid"].as_str())
+    {
+        return Err(ApiError::new(
+            409,
+            "Conflict",
+            format!(
+                "Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                pre["uid"], current["metadata"]["uid"]
+            ),
+        )
+        .about(&rt.group, &rt.plural, name));
+    }
+    if pre["resourceVersion"]
+        .as_str()
+        .is_some_and(|v| Some(v) != current["metadata"]["resourceVersion"].as_str())
+    {
+        return Err(ApiError::stale(&rt.group, &rt.plural, name));
+    }
+    match store.delete(rt, ns, name, dry_run)? {
+        Deletion::Terminating(o) => Ok(ok(200, o)),
+        Deletion::Gone(o) if rt.crd.is_some() => Ok(ok(200, o)),
+        Deletion::Gone(o) => Ok(ok(
+            200,
+            json!({
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "details": {"name": name, "group": rt.group, "kind": rt.plural, "uid": o["metadata"]["uid"]},
+            }),
+        )),
     }
 }
 
