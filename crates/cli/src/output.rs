@@ -118,7 +118,7 @@ pub fn diagnostic(finding: &Finding, source_name: &str, source: Option<&str>) ->
     });
     let offset = source
         .zip(finding.location())
-        .and_then(|(text, at)| byte_offset(text, at));
+        .and_then(|(text, at)| at.byte_offset(text));
     let mut out = String::new();
     let rendered = match (source, offset) {
         // A long line is never shown whole: the plain form shows a window around the column.
@@ -138,21 +138,6 @@ pub fn diagnostic(finding: &Finding, source_name: &str, source: Option<&str>) ->
         write_finding(&mut out, finding, source_name, &lines, "");
     }
     out
-}
-
-/// The byte offset of a 1-based line and (character) column.
-fn byte_offset(text: &str, at: snow_api::Location) -> Option<usize> {
-    let line_start: usize = text
-        .split_inclusive('\n')
-        .take(at.line.checked_sub(1)?)
-        .map(str::len)
-        .sum();
-    let line = text.get(line_start..)?.lines().next().unwrap_or("");
-    let col = line
-        .char_indices()
-        .nth(at.column.saturating_sub(1))
-        .map_or(line.len(), |(i, _)| i);
-    Some(line_start + col)
 }
 
 /// The text report: findings grouped by object, each with its position and, when `source` is

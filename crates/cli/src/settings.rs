@@ -98,12 +98,11 @@ pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
     let name = output::source_name(path);
     let text = read_text(path, "the cluster spec", io)?;
     let report = snow_api::check(&text).map_err(|err| {
-        let finding = Finding::error("yaml.syntax", err.to_string()).hint(err.hint());
-        let finding = match err.location() {
-            Some(at) => finding.at(at),
-            None => finding,
-        };
-        io.err(&output::diagnostic(&finding, &name, Some(&text)));
+        io.err(&output::diagnostic(
+            &err.to_finding(&name),
+            &name,
+            Some(&text),
+        ));
         ExitCode::from(exit::USAGE)
     })?;
     match report.into_valid() {

@@ -37,6 +37,34 @@ pub struct ListedImage {
     pub used_by: Vec<String>,
 }
 
+impl ListedImage {
+    /// Images given by the user instead of a bundle's: `uris`, then one URI a line of each
+    /// text in `lists` (`#` starts a comment; blank lines are skipped); sorted, each once, used
+    /// by "command line".
+    pub fn from_user<'a>(
+        uris: &[String],
+        lists: impl IntoIterator<Item = &'a str>,
+    ) -> Vec<ListedImage> {
+        let mut all: Vec<String> = uris.to_vec();
+        for text in lists {
+            all.extend(
+                text.lines()
+                    .map(|l| l.split('#').next().unwrap_or("").trim())
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+        all.sort();
+        all.dedup();
+        all.into_iter()
+            .map(|uri| ListedImage {
+                uri,
+                used_by: vec!["command line".into()],
+            })
+            .collect()
+    }
+}
+
 /// Sections of a versions bundle that only other providers (or EKS-A's own controllers, which
 /// snowctl replaces) use. Everything else that holds an image is part of a Snow cluster.
 const OTHER_SECTIONS: &[&str] = &[

@@ -35,6 +35,24 @@ pub struct Location {
     pub column: usize,
 }
 
+impl Location {
+    /// The byte offset of this 1-based line and (character) column in `text`, for tools that
+    /// point at a span; `None` when the line is not there.
+    pub fn byte_offset(self, text: &str) -> Option<usize> {
+        let line_start: usize = text
+            .split_inclusive('\n')
+            .take(self.line.checked_sub(1)?)
+            .map(str::len)
+            .sum();
+        let line = text.get(line_start..)?.lines().next().unwrap_or("");
+        let col = line
+            .char_indices()
+            .nth(self.column.saturating_sub(1))
+            .map_or(line.len(), |(i, _)| i);
+        Some(line_start + col)
+    }
+}
+
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.line, self.column)

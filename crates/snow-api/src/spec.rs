@@ -37,6 +37,23 @@ pub enum InputError {
 }
 
 impl InputError {
+    /// The error as a finding about `source` (check `input.not-text`, `yaml.syntax` or
+    /// `yaml.budget`), with its position and hint.
+    pub fn to_finding(&self, source: &str) -> Finding {
+        let check = match self {
+            InputError::NotText { .. } => "input.not-text",
+            InputError::Yaml(YamlError::Syntax { .. }) => "yaml.syntax",
+            InputError::Yaml(_) => "yaml.budget",
+        };
+        let finding = Finding::error(check, self.to_string())
+            .object(source)
+            .hint(self.hint());
+        match self.location() {
+            Some(at) => finding.at(at),
+            None => finding,
+        }
+    }
+
     /// Where the error is, when it has a position.
     pub fn location(&self) -> Option<Location> {
         match self {

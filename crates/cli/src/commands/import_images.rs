@@ -24,25 +24,14 @@ fn image_uris(
     io: &mut Io<'_>,
 ) -> Result<Vec<snow_images::ListedImage>, ExitCode> {
     if !args.images.is_empty() || args.images_file.is_some() {
-        let mut uris = args.images.clone();
-        if let Some(path) = &args.images_file {
-            let text = settings::read_text(path, "the image list", io)?;
-            uris.extend(
-                text.lines()
-                    .map(|l| l.split('#').next().unwrap_or("").trim())
-                    .filter(|l| !l.is_empty())
-                    .map(str::to_owned),
-            );
-        }
-        uris.sort();
-        uris.dedup();
-        return Ok(uris
-            .into_iter()
-            .map(|uri| snow_images::ListedImage {
-                uri,
-                used_by: vec!["command line".into()],
-            })
-            .collect());
+        let list = match &args.images_file {
+            Some(path) => Some(settings::read_text(path, "the image list", io)?),
+            None => None,
+        };
+        return Ok(snow_images::ListedImage::from_user(
+            &args.images,
+            list.as_deref(),
+        ));
     }
     let fail = |io: &mut Io<'_>, e: &dyn std::fmt::Display| {
         io.err(&format!("error: {e}\n"));

@@ -10,7 +10,7 @@ use crate::{
     output::{self, Io},
     settings,
 };
-use snow_api::{Finding, InputError};
+use snow_api::Finding;
 use snow_validate::{DeviceFiles, PreflightOptions, preflight_from_files};
 use std::{io::IsTerminal, process::ExitCode, time::Duration};
 
@@ -28,11 +28,11 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
     };
     let text = match snow_api::decode(&bytes) {
         Ok(text) => text,
-        Err(err) => return input_error(&args, io, &name, None, &err),
+        Err(err) => return input_failure(&args, io, &name, None, err.to_finding(&name)),
     };
     let report = match snow_api::check(text) {
         Ok(report) => report,
-        Err(err) => return input_error(&args, io, &name, Some(text), &err),
+        Err(err) => return input_failure(&args, io, &name, Some(text), err.to_finding(&name)),
     };
     let mut findings = report.findings.clone();
     if let Ok(inputs) = snow_api::release::ReleaseInputs::embedded() {
@@ -137,28 +137,6 @@ fn device_checks(
         "elapsedMs": u64::try_from(report.elapsed.as_millis()).unwrap_or(u64::MAX),
     });
     Ok((report.findings, summary))
-}
-
-/// Reports input that could not be read as YAML: JSON on stdout, or a snippet on stderr.
-fn input_error(
-    args: &ValidateArgs,
-    io: &mut Io<'_>,
-    name: &str,
-    text: Option<&str>,
-    err: &InputError,
-) -> ExitCode {
-    let check = match err {
-        InputError::NotText { .. } => "input.not-text",
-        InputError::Yaml(snow_api::yaml::YamlError::Syntax { .. }) => "yaml.syntax",
-        InputError::Yaml(_) => "yaml.budget",
-    };
-    let mut finding = Finding::error(check, err.to_string())
-        .object(name)
-        .hint(err.hint());
-    if let Some(at) = err.location() {
-        finding = finding.at(at);
-    }
-    input_failure(args, io, name, text, finding)
 }
 
 fn input_failure(
