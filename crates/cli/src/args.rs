@@ -34,6 +34,9 @@ pub enum Command {
     Completion(CompletionArgs),
     /// Render the Cluster API and CAPAS objects of a cluster as YAML.
     Render(RenderArgs),
+    /// Download what a disconnected site needs into one archive, on a connected machine.
+    #[command(subcommand)]
+    Download(DownloadCommand),
     /// List the images a Snow cluster needs, or copy them to a registry on the site.
     ImportImages(ImportImagesArgs),
     /// Create resources.
@@ -282,6 +285,63 @@ pub struct OptionalDeviceFiles {
     pub ca_bundle: Option<PathBuf>,
 }
 
+/// `snowctl download …`
+#[derive(Debug, Subcommand)]
+pub enum DownloadCommand {
+    /// Every image a Snow cluster needs, and the manifests the offline commands read, into one
+    /// archive (an OCI image layout in a tar) for `snowctl import-images --from FILE`.
+    Artifacts(DownloadArtifactsArgs),
+}
+
+/// `snowctl download artifacts -o FILE`
+#[derive(Debug, Args)]
+pub struct DownloadArtifactsArgs {
+    /// The archive to write. It is FILE.partial until every image is in; a re-run resumes it
+    /// (and a re-run on a finished FILE fetches only what it lacks).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// The release catalog.
+    #[command(flatten)]
+    pub release: ReleaseArgs,
+    /// Kubernetes versions (1.NN, repeatable; default: every version of the bundle).
+    #[arg(long = "kubernetes-version", value_name = "1.NN")]
+    pub kubernetes_versions: Vec<String>,
+    /// Node operating systems (repeatable; default: both).
+    #[arg(long = "os", value_enum)]
+    pub os: Vec<OsArg>,
+    /// Platforms kept of multi-platform images, OS/ARCH[/VARIANT] (repeatable or
+    /// comma-separated), or `all` for every platform with the index byte for byte
+    /// (default: linux/amd64).
+    #[arg(long = "platform", value_name = "OS/ARCH")]
+    pub platforms: Vec<String>,
+    /// Download these images instead of the bundle's (repeatable).
+    #[arg(long = "image", value_name = "URI")]
+    pub images: Vec<String>,
+    /// Download the images listed in FILE (one URI a line, `#` comments) instead of the bundle's.
+    #[arg(long, value_name = "FILE")]
+    pub images_file: Option<PathBuf>,
+    /// Read the images from this registry (a mirror with the same repository paths) instead of
+    /// each image's own registry.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub source_registry: Option<String>,
+    /// Speak plain HTTP to --source-registry.
+    #[arg(long, requires = "source_registry")]
+    pub source_insecure: bool,
+    /// A PEM CA bundle to trust for the registries (repeatable).
+    #[arg(long = "ca-cert", value_name = "FILE")]
+    pub ca_certs: Vec<PathBuf>,
+    /// Images downloaded at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
+    /// The Docker config file with registry credentials (default: $DOCKER_CONFIG/config.json or
+    /// ~/.docker/config.json when present).
+    #[arg(long, value_name = "FILE")]
+    pub docker_config: Option<PathBuf>,
+    /// Format of the summary on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
 /// `snowctl import-images --registry HOST:PORT[/NAMESPACE]` or `--list`
 #[derive(Debug, Args)]
 pub struct ImportImagesArgs {
@@ -306,8 +366,14 @@ pub struct ImportImagesArgs {
     /// Copy the images listed in FILE (one URI a line, `#` comments) instead of the bundle's.
     #[arg(long, value_name = "FILE")]
     pub images_file: Option<PathBuf>,
+    /// Import the images of this archive (what `snowctl download artifacts` writes, an OCI
+    /// layout in a tar such as `skopeo copy … oci-archive:` writes, or a `docker save` archive
+    /// such as EKS Anywhere's images.tar) instead of reading registries; with --list, list them.
+    /// `--image` picks some of them.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["images_file", "source_registry"])]
+    pub from: Option<PathBuf>,
     /// The target registry, `HOST:PORT[/NAMESPACE]`.
-    #[arg(long, value_name = "HOST:PORT[/NAMESPACE]")]
+    #[arg(short = 'r', long, value_name = "HOST:PORT[/NAMESPACE]")]
     pub registry: Option<String>,
     /// Read the images from this registry (a mirror with the same repository paths) instead of
     /// each image's own registry.

@@ -11,6 +11,7 @@ pub mod args;
 pub mod commands;
 pub mod exit;
 pub mod output;
+pub mod progress;
 pub mod settings;
 
 use clap::Parser;

@@ -311,6 +311,90 @@ pub fn waits(args: &WaitArgs) -> WaitOptions {
     }
 }
 
+/// The images of a selection: `images` and the URIs of `images_file` (one a line, `#` comments)
+/// when given, else the list of the release bundle for the Kubernetes versions and node OS
+/// families (`snow_images::image_list`).
+pub fn image_selection(
+    release: &ReleaseArgs,
+    kube_versions: &[String],
+    os: &[crate::args::OsArg],
+    images: &[String],
+    images_file: Option<&Path>,
+    io: &mut Io<'_>,
+) -> Result<Vec<snow_images::ListedImage>, ExitCode> {
+    use snow_images::{BundleData, OsFamily, Selection};
+    if !images.is_empty() || images_file.is_some() {
+        let list = match images_file {
+            Some(path) => Some(read_text(path, "the image list", io)?),
+            None => None,
+        };
+        return Ok(snow_images::ListedImage::from_user(images, list.as_deref()));
+    }
+    let fail = |io: &mut Io<'_>, e: &dyn std::fmt::Display| {
+        io.err(&format!("error: {e}\n"));
+        ExitCode::from(exit::USAGE)
+    };
+    let inputs = release_inputs(release, io)?;
+    // The Bundles manifest holds sections the release catalog does not keep (the management
+    // components' images): they are read from the file itself.
+    let bundle = match &release.bundles {
+        Some(path) => BundleData::from_yaml(&read_text(path, "the Bundles manifest", io)?),
+        None => BundleData::from_inputs(&inputs),
+    }
+    .map_err(|e| fail(io, &e))?;
+    let selection = Selection {
+        kube_versions: kube_versions.to_vec(),
+        os_families: os
+            .iter()
+            .map(|os| match os {
+                crate::args::OsArg::Ubuntu => OsFamily::Ubuntu,
+                crate::args::OsArg::Bottlerocket => OsFamily::Bottlerocket,
+            })
+            .collect(),
+    };
+    snow_images::image_list(&bundle, &inputs.distros, &selection).map_err(|e| fail(io, &e))
+}
+
+/// PEM CA certificates to trust for registries (`--ca-cert`), each checked to hold one.
+pub fn registry_ca_certs(paths: &[PathBuf], io: &mut Io<'_>) -> Result<Vec<Vec<u8>>, ExitCode> {
+    let mut pems = Vec::new();
+    for path in paths {
+        let pem = read_text(path, "the CA certificate", io)?;
+        if !pem.contains("-----BEGIN CERTIFICATE-----") {
+            io.err(&format!(
+                "error: {} holds no PEM certificate\n",
+                path.display()
+            ));
+            return Err(ExitCode::from(exit::USAGE));
+        }
+        pems.push(pem.into_bytes());
+    }
+    Ok(pems)
+}
+
+/// Registry credentials from the Docker config: `explicit`, else `$DOCKER_CONFIG/config.json`
+/// or `~/.docker/config.json` when present; none otherwise.
+pub fn registry_credentials(
+    explicit: Option<&Path>,
+    io: &mut Io<'_>,
+) -> Result<snow_images::Credentials, ExitCode> {
+    let path = explicit.map(Path::to_owned).or_else(|| {
+        let dir = std::env::var_os("DOCKER_CONFIG")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")))?;
+        let path = dir.join("config.json");
+        path.exists().then_some(path)
+    });
+    let Some(path) = path else {
+        return Ok(snow_images::Credentials::default());
+    };
+    let text = read_text(&path, "the Docker config", io)?;
+    snow_images::Credentials::from_docker_config(&text).map_err(|e| {
+        io.err(&format!("error: {}: {e}\n", path.display()));
+        ExitCode::from(exit::USAGE)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,33 +3,19 @@
 
 use crate::{
     ImagesError,
-    limits::{CONNECT_TIMEOUT, CopyLimits, READ_TIMEOUT},
+    limits::CopyLimits,
     list::repository_path,
+    platform::{Platforms, ReducedIndex, reduce_index},
+    registry::{
+        Connection, Registries, Tally, is_index, manifest_blobs, media_type, registry_error,
+    },
 };
 use futures_util::{StreamExt, TryStreamExt, stream};
-use oci_client::{
-    Client, Reference, RegistryOperation,
-    client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol},
-    manifest::OciDescriptor,
-    secrets::RegistryAuth,
-};
+use oci_client::{Reference, RegistryOperation, manifest::OciDescriptor, secrets::RegistryAuth};
 use serde::Serialize;
 use serde_json::Value;
-use std::{
-    collections::HashMap,
-    fmt,
-    sync::{Arc, Mutex},
-    time::{Duration, Instant},
-};
+use std::{collections::HashMap, fmt, sync::Arc, time::Instant};
 use zeroize::Zeroizing;
-
-/// The media types a copy accepts for a manifest.
-const MANIFEST_TYPES: &[&str] = &[
-    "application/vnd.oci.image.index.v1+json",
-    "application/vnd.docker.distribution.manifest.list.v2+json",
-    "application/vnd.oci.image.manifest.v1+json",
-    "application/vnd.docker.distribution.manifest.v2+json",
-];
 
 /// The target: `HOST[:PORT]` and an optional namespace that every repository path goes under.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +113,7 @@ impl Credentials {
         Ok(creds)
     }
 
-    fn auth_for(&self, host: &str) -> RegistryAuth {
+    pub(crate) fn auth_for(&self, host: &str) -> RegistryAuth {
         match self.by_host.get(host) {
             // oci-client takes the password as a plain `String` for the request.
             Some((u, p)) => RegistryAuth::Basic(u.clone(), p.0.as_str().to_owned()),
@@ -347,148 +333,14 @@ pub trait Progress: Send + Sync {
 pub struct NoProgress;
 impl Progress for NoProgress {}
 
-/// Blobs known to be in the target during this run: digest → a repository that has it.
-type KnownBlobs = Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<String>>>>>;
-
 struct Engine {
-    client: Client,
+    reg: Registries,
     config: CopyConfig,
-    limits: CopyLimits,
-    known: KnownBlobs,
     progress: Arc<dyn Progress>,
-    /// Registries that answered `/v2/` without an auth challenge.
-    open_registries: Mutex<HashMap<String, bool>>,
-}
-
-#[derive(Default)]
-struct Tally {
-    copied: usize,
-    mounted: usize,
-    skipped: usize,
-    bytes: u64,
-}
-
-/// A request that did not finish within its deadline.
-fn past_deadline(what: &str, reference: &Reference, deadline: Duration, knob: &str) -> String {
-    format!(
-        "{what} {reference}: the registry did not finish answering within the {} s deadline \
-         (a stalled or trickling registry; the bound is CopyLimits::{knob})",
-        deadline.as_secs()
-    )
-}
-
-fn registry_error(what: &str, reference: &Reference, e: impl std::fmt::Display) -> String {
-    format!("{what} {reference}: {e}")
-}
-
-/// The media type a manifest declares, or the one its shape implies.
-fn media_type(manifest: &Value) -> String {
-    manifest
-        .get("mediaType")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .unwrap_or_else(|| {
-            if manifest.get("manifests").is_some() {
-                "application/vnd.oci.image.index.v1+json".into()
-            } else {
-                "application/vnd.oci.image.manifest.v1+json".into()
-            }
-        })
-}
-
-fn is_index(media_type: &str) -> bool {
-    media_type.ends_with("image.index.v1+json") || media_type.ends_with("manifest.list.v2+json")
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    let hash = sha2::Sha256::digest(bytes);
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
-}
-
-fn descriptor(value: &Value) -> Option<OciDescriptor> {
-    serde_json::from_value(value.clone()).ok()
-}
-
-fn is_linux_amd64(entry: &Value) -> bool {
-    let platform = entry.get("platform");
-    let field = |k: &str| platform.and_then(|p| p.get(k)).and_then(Value::as_str);
-    field("os") == Some("linux") && field("architecture") == Some("amd64")
 }
 
 impl Engine {
-    async fn authorize(&self, reference: &Reference, op: RegistryOperation) -> Result<(), String> {
-        let host = reference.resolve_registry().to_owned();
-        if self
-            .open_registries
-            .lock()
-            .map(|m| m.get(&host).copied())
-            .ok()
-            .flatten()
-            == Some(true)
-        {
-            return Ok(());
-        }
-        let auth = self.config.credentials.auth_for(&host);
-        let token = self
-            .request("authenticating for", reference, async {
-                self.client.auth(reference, &auth, op).await
-            })
-            .await?;
-        let open = token.is_none() && matches!(auth, RegistryAuth::Anonymous);
-        if let Ok(mut m) = self.open_registries.lock() {
-            m.insert(host, open);
-        }
-        Ok(())
-    }
-
-    async fn pull_manifest(&self, reference: &Reference) -> Result<(bytes::Bytes, String), String> {
-        let auth = self
-            .config
-            .credentials
-            .auth_for(reference.resolve_registry());
-        self.request("reading manifest", reference, async {
-            self.client
-                .pull_manifest_raw(reference, &auth, MANIFEST_TYPES)
-                .await
-        })
-        .await
-    }
-
-    async fn push_manifest(
-        &self,
-        reference: &Reference,
-        body: bytes::Bytes,
-        media_type: &str,
-    ) -> Result<(), String> {
-        let content_type = media_type
-            .parse()
-            .map_err(|_| format!("manifest media type `{media_type}` is not a header value"))?;
-        self.request("writing manifest", reference, async {
-            self.client
-                .push_manifest_raw(reference, body, content_type)
-                .await
-        })
-        .await
-        .map(|_| ())
-    }
-
-    /// The digest the target's tag points at, if it exists.
-    async fn target_digest(&self, reference: &Reference) -> Option<String> {
-        let auth = self
-            .config
-            .credentials
-            .auth_for(reference.resolve_registry());
-        self.request("checking manifest in", reference, async {
-            self.client.fetch_manifest_digest(reference, &auth).await
-        })
-        .await
-        .ok()
-    }
-
-    /// Makes one blob present in the target repository: already there, mounted from another
-    /// repository of the target that has it, or streamed from the source.
+    /// Makes one blob present in the target repository, streamed from the source if needed.
     async fn blob(
         &self,
         index: usize,
@@ -497,111 +349,48 @@ impl Engine {
         desc: &OciDescriptor,
         tally: &mut Tally,
     ) -> Result<(), String> {
-        let slot = {
-            let mut known = self.known.lock().map_err(|_| "blob table poisoned")?;
-            known.entry(desc.digest.clone()).or_default().clone()
-        };
-        let mut holder = slot.lock().await;
-        let repo = target.repository().to_owned();
-        if holder.as_deref() == Some(repo.as_str()) {
-            tally.skipped += 1;
-            self.progress.blob_done(index, &desc.digest);
-            return Ok(());
-        }
-        let blob_exists = self
-            .request("checking blob in", target, async {
-                self.client.blob_exists(target, &desc.digest).await
+        self.reg
+            .ensure_blob(index, target, desc, tally, &*self.progress, || {
+                self.stream_blob(index, source, target, desc)
             })
-            .await?;
-        if blob_exists {
-            tally.skipped += 1;
-        } else if let Some(from) = holder.clone() {
-            let from_ref =
-                Reference::with_tag(target.registry().to_owned(), from, "latest".to_owned());
-            let mounted = self.request("mounting blob in", target, async {
-                self.client
-                    .mount_blob(target, &from_ref, &desc.digest)
-                    .await
-            });
-            match mounted.await {
-                Ok(()) => tally.mounted += 1,
-                Err(_) => self.stream_blob(index, source, target, desc, tally).await?,
-            }
-        } else {
-            self.stream_blob(index, source, target, desc, tally).await?;
-        }
-        *holder = Some(repo);
-        self.progress.blob_done(index, &desc.digest);
-        Ok(())
+            .await
     }
 
-    /// Runs one registry request within the request deadline.
-    async fn request<T, E: fmt::Display>(
-        &self,
-        what: &str,
-        reference: &Reference,
-        call: impl Future<Output = Result<T, E>>,
-    ) -> Result<T, String> {
-        let deadline = self.limits.request_deadline;
-        match tokio::time::timeout(deadline, call).await {
-            Ok(result) => result.map_err(|e| registry_error(what, reference, e)),
-            Err(_) => Err(past_deadline(what, reference, deadline, "request_deadline")),
-        }
-    }
-
-    /// Streams one blob from the source to the target within its deadline (which grows with its
-    /// size: [`CopyLimits::blob_deadline`]).
+    /// Streams one blob from the source to the target; returns the bytes streamed.
     async fn stream_blob(
         &self,
         index: usize,
         source: &Reference,
         target: &Reference,
         desc: &OciDescriptor,
-        tally: &mut Tally,
-    ) -> Result<(), String> {
+    ) -> Result<u64, String> {
         let size = u64::try_from(desc.size).unwrap_or(0);
-        let deadline = self.limits.blob_deadline(size);
-        let transfer = async {
-            self.progress.blob_started(index, &desc.digest, size);
-            let sized = self
-                .client
-                .pull_blob_stream(source, desc)
-                .await
-                .map_err(|e| registry_error("reading blob from", source, e))?;
-            let size = sized.content_length.unwrap_or(size);
-            let progress = self.progress.clone();
-            let counted = Arc::new(std::sync::atomic::AtomicU64::new(0));
-            let counter = counted.clone();
-            // The stream checks the digest as it ends; a mismatch fails the upload before the
-            // registry commits it (and the registry checks the digest too).
-            let body = sized
-                .stream
-                .inspect_ok(move |chunk| {
-                    let n = chunk.len() as u64;
-                    counter.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-                    progress.bytes(index, n);
-                })
-                .map_err(oci_client::errors::OciDistributionError::from);
-            self.client
-                .push_blob_stream(target, body, &desc.digest, Some(size))
-                .await
-                .map_err(|e| registry_error("writing blob to", target, e))?;
-            Ok::<u64, String>(counted.load(std::sync::atomic::Ordering::Relaxed))
-        };
-        match tokio::time::timeout(deadline, transfer).await {
-            Ok(result) => {
-                let bytes = result?;
-                tally.copied += 1;
-                tally.bytes += bytes;
-                Ok(())
-            }
-            Err(_) => Err(past_deadline(
-                &format!("copying blob {}", desc.digest),
-                source,
-                deadline,
-                "blob_min_bytes_per_second",
-            )),
-        }
+        let sized = self
+            .reg
+            .client
+            .pull_blob_stream(source, desc)
+            .await
+            .map_err(|e| registry_error("reading blob from", source, e))?;
+        let size = sized.content_length.unwrap_or(size);
+        let progress = self.progress.clone();
+        let counted = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counter = counted.clone();
+        // The stream checks the digest as it ends; a mismatch fails the upload before the
+        // registry commits it (and the registry checks the digest too).
+        let body = sized
+            .stream
+            .inspect_ok(move |chunk| {
+                let n = chunk.len() as u64;
+                counter.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                progress.bytes(index, n);
+            })
+            .map_err(oci_client::errors::OciDistributionError::from);
+        self.reg
+            .client
+            .push_blob_stream(target, body, &desc.digest, Some(size))
+            .await
+            .map_err(|e| registry_error("writing blob to", target, e))?;
+        Ok(counted.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Copies one image manifest (not an index): its config and layers, then the manifest to
@@ -620,22 +409,11 @@ impl Engine {
     ) -> Result<(), String> {
         let manifest: Value = serde_json::from_slice(&body)
             .map_err(|e| format!("manifest {digest} of {source} is not JSON: {e}"))?;
-        let blobs: Vec<OciDescriptor> = manifest
-            .get("config")
-            .into_iter()
-            .chain(
-                manifest
-                    .get("layers")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten(),
-            )
-            .filter_map(descriptor)
-            .collect();
+        let blobs = manifest_blobs(&manifest);
         for desc in &blobs {
             self.blob(index, source, target, desc, tally).await?;
         }
-        self.push_manifest(push_to, body, media_type).await
+        self.reg.push_manifest(push_to, body, media_type).await
     }
 
     async fn image(&self, index: usize, copy: &ImageCopy) -> ImageResult {
@@ -676,14 +454,14 @@ impl Engine {
                 .map_err(|e| format!("invalid reference {r}: {e}"))
         };
         let (source, target) = (parse(&copy.source)?, parse(&copy.target)?);
-        self.authorize(&source, RegistryOperation::Pull).await?;
-        self.authorize(&target, RegistryOperation::Push).await?;
-        let (body, digest) = self.pull_manifest(&source).await?;
+        self.reg.authorize(&source, RegistryOperation::Pull).await?;
+        self.reg.authorize(&target, RegistryOperation::Push).await?;
+        let (body, digest) = self.reg.pull_manifest(&source).await?;
         let manifest: Value = serde_json::from_slice(&body)
             .map_err(|e| format!("manifest of {source} is not JSON: {e}"))?;
         let media = media_type(&manifest);
         if !is_index(&media) {
-            if self.target_digest(&target).await.as_deref() == Some(digest.as_str()) {
+            if self.reg.target_digest(&target).await.as_deref() == Some(digest.as_str()) {
                 return Ok((digest, true));
             }
             self.manifest(
@@ -692,36 +470,18 @@ impl Engine {
             .await?;
             return Ok((digest, false));
         }
-        let entries: Vec<Value> = manifest
-            .get("manifests")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let kept: Vec<Value> = if self.config.all_platforms {
-            entries.clone()
+        let platforms = if self.config.all_platforms {
+            Platforms::All
         } else {
-            entries
-                .iter()
-                .filter(|e| is_linux_amd64(e))
-                .cloned()
-                .collect()
+            Platforms::default()
         };
-        if kept.is_empty() {
-            return Err(format!(
-                "{source} has no linux/amd64 image (use --all-platforms)"
-            ));
-        }
-        let (index_body, index_digest) = if kept.len() == entries.len() {
-            (body, digest)
-        } else {
-            let mut rewritten = manifest.clone();
-            rewritten["manifests"] = Value::Array(kept.clone());
-            let bytes = serde_json::to_vec_pretty(&rewritten)
-                .map_err(|e| format!("rewriting the index of {source}: {e}"))?;
-            let d = sha256(&bytes);
-            (bytes::Bytes::from(bytes), d)
-        };
-        if self.target_digest(&target).await.as_deref() == Some(index_digest.as_str()) {
+        let ReducedIndex {
+            body: index_body,
+            digest: index_digest,
+            entries: kept,
+        } = reduce_index(&manifest, body, digest, &platforms, &source.to_string())
+            .map_err(|e| format!("{e} (use --all-platforms)"))?;
+        if self.reg.target_digest(&target).await.as_deref() == Some(index_digest.as_str()) {
             return Ok((index_digest, true));
         }
         for entry in &kept {
@@ -734,7 +494,7 @@ impl Engine {
                 source.repository().to_owned(),
                 child.to_owned(),
             );
-            let (child_body, child_digest) = self.pull_manifest(&child_ref).await?;
+            let (child_body, child_digest) = self.reg.pull_manifest(&child_ref).await?;
             let child_media: Value = serde_json::from_slice(&child_body)
                 .map_err(|e| format!("manifest {child} of {source} is not JSON: {e}"))?;
             let child_media = entry
@@ -758,35 +518,9 @@ impl Engine {
             )
             .await?;
         }
-        self.push_manifest(&target, index_body, &media).await?;
+        self.reg.push_manifest(&target, index_body, &media).await?;
         Ok((index_digest, false))
     }
-}
-
-/// Builds the registry client: extra CA certificates, plain HTTP for the named hosts,
-/// monolithic streamed blob uploads (one PUT per blob).
-fn client(config: &CopyConfig) -> Client {
-    let protocol = if config.plain_http.is_empty() {
-        ClientProtocol::Https
-    } else {
-        ClientProtocol::HttpsExcept(config.plain_http.clone())
-    };
-    Client::new(ClientConfig {
-        protocol,
-        use_monolithic_push: true,
-        extra_root_certificates: config
-            .ca_certs_pem
-            .iter()
-            .map(|pem| Certificate {
-                encoding: CertificateEncoding::Pem,
-                data: pem.clone(),
-            })
-            .collect(),
-        connect_timeout: Some(CONNECT_TIMEOUT),
-        read_timeout: Some(READ_TIMEOUT),
-        platform_resolver: None,
-        ..ClientConfig::default()
-    })
 }
 
 /// Copies every image of the plan, `config.concurrency` at a time. A failed image does not stop
@@ -811,13 +545,15 @@ pub async fn copy_images_with_limits(
     progress: Arc<dyn Progress>,
 ) -> CopyReport {
     let started = Instant::now();
+    let connection = Connection {
+        ca_certs_pem: config.ca_certs_pem.clone(),
+        plain_http: config.plain_http.clone(),
+        credentials: config.credentials.clone(),
+    };
     let engine = Engine {
-        client: client(config),
+        reg: Registries::new(&connection, limits),
         config: config.clone(),
-        limits,
-        known: Mutex::default(),
         progress,
-        open_registries: Mutex::default(),
     };
     let engine = &engine;
     let mut results: Vec<(usize, ImageResult)> = stream::iter(plan.iter().enumerate())

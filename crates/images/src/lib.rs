@@ -7,11 +7,30 @@
 //!   `oci-client`, verifying digests on the way, skipping blobs and manifests the target already
 //!   has (so an interrupted run resumes), linux/amd64 only by default.
 //!
+//! - [`download`]: streams the images from their registries into one archive, an OCI image
+//!   layout in a tar ([`layout`] describes it and how an interrupted download resumes).
+//! - [`archive`] and [`import`]: read such an archive (or a `docker save` one) in place and push
+//!   its images to the site registry, blobs first and tags last.
+//!
 //! The library never prints: progress goes through [`copy::Progress`].
 
+pub mod archive;
 pub mod copy;
+pub mod download;
+pub mod import;
+pub mod layout;
 pub mod limits;
 pub mod list;
+pub mod platform;
+mod registry;
+mod tar;
+
+pub use archive::{Archive, ArchiveError, ArchiveFormat, ArchiveImage};
+pub use download::{
+    DownloadConfig, DownloadReport, download_images, download_images_with_limits, plan_download,
+};
+pub use import::{import_archive, import_archive_with_limits, plan_import};
+pub use layout::{ArchiveFile, ArchiveSummary, IndexEntry, partial_path};
 
 pub use copy::{
     CopyConfig, CopyReport, Credentials, ImageCopy, ImageResult, ImageStatus, NoProgress, Progress,
@@ -19,6 +38,7 @@ pub use copy::{
 };
 pub use limits::CopyLimits;
 pub use list::{BundleData, ListedImage, OsFamily, Selection, image_list, repository_path};
+pub use platform::{Platform, Platforms};
 
 /// Why images could not be listed or a copy could not be set up. Failures of single images
 /// during a copy are in the [`CopyReport`] instead.
@@ -57,6 +77,32 @@ pub enum ImagesError {
         reference: String,
         /// The parser's message.
         message: String,
+    },
+    /// A platform is not `OS/ARCH[/VARIANT]`.
+    #[error("`{platform}` is not a platform: write OS/ARCH[/VARIANT], e.g. linux/amd64, or `all`")]
+    InvalidPlatform {
+        /// What was given.
+        platform: String,
+    },
+    /// An image of an archive has no name to push it under.
+    #[error(
+        "image {position} of {archive} ({digest}) has no name (no org.opencontainers.image.ref.name annotation): snowctl cannot tell where to push it"
+    )]
+    Unnamed {
+        /// The archive.
+        archive: String,
+        /// Its position in index.json or manifest.json.
+        position: usize,
+        /// Its digest.
+        digest: String,
+    },
+    /// An image asked for is not in the archive.
+    #[error("{image} is not in {archive}")]
+    NotInArchive {
+        /// The image.
+        image: String,
+        /// The archive.
+        archive: String,
     },
     /// The Docker config file is not JSON.
     #[error("the Docker config file could not be read: {message}")]

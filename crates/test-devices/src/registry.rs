@@ -227,8 +227,15 @@ async fn push_manifest(
     arch: &str,
 ) -> (String, usize, Vec<String>) {
     let r = Reference::with_tag(registry.into(), path.into(), "x".into());
+    // The layers are uncompressed, so their digests are also their diff IDs (which readers of
+    // `docker save` archives, skopeo's among them, check against the layers).
+    let diff_ids: Vec<String> = layers
+        .iter()
+        .map(|l| format!("\"{}\"", sha256(l)))
+        .collect();
     let config = format!(
-        r#"{{"architecture":"{arch}","os":"linux","rootfs":{{"type":"layers","diff_ids":[]}},"config":{{}},"nonce":"{}"}}"#,
+        r#"{{"architecture":"{arch}","os":"linux","rootfs":{{"type":"layers","diff_ids":[{}]}},"config":{{}},"nonce":"{}"}}"#,
+        diff_ids.join(","),
         sha256(&random_bytes(16))
     );
     let config_digest = push_blob(client, &r, config.as_bytes()).await;

@@ -1,75 +1,29 @@
 //! `snowctl import-images`: list the images a Snow cluster needs, or copy them to a registry on
-//! the site (issue 7).
+//! the site (issue 7), from their registries or from an archive (`--from`, issue 17).
 
 use crate::{
-    args::{ImportImagesArgs, OsArg, OutputFormat},
+    args::{ImportImagesArgs, OutputFormat},
     exit,
     output::Io,
+    progress::{self, mb},
     settings::{self, GlobalSettings},
 };
-use snow_images::{
-    BundleData, CopyConfig, Credentials, ImageCopy, ImageResult, ImageStatus, OsFamily, Progress,
-    Selection, TargetRegistry,
-};
-use std::{
-    fmt::Write as _,
-    path::PathBuf,
-    process::ExitCode,
-    sync::{Arc, mpsc},
-};
+use snow_images::{Archive, CopyConfig, CopyReport, ImageStatus, TargetRegistry};
+use std::{fmt::Write as _, process::ExitCode};
 
 /// The image URIs: `--image`/`--images-file` when given, else the bundle's list.
 fn image_uris(
     args: &ImportImagesArgs,
     io: &mut Io<'_>,
 ) -> Result<Vec<snow_images::ListedImage>, ExitCode> {
-    if !args.images.is_empty() || args.images_file.is_some() {
-        let list = match &args.images_file {
-            Some(path) => Some(settings::read_text(path, "the image list", io)?),
-            None => None,
-        };
-        return Ok(snow_images::ListedImage::from_user(
-            &args.images,
-            list.as_deref(),
-        ));
-    }
-    let fail = |io: &mut Io<'_>, e: &dyn std::fmt::Display| {
-        io.err(&format!("error: {e}\n"));
-        ExitCode::from(exit::USAGE)
-    };
-    let inputs = settings::release_inputs(&args.release, io)?;
-    // The Bundles manifest holds sections the release catalog does not keep (the management
-    // components' images): they are read from the file itself.
-    let bundle = match &args.release.bundles {
-        Some(path) => {
-            BundleData::from_yaml(&settings::read_text(path, "the Bundles manifest", io)?)
-        }
-        None => BundleData::from_inputs(&inputs),
-    }
-    .map_err(|e| fail(io, &e))?;
-    let selection = Selection {
-        kube_versions: args.kubernetes_versions.clone(),
-        os_families: args
-            .os
-            .iter()
-            .map(|os| match os {
-                OsArg::Ubuntu => OsFamily::Ubuntu,
-                OsArg::Bottlerocket => OsFamily::Bottlerocket,
-            })
-            .collect(),
-    };
-    snow_images::image_list(&bundle, &inputs.distros, &selection).map_err(|e| fail(io, &e))
-}
-
-fn docker_config_path(args: &ImportImagesArgs) -> Option<PathBuf> {
-    if let Some(path) = &args.docker_config {
-        return Some(path.clone());
-    }
-    let dir = std::env::var_os("DOCKER_CONFIG")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")))?;
-    let path = dir.join("config.json");
-    path.exists().then_some(path)
+    settings::image_selection(
+        &args.release,
+        &args.kubernetes_versions,
+        &args.os,
+        &args.images,
+        args.images_file.as_deref(),
+        io,
+    )
 }
 
 fn config(
@@ -82,28 +36,8 @@ fn config(
         io.err(&format!("error: --registry: {e}\n"));
         usage()
     })?;
-    let mut ca_certs_pem = Vec::new();
-    for path in &args.ca_certs {
-        let pem = settings::read_text(path, "the CA certificate", io)?;
-        if !pem.contains("-----BEGIN CERTIFICATE-----") {
-            io.err(&format!(
-                "error: {} holds no PEM certificate\n",
-                path.display()
-            ));
-            return Err(usage());
-        }
-        ca_certs_pem.push(pem.into_bytes());
-    }
-    let mut credentials = match docker_config_path(args) {
-        Some(path) => {
-            let text = settings::read_text(&path, "the Docker config", io)?;
-            Credentials::from_docker_config(&text).map_err(|e| {
-                io.err(&format!("error: {}: {e}\n", path.display()));
-                usage()
-            })?
-        }
-        None => Credentials::default(),
-    };
+    let ca_certs_pem = settings::registry_ca_certs(&args.ca_certs, io)?;
+    let mut credentials = settings::registry_credentials(args.docker_config.as_deref(), io)?;
     if let (Some(user), true) = (&args.username, args.password_stdin) {
         let mut password = String::new();
         if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut password) {
@@ -136,140 +70,12 @@ fn config(
     })
 }
 
-/// Progress on a terminal: one bar per image (bytes streamed) and one for all bytes.
-/// (Bars draw to the terminal themselves; without a terminal, [`Lines`] go through `Io`.)
-struct Bars {
-    multi: indicatif::MultiProgress,
-    bytes: indicatif::ProgressBar,
-    images: std::sync::Mutex<std::collections::HashMap<usize, indicatif::ProgressBar>>,
-    total: usize,
-}
-
-impl Bars {
-    fn new(total: usize, target: indicatif::ProgressDrawTarget) -> Bars {
-        let multi = indicatif::MultiProgress::with_draw_target(target);
-        let bytes = multi.add(indicatif::ProgressBar::new(0));
-        bytes.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{prefix:>12} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bytes.set_prefix("all images");
-        Bars {
-            multi,
-            bytes,
-            images: std::sync::Mutex::new(std::collections::HashMap::new()),
-            total,
-        }
-    }
-
-    fn bar(&self, index: usize) -> Option<indicatif::ProgressBar> {
-        self.images
-            .lock()
-            .ok()
-            .and_then(|bars| bars.get(&index).cloned())
-    }
-}
-
-impl Progress for Bars {
-    fn image_started(&self, index: usize, copy: &ImageCopy) {
-        let bar = self
-            .multi
-            .insert_before(&self.bytes, indicatif::ProgressBar::new(0));
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{prefix:>12} {bytes:>10} {wide_msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar.set_prefix(format!("[{}/{}]", index + 1, self.total));
-        bar.set_message(copy.target.clone());
-        if let Ok(mut bars) = self.images.lock() {
-            bars.insert(index, bar);
-        }
-    }
-
-    fn blob_started(&self, index: usize, _digest: &str, size: u64) {
-        self.bytes.inc_length(size);
-        if let Some(bar) = self.bar(index) {
-            bar.inc_length(size);
-        }
-    }
-
-    fn bytes(&self, index: usize, n: u64) {
-        self.bytes.inc(n);
-        if let Some(bar) = self.bar(index) {
-            bar.inc(n);
-        }
-    }
-
-    fn image_finished(&self, index: usize, result: &ImageResult) {
-        let Some(bar) = self.bar(index) else { return };
-        let status = match &result.status {
-            ImageStatus::Copied { .. } => "copied",
-            ImageStatus::UpToDate => "up to date",
-            ImageStatus::Failed { .. } => "FAILED",
-        };
-        bar.finish_with_message(format!("{status} {}", result.copy.target));
-    }
-}
-
-/// Progress as lines sent to the command's thread, which writes them through `Io`.
-struct Lines {
-    tx: std::sync::Mutex<mpsc::Sender<String>>,
-    total: usize,
-    verbose: bool,
-}
-
-impl Lines {
-    fn send(&self, line: String) {
-        if let Ok(tx) = self.tx.lock() {
-            let _ = tx.send(line);
-        }
-    }
-}
-
-fn mb(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1_000_000.0)
-}
-
-impl Progress for Lines {
-    fn image_started(&self, index: usize, copy: &ImageCopy) {
-        if self.verbose {
-            self.send(format!(
-                "[{}/{}] {} -> {}\n",
-                index + 1,
-                self.total,
-                copy.source,
-                copy.target
-            ));
-        }
-    }
-
-    fn image_finished(&self, index: usize, result: &ImageResult) {
-        let n = format!("[{}/{}]", index + 1, self.total);
-        let line = match &result.status {
-            ImageStatus::Copied {
-                blobs_copied,
-                blobs_mounted,
-                blobs_skipped,
-                bytes,
-            } => format!(
-                "{n} copied {} ({blobs_copied} blobs, {}; {blobs_mounted} mounted, {blobs_skipped} already there)\n",
-                result.copy.target,
-                mb(*bytes)
-            ),
-            ImageStatus::UpToDate => format!("{n} up to date {}\n", result.copy.target),
-            ImageStatus::Failed { error } => {
-                format!("{n} FAILED {}: {error}\n", result.copy.image)
-            }
-        };
-        self.send(line);
-    }
-}
-
 /// Runs `snowctl import-images`.
 pub fn run(args: ImportImagesArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode {
     let usage = || ExitCode::from(exit::USAGE);
+    if let Some(path) = args.from.clone() {
+        return run_from_archive(&args, &path, &global, io);
+    }
     let images = match image_uris(&args, io) {
         Ok(images) => images,
         Err(code) => return code,
@@ -306,43 +112,86 @@ pub fn run(args: ImportImagesArgs, global: GlobalSettings, io: &mut Io<'_>) -> E
             return usage();
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
+    let total = plan.len();
+    let report =
+        progress::run_with_progress(total, global.verbose > 0, io, move |progress| async move {
+            snow_images::copy_images(&plan, &config, progress).await
+        });
+    finish(report, &args, io)
+}
+
+/// `import-images --from FILE`: the archive's images pushed to `--registry`, or listed.
+fn run_from_archive(
+    args: &ImportImagesArgs,
+    path: &std::path::Path,
+    global: &GlobalSettings,
+    io: &mut Io<'_>,
+) -> ExitCode {
+    let usage = || ExitCode::from(exit::USAGE);
+    let archive = match Archive::open(path) {
+        Ok(a) => a,
         Err(e) => {
-            io.err(&format!("error: cannot start the async runtime: {e}\n"));
+            io.err(&format!("error: {e}\n"));
             return usage();
         }
     };
-    let (tx, rx) = mpsc::channel();
-    let progress: Arc<dyn Progress> = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        drop(tx);
-        Arc::new(Bars::new(
-            plan.len(),
-            indicatif::ProgressDrawTarget::stderr(),
-        ))
-    } else {
-        Arc::new(Lines {
-            tx: std::sync::Mutex::new(tx),
-            total: plan.len(),
-            verbose: global.verbose > 0,
-        })
-    };
-    // The copy runs on its own thread; this one writes its progress lines through `Io` until
-    // the progress sender (owned by that thread) is dropped.
-    let worker = std::thread::spawn(move || {
-        runtime.block_on(snow_images::copy_images(&plan, &config, progress))
-    });
-    for line in rx {
-        io.err(&line);
+    if args.list {
+        match args.output {
+            OutputFormat::Json => {
+                let json = serde_json::json!({
+                    "format": archive.format(),
+                    "images": archive.images(),
+                    "files": archive.files(),
+                });
+                io.out(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&json).unwrap_or_else(|_| "{}".into())
+                ));
+            }
+            OutputFormat::Text => {
+                let mut out = String::new();
+                for image in archive.images() {
+                    let name = image.name.as_deref().unwrap_or("(no name)");
+                    let _ = writeln!(out, "{name} {}", image.digest);
+                }
+                io.out(&out);
+            }
+        }
+        return ExitCode::from(exit::OK);
     }
-    let report = match worker.join() {
+    let Some(registry) = args.registry.clone() else {
+        io.err("error: --registry HOST:PORT[/NAMESPACE] is required to import (or --list)\n");
+        return usage();
+    };
+    let config = match config(args, &registry, io) {
+        Ok(config) => config,
+        Err(code) => return code,
+    };
+    let plan = match snow_images::plan_import(&archive, &args.images, &config) {
+        Ok(p) => p,
+        Err(e) => {
+            io.err(&format!("error: {e}\n"));
+            return usage();
+        }
+    };
+    let total = plan.len();
+    let report =
+        progress::run_with_progress(total, global.verbose > 0, io, move |progress| async move {
+            snow_images::import_archive(&archive, &plan, &config, progress).await
+        });
+    finish(report, args, io)
+}
+
+/// Prints the summary of a copy or an import; exit 1 when an image failed.
+fn finish(
+    report: Result<CopyReport, String>,
+    args: &ImportImagesArgs,
+    io: &mut Io<'_>,
+) -> ExitCode {
+    let report = match report {
         Ok(report) => report,
-        Err(_) => {
-            io.err("error: the copy stopped unexpectedly\n");
+        Err(e) => {
+            io.err(&format!("error: {e}\n"));
             return ExitCode::from(exit::FINDINGS);
         }
     };
@@ -357,29 +206,5 @@ pub fn run(args: ImportImagesArgs, global: GlobalSettings, io: &mut Io<'_>) -> E
         ExitCode::from(exit::FINDINGS)
     } else {
         ExitCode::from(exit::OK)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bars_count_the_bytes_of_every_image() {
-        let bars = Bars::new(2, indicatif::ProgressDrawTarget::hidden());
-        let copy = |n: &str| ImageCopy {
-            image: format!("src/{n}:v1"),
-            source: format!("src/{n}:v1"),
-            target: format!("dst/{n}:v1"),
-        };
-        for (i, name) in ["a", "b"].iter().enumerate() {
-            bars.image_started(i, &copy(name));
-            bars.blob_started(i, "sha256:x", 100);
-            bars.bytes(i, 60);
-            bars.bytes(i, 40);
-        }
-        assert_eq!(bars.bytes.length(), Some(200));
-        assert_eq!(bars.bytes.position(), 200);
-        assert_eq!(bars.bar(1).map(|b| b.position()), Some(100));
     }
 }

@@ -6,13 +6,17 @@ pub mod completion;
 pub mod controller;
 pub mod crds;
 pub mod credentials;
+pub mod download;
 pub mod generate;
 pub mod import_images;
 pub mod render;
 pub mod validate;
 
 use crate::{
-    args::{Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, UpgradeCommand},
+    args::{
+        Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand,
+        UpgradeCommand,
+    },
     output::Io,
     settings::GlobalSettings,
 };
@@ -28,6 +32,9 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Credentials(cmd) => credentials::run(cmd, global.verbose, io),
         Command::Completion(args) => completion::run(args.shell, io),
         Command::Render(args) => render::run(args, io),
+        Command::Download(DownloadCommand::Artifacts(args)) => {
+            download::artifacts(args, global, io)
+        }
         Command::ImportImages(args) => import_images::run(args, global, io),
         // A dry run renders what create would apply.
         Command::Create(CreateCommand::Cluster(args)) if args.dry_run => {

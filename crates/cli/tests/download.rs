@@ -1,0 +1,161 @@
+//! `snowctl download artifacts` then `snowctl import-images --from` end to end: the source
+//! registry (plain HTTP) is stopped before the import into the site registry (TLS, test CA).
+
+use snow_test_devices::registry as support;
+
+use assert_cmd::Command;
+use support::{Registry, Tls};
+
+const SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/data/bundles/eksa-bundle-release-sample.yaml"
+);
+
+fn snowctl() -> Command {
+    let mut cmd = Command::cargo_bin("snowctl").unwrap();
+    cmd.env("DOCKER_CONFIG", "/nonexistent-snowctl-test")
+        .timeout(std::time::Duration::from_secs(120));
+    cmd
+}
+
+#[test]
+fn download_artifacts_then_import_from_the_archive_offline() {
+    let tls = Tls::generate();
+    let (source, target) = (Registry::start(None), Registry::start(Some(&tls)));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (a, multi) = rt.block_on(async {
+        let src = support::client(&[&source], None);
+        let a = support::push_image(
+            &src,
+            &source,
+            "eks-distro/kubernetes/pause",
+            "v1",
+            2,
+            16 * 1024,
+            &[],
+        )
+        .await;
+        let multi =
+            support::push_multi_platform(&src, &source, "kube-vip/kube-vip", "v1", 16 * 1024).await;
+        (a, multi)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("artifacts.tar");
+    let uri_a = format!("public.ecr.aws/{}:{}", a.path, a.tag);
+    let uri_multi = format!("public.ecr.aws/{}:{}", multi.path, multi.tag);
+    let download = |extra: &[&str]| {
+        let mut cmd = snowctl();
+        cmd.args(["download", "artifacts", "-o", file.to_str().unwrap()])
+            .args(["--image", &uri_a, "--image", &uri_multi])
+            .args(["--source-registry", &source.host, "--source-insecure"])
+            .args(["--bundles", SAMPLE])
+            .args(extra);
+        cmd
+    };
+    let out = download(&["--platform", "all"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("2 image(s): 2 downloaded"), "{stdout}");
+    assert!(
+        stdout.contains("archive ") && stdout.contains("distinct blob(s)"),
+        "{stdout}"
+    );
+    // A re-run has everything already.
+    let out = download(&["--platform", "all", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["archive"]["images"], 2, "{json}");
+    assert!(
+        json["report"]["images"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["status"] == "up-to-date"),
+        "{json}"
+    );
+    download(&["--platform", "amd64"]).assert().code(2);
+    drop(source);
+
+    let out = snowctl()
+        .args(["import-images", "--from", file.to_str().unwrap(), "--list"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains(&format!("{uri_a} {}", a.digest)),
+        "{listed}"
+    );
+    assert!(
+        listed.contains(&format!("{uri_multi} {}", multi.digest)),
+        "{listed}"
+    );
+
+    let registry = format!("{}/site", target.host);
+    let import = || {
+        let mut cmd = snowctl();
+        cmd.args([
+            "import-images",
+            "--from",
+            file.to_str().unwrap(),
+            "-r",
+            &registry,
+        ])
+        .args(["--ca-cert", tls.ca_file.to_str().unwrap()]);
+        cmd
+    };
+    let out = import().assert().success().get_output().clone();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("2 copied"),
+        "{out:?}"
+    );
+    rt.block_on(async {
+        let dst = support::client(&[], Some(&tls.ca_pem));
+        let (_, digest) =
+            support::manifest(&dst, &format!("{}/site/{}:{}", target.host, a.path, a.tag)).await;
+        assert_eq!(digest, a.digest);
+        // --platform all kept the index byte for byte, every platform with it.
+        let (_, digest) = support::manifest(
+            &dst,
+            &format!("{}/site/{}:{}", target.host, multi.path, multi.tag),
+        )
+        .await;
+        assert_eq!(digest, multi.digest);
+    });
+    let out = import().assert().success().get_output().clone();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("nothing to copy"),
+        "{out:?}"
+    );
+
+    // Not an archive: a usage error naming the file.
+    let junk = dir.path().join("junk.tar");
+    std::fs::write(&junk, b"hello").unwrap();
+    let out = snowctl()
+        .args([
+            "import-images",
+            "--from",
+            junk.to_str().unwrap(),
+            "-r",
+            &registry,
+        ])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a tar archive"),
+        "{out:?}"
+    );
+}

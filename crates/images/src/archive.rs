@@ -1,0 +1,606 @@
+//! Reading an image archive in place, without unpacking it: an OCI image layout in a tar (what
+//! `snowctl download artifacts` and `skopeo copy … oci-archive:` write, and `docker save` since
+//! Docker 25) or a `docker save` archive (`manifest.json`; EKS Anywhere's `images.tar`).
+//!
+//! Opening reads the tar headers only (seeking over the data) and the small JSON files; blobs are
+//! then read at their offsets as streams, their digests checked as they are read.
+
+use crate::{
+    layout::FILES_DIR,
+    registry::{hex_digest, is_index, media_type, sha256},
+    tar::{self, Entry, Kind},
+};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::{
+    collections::HashMap,
+    fs::File,
+    os::unix::fs::FileExt,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+};
+
+/// The most bytes of a manifest, an index, a config or a JSON file read into memory.
+pub const JSON_MAX: u64 = 16 << 20;
+
+/// Chunks a blob is read in.
+const CHUNK: usize = 512 << 10;
+
+/// Why an archive cannot be read at all. Problems of single images (a missing or corrupt blob)
+/// fail those images in the import's report instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArchiveError {
+    /// The file cannot be opened or read.
+    #[error("{path}: {message}")]
+    Io {
+        /// The archive.
+        path: PathBuf,
+        /// The system's message.
+        message: String,
+    },
+    /// Not a tar archive.
+    #[error("{path} is not a tar archive: {reason}")]
+    NotTar {
+        /// The archive.
+        path: PathBuf,
+        /// What was found.
+        reason: String,
+    },
+    /// The archive ends in the middle of an entry and lacks what describes its images.
+    #[error(
+        "{path} is truncated: {entry} needs {needed} bytes from offset {offset}, the file ends at {length}; {missing}"
+    )]
+    Truncated {
+        /// The archive.
+        path: PathBuf,
+        /// The entry cut short.
+        entry: String,
+        /// Where it starts.
+        offset: u64,
+        /// The bytes it needs from there.
+        needed: u64,
+        /// The file's length.
+        length: u64,
+        /// What is missing because of it.
+        missing: String,
+    },
+    /// A tar archive that holds neither an OCI layout nor a `docker save` image.
+    #[error(
+        "{path} holds neither an OCI image layout (index.json) nor a docker save archive (manifest.json)"
+    )]
+    NoImages {
+        /// The archive.
+        path: PathBuf,
+    },
+    /// `index.json`, `manifest.json` or a config cannot be read.
+    #[error("{path}: {file}: {message}")]
+    Invalid {
+        /// The archive.
+        path: PathBuf,
+        /// The file inside.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// What kind of archive it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArchiveFormat {
+    /// An OCI image layout (`index.json`, `blobs/`).
+    OciLayout,
+    /// A `docker save` archive (`manifest.json`).
+    DockerArchive,
+}
+
+/// One image of the archive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchiveImage {
+    /// The image's name (its full URI), when the archive gives one.
+    pub name: Option<String>,
+    /// The digest of its manifest or index.
+    pub digest: String,
+    /// The manifest or index media type.
+    pub media_type: String,
+    /// Its size.
+    pub size: u64,
+}
+
+/// An opened archive.
+#[derive(Debug)]
+pub struct Archive {
+    path: PathBuf,
+    file: Arc<File>,
+    format: ArchiveFormat,
+    entries: HashMap<String, Entry>,
+    images: Vec<ArchiveImage>,
+    /// Manifests made from `docker save`'s `manifest.json`: digest → bytes.
+    made: HashMap<String, bytes::Bytes>,
+    /// Blobs of a `docker save` archive by digest: the archive path holding them.
+    blob_paths: HashMap<String, String>,
+    /// How the scan ended, when the file is cut short.
+    truncated: Option<String>,
+}
+
+fn magic_hint(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Some("it is gzip-compressed: decompress it first (gunzip)")
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Some("it is zstd-compressed: decompress it first (unzstd)")
+    } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        Some("it is xz-compressed: decompress it first (unxz)")
+    } else if head.starts_with(b"BZh") {
+        Some("it is bzip2-compressed: decompress it first (bunzip2)")
+    } else {
+        None
+    }
+}
+
+impl Archive {
+    /// Opens an archive: reads its headers and its JSON files.
+    pub fn open(path: &Path) -> Result<Archive, ArchiveError> {
+        let io = |e: std::io::Error| ArchiveError::Io {
+            path: path.to_owned(),
+            message: e.to_string(),
+        };
+        let file = File::open(path).map_err(io)?;
+        let length = file.metadata().map_err(io)?.len();
+        let mut head = [0u8; 8];
+        let n = file.read_at(&mut head, 0).map_err(io)?;
+        if let Some(hint) = magic_hint(&head[..n]) {
+            return Err(ArchiveError::NotTar {
+                path: path.to_owned(),
+                reason: hint.into(),
+            });
+        }
+        let scan = tar::scan(&file, length).map_err(io)?;
+        if scan.entries.is_empty() {
+            let reason = match scan.end {
+                tar::End::Eof(0) => "it is empty".to_owned(),
+                tar::End::Marker(_) => "it holds no entries".to_owned(),
+                tar::End::Truncated { .. } | tar::End::Eof(_) => {
+                    format!("it is {length} bytes, shorter than a tar header")
+                }
+                tar::End::BadHeader(_) => "its first block is not a tar header".to_owned(),
+            };
+            return Err(ArchiveError::NotTar {
+                path: path.to_owned(),
+                reason,
+            });
+        }
+        let truncated = match &scan.end {
+            tar::End::Truncated {
+                header_offset,
+                name,
+                needed,
+                length,
+            } => Some((
+                name.clone()
+                    .unwrap_or_else(|| format!("the header at offset {header_offset}")),
+                *header_offset,
+                *needed,
+                *length,
+            )),
+            tar::End::BadHeader(offset) => Some((
+                format!("the block at offset {offset} (not a tar header)"),
+                *offset,
+                tar::BLOCK,
+                length,
+            )),
+            _ => None,
+        };
+        let entries: HashMap<String, Entry> = scan
+            .entries
+            .into_iter()
+            .map(|e| (e.name.clone(), e))
+            .collect();
+        let mut archive = Archive {
+            path: path.to_owned(),
+            file: Arc::new(file),
+            format: ArchiveFormat::OciLayout,
+            entries,
+            images: Vec::new(),
+            made: HashMap::new(),
+            blob_paths: HashMap::new(),
+            truncated: truncated
+                .as_ref()
+                .map(|(entry, offset, needed, length)| {
+                    format!(
+                        "the archive is truncated: {entry} needs {needed} bytes from offset {offset}, the file ends at {length}"
+                    )
+                }),
+        };
+        let missing = |what: &str| {
+            let (entry, offset, needed, length) = truncated.clone().unwrap_or_default();
+            ArchiveError::Truncated {
+                path: path.to_owned(),
+                entry,
+                offset,
+                needed,
+                length,
+                missing: format!("{what} is not in what is left"),
+            }
+        };
+        if archive.entry("index.json").is_some() {
+            archive.read_oci_index()?;
+        } else if archive.entry("manifest.json").is_some() {
+            archive.format = ArchiveFormat::DockerArchive;
+            archive.read_docker_manifest()?;
+        } else if truncated.is_some() {
+            return Err(missing("neither index.json nor manifest.json"));
+        } else {
+            return Err(ArchiveError::NoImages {
+                path: path.to_owned(),
+            });
+        }
+        Ok(archive)
+    }
+
+    fn invalid(&self, file: &str, message: impl Into<String>) -> ArchiveError {
+        ArchiveError::Invalid {
+            path: self.path.clone(),
+            file: file.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// The entry at `name`, links followed.
+    fn entry(&self, name: &str) -> Option<&Entry> {
+        let mut name = name.to_owned();
+        for _ in 0..16 {
+            let entry = self.entries.get(&name)?;
+            match &entry.kind {
+                Kind::File => return Some(entry),
+                Kind::Link(target) => name = target.clone(),
+                Kind::Other => return None,
+            }
+        }
+        None
+    }
+
+    fn read_entry(&self, entry: &Entry, max: u64) -> Result<Vec<u8>, String> {
+        if entry.size > max {
+            return Err(format!(
+                "{} is {} bytes, more than the {max} read into memory",
+                entry.name, entry.size
+            ));
+        }
+        let mut buf = vec![0u8; usize::try_from(entry.size).map_err(|e| e.to_string())?];
+        self.file
+            .read_exact_at(&mut buf, entry.offset)
+            .map_err(|e| format!("reading {}: {e}", entry.name))?;
+        Ok(buf)
+    }
+
+    fn read_json(&self, name: &str) -> Result<Value, ArchiveError> {
+        let entry = self
+            .entry(name)
+            .ok_or_else(|| self.invalid(name, "missing"))?;
+        let bytes = self
+            .read_entry(entry, JSON_MAX)
+            .map_err(|e| self.invalid(name, e))?;
+        serde_json::from_slice(&bytes).map_err(|e| self.invalid(name, format!("not JSON: {e}")))
+    }
+
+    fn read_oci_index(&mut self) -> Result<(), ArchiveError> {
+        let index = self.read_json("index.json")?;
+        let manifests = index
+            .get("manifests")
+            .and_then(Value::as_array)
+            .ok_or_else(|| self.invalid("index.json", "no `manifests` list"))?;
+        for (i, m) in manifests.iter().enumerate() {
+            let field = |k: &str| m.get(k).and_then(Value::as_str);
+            let annotation = |k: &str| {
+                m.get("annotations")
+                    .and_then(|a| a.get(k))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            };
+            let digest = field("digest")
+                .ok_or_else(|| self.invalid("index.json", format!("entry {i} has no digest")))?;
+            // Docker 25's `docker save` names the image in io.containerd.image.name and puts
+            // the tag alone in the ref name.
+            let name = annotation("io.containerd.image.name")
+                .or_else(|| annotation("org.opencontainers.image.ref.name"));
+            self.images.push(ArchiveImage {
+                name,
+                digest: digest.to_owned(),
+                media_type: field("mediaType")
+                    .unwrap_or("application/vnd.oci.image.manifest.v1+json")
+                    .to_owned(),
+                size: m.get("size").and_then(Value::as_u64).unwrap_or(0),
+            });
+        }
+        Ok(())
+    }
+
+    /// Makes a Docker image manifest (schema 2) for each image of `manifest.json`: the config as
+    /// it is, the layers as they are (uncompressed tars; their digests are the config's
+    /// `diff_ids`, checked as they are read).
+    fn read_docker_manifest(&mut self) -> Result<(), ArchiveError> {
+        let list = self.read_json("manifest.json")?;
+        let items = list
+            .as_array()
+            .ok_or_else(|| self.invalid("manifest.json", "not a list"))?;
+        for (i, item) in items.iter().enumerate() {
+            let what = format!("manifest.json entry {i}");
+            let config_path = item
+                .get("Config")
+                .and_then(Value::as_str)
+                .ok_or_else(|| self.invalid("manifest.json", format!("entry {i} has no Config")))?;
+            let config_entry = self
+                .entry(&tar::normalize(config_path))
+                .ok_or_else(|| self.missing_file(&what, config_path))?;
+            let config = self
+                .read_entry(config_entry, JSON_MAX)
+                .map_err(|e| self.invalid(config_path, e))?;
+            let config_digest = sha256(&config);
+            let config_json: Value = serde_json::from_slice(&config)
+                .map_err(|e| self.invalid(config_path, format!("not JSON: {e}")))?;
+            let diff_ids: Vec<&str> = config_json
+                .pointer("/rootfs/diff_ids")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let layer_paths: Vec<&str> = item
+                .get("Layers")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut layers = Vec::new();
+            for (n, layer_path) in layer_paths.iter().enumerate() {
+                let normalized = tar::normalize(layer_path);
+                let entry = self
+                    .entry(&normalized)
+                    .ok_or_else(|| self.missing_file(&what, layer_path))?
+                    .clone();
+                let mut head = [0u8; 8];
+                let got = self
+                    .file
+                    .read_at(&mut head, entry.offset)
+                    .map_err(|e| self.invalid(layer_path, e.to_string()))?;
+                let compressed = magic_hint(&head[..got.min(entry.size as usize)]).is_some();
+                let named = normalized
+                    .strip_prefix("blobs/sha256/")
+                    .map(|hex| format!("sha256:{hex}"));
+                let digest = match (named, diff_ids.get(n)) {
+                    (Some(d), _) => d,
+                    (None, Some(d)) if !compressed => (*d).to_owned(),
+                    _ => self
+                        .hash_entry(&entry)
+                        .map_err(|e| self.invalid(layer_path, e))?,
+                };
+                let media = if head.starts_with(&[0x1f, 0x8b]) {
+                    "application/vnd.docker.image.rootfs.diff.tar.gzip"
+                } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+                    "application/vnd.oci.image.layer.v1.tar+zstd"
+                } else {
+                    "application/vnd.docker.image.rootfs.diff.tar"
+                };
+                self.blob_paths.insert(digest.clone(), normalized);
+                layers.push(json!({"mediaType": media, "size": entry.size, "digest": digest}));
+            }
+            self.blob_paths
+                .insert(config_digest.clone(), tar::normalize(config_path));
+            let manifest = json!({
+                "schemaVersion": 2,
+                "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                "config": {
+                    "mediaType": "application/vnd.docker.container.image.v1+json",
+                    "size": config.len(),
+                    "digest": config_digest,
+                },
+                "layers": layers,
+            });
+            let body = serde_json::to_vec_pretty(&manifest)
+                .map_err(|e| self.invalid(&what, e.to_string()))?;
+            let digest = sha256(&body);
+            let size = body.len() as u64;
+            self.made.insert(digest.clone(), bytes::Bytes::from(body));
+            let tags: Vec<String> = item
+                .get("RepoTags")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let names: Vec<Option<String>> = if tags.is_empty() {
+                vec![None]
+            } else {
+                tags.into_iter().map(Some).collect()
+            };
+            for name in names {
+                self.images.push(ArchiveImage {
+                    name,
+                    digest: digest.clone(),
+                    media_type: "application/vnd.docker.distribution.manifest.v2+json".into(),
+                    size,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn missing_file(&self, what: &str, file: &str) -> ArchiveError {
+        let mut message = format!("{what} names {file}, which is not in the archive");
+        if let Some(t) = &self.truncated {
+            message.push_str(&format!(" ({t})"));
+        }
+        self.invalid("manifest.json", message)
+    }
+
+    fn hash_entry(&self, entry: &Entry) -> Result<String, String> {
+        use sha2::Digest as _;
+        let mut hasher = sha2::Sha256::new();
+        let mut buf = vec![0u8; CHUNK];
+        let mut done = 0u64;
+        while done < entry.size {
+            let n = usize::try_from((entry.size - done).min(CHUNK as u64)).unwrap_or(CHUNK);
+            self.file
+                .read_exact_at(&mut buf[..n], entry.offset + done)
+                .map_err(|e| e.to_string())?;
+            hasher.update(&buf[..n]);
+            done += n as u64;
+        }
+        Ok(hex_digest(&hasher.finalize()))
+    }
+
+    /// The archive's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// OCI layout or `docker save`.
+    pub fn format(&self) -> ArchiveFormat {
+        self.format
+    }
+
+    /// The images, in the archive's order.
+    pub fn images(&self) -> &[ArchiveImage] {
+        &self.images
+    }
+
+    /// The extra files (under `snowctl/manifests/`), by their path below it, sorted.
+    pub fn files(&self) -> Vec<String> {
+        let mut files: Vec<String> = self
+            .entries
+            .keys()
+            .filter_map(|n| n.strip_prefix(FILES_DIR))
+            .map(str::to_owned)
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// An extra file (its path below `snowctl/manifests/`), or any file of the archive with an
+    /// absolute-looking `/` first; `None` when it is not there. At most [`JSON_MAX`] bytes.
+    pub fn file(&self, path: &str) -> Option<Result<Vec<u8>, String>> {
+        let name = match path.strip_prefix('/') {
+            Some(whole) => tar::normalize(whole),
+            None => format!("{FILES_DIR}{}", tar::normalize(path)),
+        };
+        let entry = self.entry(&name)?;
+        Some(self.read_entry(entry, JSON_MAX))
+    }
+
+    /// Why blobs may be missing: the archive is cut short (when it is).
+    fn truncation_note(&self) -> String {
+        self.truncated
+            .as_ref()
+            .map(|t| format!(" ({t})"))
+            .unwrap_or_default()
+    }
+
+    fn blob_entry(&self, digest: &str) -> Result<&Entry, String> {
+        let name = match self.blob_paths.get(digest) {
+            Some(path) => path.clone(),
+            None => {
+                let (alg, hex) = digest
+                    .split_once(':')
+                    .ok_or_else(|| format!("`{digest}` is not a digest"))?;
+                format!("blobs/{alg}/{hex}")
+            }
+        };
+        self.entry(&name).ok_or_else(|| {
+            format!(
+                "blob {digest} is not in the archive{}",
+                self.truncation_note()
+            )
+        })
+    }
+
+    /// A manifest or index, its digest checked.
+    pub(crate) fn manifest(&self, digest: &str) -> Result<bytes::Bytes, String> {
+        if let Some(body) = self.made.get(digest) {
+            return Ok(body.clone());
+        }
+        let entry = self.blob_entry(digest)?;
+        let body = self.read_entry(entry, JSON_MAX)?;
+        let got = sha256(&body);
+        if got != digest {
+            return Err(format!(
+                "manifest {digest}: its bytes in the archive hash to {got} (the archive is corrupt)"
+            ));
+        }
+        Ok(bytes::Bytes::from(body))
+    }
+
+    /// The size of a blob in the archive.
+    pub(crate) fn blob_size(&self, digest: &str) -> Result<u64, String> {
+        Ok(self.blob_entry(digest)?.size)
+    }
+
+    /// A blob as a stream of chunks. The digest is checked as the last chunk is read: a mismatch
+    /// ends the stream with an error (so an upload of it is never committed) and is kept in
+    /// `failure` to be reported.
+    pub(crate) fn blob_stream(
+        &self,
+        digest: &str,
+        failure: Arc<Mutex<Option<String>>>,
+    ) -> Result<
+        impl futures_util::Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + 'static,
+        String,
+    > {
+        use sha2::Digest as _;
+        let entry = self.blob_entry(digest)?.clone();
+        let file = self.file.clone();
+        let digest = digest.to_owned();
+        struct St {
+            done: u64,
+            hasher: Option<sha2::Sha256>,
+        }
+        let start = St {
+            done: 0,
+            hasher: Some(sha2::Sha256::new()),
+        };
+        Ok(futures_util::stream::unfold(start, move |mut st| {
+            let file = file.clone();
+            let entry = entry.clone();
+            let digest = digest.clone();
+            let failure = failure.clone();
+            async move {
+                let mut hasher = st.hasher.take()?;
+                if st.done == entry.size && entry.size > 0 {
+                    return None;
+                }
+                let n = usize::try_from((entry.size - st.done).min(CHUNK as u64)).unwrap_or(CHUNK);
+                let mut buf = vec![0u8; n];
+                if let Err(e) = file.read_exact_at(&mut buf, entry.offset + st.done) {
+                    return Some((Err(e), st));
+                }
+                hasher.update(&buf);
+                st.done += n as u64;
+                if st.done < entry.size {
+                    st.hasher = Some(hasher);
+                    return Some((Ok(bytes::Bytes::from(buf)), st));
+                }
+                // The last chunk: checked before it is sent, so a corrupt blob never reaches its
+                // end (an HTTP body of known length is not polled past its last byte).
+                let got = hex_digest(&hasher.finalize());
+                if got == digest {
+                    return Some((Ok(bytes::Bytes::from(buf)), st));
+                }
+                let message = format!(
+                    "blob {digest}: its bytes in the archive hash to {got} (the archive is corrupt)"
+                );
+                if let Ok(mut f) = failure.lock() {
+                    *f = Some(message.clone());
+                }
+                Some((Err(std::io::Error::other(message)), st))
+            }
+        }))
+    }
+}
+
+/// Whether a media type is an index; re-exported for the import.
+pub(crate) fn index_media(media: &str, body: &[u8]) -> bool {
+    is_index(media)
+        || serde_json::from_slice::<Value>(body)
+            .map(|v| is_index(&media_type(&v)))
+            .unwrap_or(false)
+}

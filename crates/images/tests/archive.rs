@@ -1,0 +1,687 @@
+//! The archive of a disconnected site, end to end: two Debian `docker-registry` instances (the
+//! "public" source over plain HTTP, the site registry over TLS), the source stopped before every
+//! import (so the import is offline), and skopeo as the independent reader and writer both ways.
+
+use snow_test_devices::registry as support;
+
+use snow_images::{
+    Archive, ArchiveError, ArchiveFile, ArchiveFormat, CopyConfig, Credentials, DownloadConfig,
+    ImageStatus, NoProgress, Platforms, Progress, TargetRegistry, download_images, import_archive,
+    partial_path, plan_download, plan_import,
+};
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+};
+use support::{Registry, Tls};
+
+const PREFIX: &str = "public.ecr.aws";
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn uri(p: &support::Pushed) -> String {
+    format!("{PREFIX}/{}:{}", p.path, p.tag)
+}
+
+fn download_config(source: &Registry, output: &Path) -> DownloadConfig {
+    DownloadConfig {
+        output: output.to_owned(),
+        source_registry: Some(source.host.clone()),
+        platforms: Platforms::default(),
+        concurrency: 3,
+        ca_certs_pem: Vec::new(),
+        plain_http: vec![source.host.clone()],
+        credentials: Credentials::default(),
+        files: vec![ArchiveFile {
+            path: "bundles/bundle-release.yaml".into(),
+            content: b"kind: Bundles\n".to_vec(),
+        }],
+    }
+}
+
+fn import_config(target: &Registry, tls: &Tls, namespace: &str) -> CopyConfig {
+    CopyConfig {
+        target: TargetRegistry::parse(&format!("{}/{namespace}", target.host)).unwrap(),
+        source_registry: None,
+        all_platforms: false,
+        concurrency: 3,
+        ca_certs_pem: vec![tls.ca_pem.clone().into_bytes()],
+        plain_http: Vec::new(),
+        credentials: Credentials::default(),
+    }
+}
+
+/// A directory skopeo reads CA certificates from (`*.crt`), for `--dest-cert-dir`/`--cert-dir`.
+fn cert_dir(tls: &Tls, dir: &Path) -> String {
+    let certs = dir.join("certs");
+    std::fs::create_dir_all(&certs).unwrap();
+    std::fs::write(certs.join("ca.crt"), &tls.ca_pem).unwrap();
+    certs.to_str().unwrap().to_owned()
+}
+
+/// The digest of `skopeo inspect --raw` output (without the newline skopeo may add).
+fn raw_digest(raw: &str) -> String {
+    support::sha256(raw.strip_suffix('\n').unwrap_or(raw).as_bytes())
+}
+
+fn skopeo(args: &[&str]) -> String {
+    let out = Command::new("skopeo")
+        .args(["--insecure-policy"])
+        .args(args)
+        .output()
+        .expect("skopeo is missing: `apt-get install skopeo` (.ci/run does)");
+    assert!(
+        out.status.success(),
+        "skopeo {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// (name, size) of every entry, from GNU tar (another independent reader).
+fn tar_list(path: &Path) -> Vec<(String, u64)> {
+    let out = Command::new("tar").arg("-tvf").arg(path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[5].to_owned(), f[2].parse().unwrap())
+        })
+        .collect()
+}
+
+struct Images {
+    a: support::Pushed,
+    b: support::Pushed,
+    multi: support::Pushed,
+}
+
+async fn push_three(source: &Registry) -> Images {
+    let src = support::client(&[source], None);
+    let shared = vec![support::random_bytes(64 * 1024)];
+    let a = support::push_image(
+        &src,
+        source,
+        "eks-distro/kubernetes/pause",
+        "v1",
+        2,
+        32 * 1024,
+        &shared,
+    )
+    .await;
+    let b = support::push_image(
+        &src,
+        source,
+        "aws/cluster-api-provider-aws-snow/manager",
+        "v0.3.3",
+        1,
+        32 * 1024,
+        &shared,
+    )
+    .await;
+    let multi =
+        support::push_multi_platform(&src, source, "kube-vip/kube-vip", "v1.2.0", 48 * 1024).await;
+    Images { a, b, multi }
+}
+
+#[test]
+fn download_then_offline_import_keeps_every_digest_and_skopeo_reads_the_archive() {
+    let tls = Tls::generate();
+    let (source, target) = (Registry::start(None), Registry::start(Some(&tls)));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("artifacts.tar");
+    let rt = rt();
+    let images = rt.block_on(push_three(&source));
+    let Images { a, b, multi } = &images;
+    let uris = [uri(a), uri(b), uri(multi)];
+    let config = download_config(&source, &file);
+    let plan = plan_download(&uris, config.source_registry.as_deref()).unwrap();
+    let report = rt.block_on(download_images(&plan, &config, Arc::new(NoProgress)));
+    assert!(report.error.is_none(), "{report:#?}");
+    assert_eq!(report.report.failed(), 0, "{report:#?}");
+    let summary = report.archive.clone().unwrap();
+    assert!(file.exists() && !partial_path(&file).exists());
+
+    // Blobs shared between images are stored once; the archive is the unique blobs plus tar
+    // headers and the small files.
+    // a: config + shared + 2 layers + manifest; b: config + 1 layer + manifest (shared again);
+    // multi (amd64 only): config + layer + manifest + the rewritten index.
+    assert_eq!(summary.blobs, 5 + 3 + 4, "{summary:#?}");
+    let entries = tar_list(&file);
+    let blobs: Vec<&(String, u64)> = entries
+        .iter()
+        .filter(|(n, _)| n.starts_with("blobs/sha256/"))
+        .collect();
+    assert_eq!(blobs.len(), summary.blobs);
+    assert_eq!(
+        blobs.iter().map(|(_, s)| s).sum::<u64>(),
+        summary.blob_bytes
+    );
+    let overhead = summary.bytes - summary.blob_bytes;
+    assert!(
+        overhead < 512 * (entries.len() as u64 * 2 + 2) + 8192,
+        "{overhead} bytes beyond the blobs: {summary:#?}"
+    );
+    let names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names[0], "oci-layout");
+    assert_eq!(names[names.len() - 1], "index.json");
+    assert!(names.contains(&"snowctl/manifests/bundles/bundle-release.yaml"));
+
+    // The archive reads back: the names, the digests, the extra file.
+    let archive = Archive::open(&file).unwrap();
+    assert_eq!(archive.format(), ArchiveFormat::OciLayout);
+    let listed: Vec<(String, String)> = archive
+        .images()
+        .iter()
+        .map(|i| (i.name.clone().unwrap(), i.digest.clone()))
+        .collect();
+    assert!(listed.contains(&(uri(a), a.digest.clone())), "{listed:?}");
+    assert!(listed.contains(&(uri(b), b.digest.clone())), "{listed:?}");
+    assert_eq!(archive.files(), ["bundles/bundle-release.yaml"]);
+    assert_eq!(
+        archive
+            .file("bundles/bundle-release.yaml")
+            .unwrap()
+            .unwrap(),
+        b"kind: Bundles\n"
+    );
+
+    // skopeo reads it: as an oci-archive, and unpacked as an oci: layout.
+    let raw = skopeo(&[
+        "inspect",
+        "--raw",
+        &format!("oci-archive:{}:{}", file.display(), uri(a)),
+    ]);
+    assert_eq!(raw_digest(&raw), a.digest);
+    let unpacked = dir.path().join("layout");
+    std::fs::create_dir(&unpacked).unwrap();
+    let status = Command::new("tar")
+        .arg("-xf")
+        .arg(&file)
+        .arg("-C")
+        .arg(&unpacked)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let skopeo_dest = format!("docker://{}/by-skopeo/{}:{}", target.host, b.path, b.tag);
+    skopeo(&[
+        "copy",
+        "-q",
+        "--preserve-digests",
+        "--dest-cert-dir",
+        &cert_dir(&tls, dir.path()),
+        &format!("oci:{}:{}", unpacked.display(), uri(b)),
+        &skopeo_dest,
+    ]);
+
+    // The source goes away: the import needs nothing but the archive.
+    drop(source);
+    let import = import_config(&target, &tls, "site");
+    let plan = plan_import(&archive, &[], &import).unwrap();
+    assert_eq!(plan.len(), 3);
+    let report = rt.block_on(import_archive(
+        &archive,
+        &plan,
+        &import,
+        Arc::new(NoProgress),
+    ));
+    assert_eq!(report.failed(), 0, "{report:#?}");
+    assert_eq!(report.copied(), 3);
+    rt.block_on(async {
+        let dst = support::client(&[], Some(&tls.ca_pem));
+        for p in [a, b] {
+            let (_, digest) =
+                support::manifest(&dst, &format!("{}/site/{}:{}", target.host, p.path, p.tag))
+                    .await;
+            assert_eq!(digest, p.digest, "{}", p.path);
+            for layer in &p.layers {
+                assert!(support::has_blob(&dst, &target, &format!("site/{}", p.path), layer).await);
+            }
+        }
+        // skopeo's copy of b (from the unpacked layout) is the same image.
+        let (_, digest) = support::manifest(
+            &dst,
+            &format!("{}/by-skopeo/{}:{}", target.host, b.path, b.tag),
+        )
+        .await;
+        assert_eq!(digest, b.digest);
+        // The index was reduced to linux/amd64 at download; that index is what is tagged.
+        let (body, digest) = support::manifest(
+            &dst,
+            &format!("{}/site/kube-vip/kube-vip:v1.2.0", target.host),
+        )
+        .await;
+        assert_eq!(digest, support::sha256(&body));
+        let multi_result = report
+            .images
+            .iter()
+            .find(|i| i.copy.image == uri(multi))
+            .unwrap();
+        assert_eq!(Some(digest.as_str()), multi_result.digest.as_deref());
+        let index: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(index["manifests"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            index["manifests"][0]["digest"],
+            multi.platforms[0].1.as_str()
+        );
+        let arm64_layer = &multi.platforms[1].2[0];
+        assert!(!support::has_blob(&dst, &target, "site/kube-vip/kube-vip", arm64_layer).await);
+    });
+
+    // A re-run finds every tag in place and sends nothing.
+    let again = rt.block_on(import_archive(
+        &archive,
+        &plan,
+        &import,
+        Arc::new(NoProgress),
+    ));
+    assert_eq!(again.up_to_date(), 3, "{again:#?}");
+    assert_eq!(again.bytes(), 0);
+}
+
+#[test]
+fn skopeo_archives_oci_and_docker_save_import_with_the_same_digests() {
+    let tls = Tls::generate();
+    let (source, target) = (Registry::start(None), Registry::start(Some(&tls)));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = rt();
+    let images = rt.block_on(push_three(&source));
+    let a = &images.a;
+    let from = format!("docker://{}/{}:{}", source.host, a.path, a.tag);
+    let oci = dir.path().join("skopeo-oci.tar");
+    let docker = dir.path().join("skopeo-docker.tar");
+    // Without --preserve-digests skopeo would compress the uncompressed layers.
+    skopeo(&[
+        "copy",
+        "-q",
+        "--preserve-digests",
+        "--src-tls-verify=false",
+        &from,
+        &format!("oci-archive:{}:{}", oci.display(), uri(a)),
+    ]);
+    skopeo(&[
+        "copy",
+        "-q",
+        "--src-tls-verify=false",
+        &from,
+        &format!("docker-archive:{}:{}", docker.display(), uri(a)),
+    ]);
+    drop(source);
+
+    let import = import_config(&target, &tls, "oci");
+    let archive = Archive::open(&oci).unwrap();
+    assert_eq!(archive.format(), ArchiveFormat::OciLayout);
+    let plan = plan_import(&archive, &[], &import).unwrap();
+    let report = rt.block_on(import_archive(
+        &archive,
+        &plan,
+        &import,
+        Arc::new(NoProgress),
+    ));
+    assert_eq!(report.failed(), 0, "{report:#?}");
+    let dst = support::client(&[], Some(&tls.ca_pem));
+    let (_, digest) = rt.block_on(support::manifest(
+        &dst,
+        &format!("{}/oci/{}:{}", target.host, a.path, a.tag),
+    ));
+    assert_eq!(digest, a.digest);
+
+    // docker save keeps the config and the uncompressed layers, not the manifest: the manifest
+    // is made anew (Docker schema 2), with the original config and layer digests.
+    let import = import_config(&target, &tls, "docker");
+    let archive = Archive::open(&docker).unwrap();
+    assert_eq!(archive.format(), ArchiveFormat::DockerArchive);
+    let plan = plan_import(&archive, &[], &import).unwrap();
+    assert_eq!(plan[0].image, uri(a));
+    let report = rt.block_on(import_archive(
+        &archive,
+        &plan,
+        &import,
+        Arc::new(NoProgress),
+    ));
+    assert_eq!(report.failed(), 0, "{report:#?}");
+    rt.block_on(async {
+        let (original, _) =
+            support::manifest(&dst, &format!("{}/oci/{}:{}", target.host, a.path, a.tag)).await;
+        let original: serde_json::Value = serde_json::from_slice(&original).unwrap();
+        let r: oci_client::Reference = format!("{}/docker/{}:{}", target.host, a.path, a.tag)
+            .parse()
+            .unwrap();
+        let (body, _) = dst
+            .pull_manifest_raw(
+                &r,
+                &oci_client::secrets::RegistryAuth::Anonymous,
+                &["application/vnd.docker.distribution.manifest.v2+json"],
+            )
+            .await
+            .unwrap();
+        let imported: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(imported["config"]["digest"], original["config"]["digest"]);
+        let digests = |m: &serde_json::Value| -> Vec<String> {
+            m["layers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l["digest"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(digests(&imported), digests(&original));
+        assert_eq!(digests(&imported), a.layers);
+    });
+    // skopeo reads back what was imported from the docker archive.
+    let raw = skopeo(&[
+        "inspect",
+        "--raw",
+        "--cert-dir",
+        &cert_dir(&tls, dir.path()),
+        &format!("docker://{}/docker/{}:{}", target.host, a.path, a.tag),
+    ]);
+    assert!(
+        raw.contains("application/vnd.docker.image.rootfs.diff.tar"),
+        "{raw}"
+    );
+}
+
+/// Flips one byte at `offset`.
+fn flip(path: &Path, offset: u64) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, offset).unwrap();
+    f.write_all_at(&[b[0] ^ 0x5a], offset).unwrap();
+}
+
+/// Where an entry's data starts, and its size (by our own tar reading: GNU tar agrees on sizes).
+fn entry_offset(path: &Path, name: &str) -> (u64, u64) {
+    let bytes = std::fs::read(path).unwrap();
+    let mut offset = 0usize;
+    loop {
+        let h = &bytes[offset..offset + 512];
+        assert!(h.iter().any(|&b| b != 0), "{name} not found");
+        let entry = String::from_utf8_lossy(&h[..100])
+            .trim_end_matches('\0')
+            .to_owned();
+        let size_text = String::from_utf8_lossy(&h[124..135]).into_owned();
+        let size = u64::from_str_radix(size_text.trim_matches(['\0', ' ']), 8).unwrap();
+        if entry == name {
+            return (offset as u64 + 512, size);
+        }
+        offset += 512 + (size as usize).div_ceil(512) * 512;
+    }
+}
+
+#[test]
+fn corrupt_archives_are_named_with_the_image_and_the_blob_and_nothing_is_tagged() {
+    let tls = Tls::generate();
+    let (source, target) = (Registry::start(None), Registry::start(Some(&tls)));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.tar");
+    let rt = rt();
+    let images = rt.block_on(push_three(&source));
+    let a = &images.a;
+    let config = download_config(&source, &file);
+    let plan = plan_download(&[uri(a)], config.source_registry.as_deref()).unwrap();
+    let report = rt.block_on(download_images(&plan, &config, Arc::new(NoProgress)));
+    assert!(report.error.is_none(), "{report:#?}");
+    drop(source);
+    let good = std::fs::read(&file).unwrap();
+    let layer = &a.layers[1];
+    let layer_name = format!("blobs/sha256/{}", layer.trim_start_matches("sha256:"));
+    let (layer_offset, layer_size) = entry_offset(&file, &layer_name);
+    let dst = support::client(&[], Some(&tls.ca_pem));
+    let tagged = |ns: &str| {
+        let r: oci_client::Reference = format!("{}/{ns}/{}:{}", target.host, a.path, a.tag)
+            .parse()
+            .unwrap();
+        rt.block_on(dst.fetch_manifest_digest(&r, &oci_client::secrets::RegistryAuth::Anonymous))
+            .is_ok()
+    };
+    let import_error = |path: &Path, ns: &str| -> String {
+        let import = import_config(&target, &tls, ns);
+        let archive = Archive::open(path).unwrap();
+        let plan = plan_import(&archive, &[], &import).unwrap();
+        let report = rt.block_on(import_archive(
+            &archive,
+            &plan,
+            &import,
+            Arc::new(NoProgress),
+        ));
+        let ImageStatus::Failed { error } = &report.images[0].status else {
+            panic!("{report:#?}")
+        };
+        // As the CLI prints it: the image, then what went wrong.
+        format!("{}: {error}", report.images[0].copy.image)
+    };
+
+    // A flipped byte in a layer: the digest check fails the upload before it is committed.
+    let flipped = dir.path().join("flipped.tar");
+    std::fs::write(&flipped, &good).unwrap();
+    flip(&flipped, layer_offset + layer_size / 2);
+    let error = import_error(&flipped, "flipped");
+    assert!(
+        error.contains(&uri(a)) && error.contains(layer) && error.contains("corrupt"),
+        "{error}"
+    );
+    assert!(!tagged("flipped"));
+    let r: oci_client::Reference = format!("{}/flipped/{}:x", target.host, a.path)
+        .parse()
+        .unwrap();
+    assert!(!rt.block_on(dst.blob_exists(&r, layer)).unwrap());
+
+    // A missing blob (the archive repacked by GNU tar without it).
+    let unpacked = dir.path().join("unpacked");
+    std::fs::create_dir(&unpacked).unwrap();
+    assert!(
+        Command::new("tar")
+            .arg("-xf")
+            .arg(&file)
+            .arg("-C")
+            .arg(&unpacked)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::remove_file(unpacked.join(&layer_name)).unwrap();
+    let missing = dir.path().join("missing.tar");
+    assert!(
+        Command::new("tar")
+            .arg("-cf")
+            .arg(&missing)
+            .arg("-C")
+            .arg(&unpacked)
+            .arg(".")
+            .status()
+            .unwrap()
+            .success()
+    );
+    let error = import_error(&missing, "missing");
+    assert!(
+        error.contains(&uri(a)) && error.contains(layer) && error.contains("not in the archive"),
+        "{error}"
+    );
+    assert!(!tagged("missing"));
+
+    // Truncated in the middle of the layer: what describes the images is gone with the end.
+    let truncated = dir.path().join("truncated.tar");
+    std::fs::write(
+        &truncated,
+        &good[..(layer_offset + layer_size / 2) as usize],
+    )
+    .unwrap();
+    let error = Archive::open(&truncated).unwrap_err();
+    let ArchiveError::Truncated { entry, .. } = &error else {
+        panic!("{error}")
+    };
+    assert_eq!(entry, &layer_name);
+    assert!(error.to_string().contains("truncated"), "{error}");
+
+    // Not a tar at all, and a compressed one.
+    let junk = dir.path().join("junk.tar");
+    std::fs::write(&junk, support::random_bytes(4096)).unwrap();
+    assert!(matches!(
+        Archive::open(&junk),
+        Err(ArchiveError::NotTar { .. })
+    ));
+    let gz = dir.path().join("a.tar.gz");
+    std::fs::write(&gz, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0]).unwrap();
+    let error = Archive::open(&gz).unwrap_err().to_string();
+    assert!(error.contains("gzip"), "{error}");
+
+    // The intact archive still imports.
+    let import = import_config(&target, &tls, "good");
+    let archive = Archive::open(&file).unwrap();
+    let plan = plan_import(&archive, &[], &import).unwrap();
+    let report = rt.block_on(import_archive(
+        &archive,
+        &plan,
+        &import,
+        Arc::new(NoProgress),
+    ));
+    assert_eq!(report.failed(), 0, "{report:#?}");
+    assert!(tagged("good"));
+}
+
+/// Stops the run (by dropping its future) after `after` blobs are in the archive.
+struct Interrupt {
+    done: AtomicUsize,
+    after: usize,
+    notify: tokio::sync::Notify,
+}
+
+impl Progress for Interrupt {
+    fn blob_done(&self, _index: usize, _digest: &str) {
+        if self.done.fetch_add(1, Ordering::SeqCst) + 1 == self.after {
+            self.notify.notify_one();
+        }
+    }
+}
+
+#[test]
+fn an_interrupted_download_resumes_with_only_what_is_missing() {
+    let source = Registry::start(None);
+    let dir = tempfile::tempdir().unwrap();
+    let file: PathBuf = dir.path().join("artifacts.tar");
+    let rt = rt();
+    let a = rt.block_on(async {
+        let src = support::client(&[&source], None);
+        support::push_image(&src, &source, "etcd-io/etcd", "v3.5", 6, 256 * 1024, &[]).await
+    });
+    let mut config = download_config(&source, &file);
+    config.concurrency = 1;
+    let plan = plan_download(&[uri(&a)], config.source_registry.as_deref()).unwrap();
+    let interrupt = Arc::new(Interrupt {
+        done: AtomicUsize::new(0),
+        after: 3,
+        notify: tokio::sync::Notify::new(),
+    });
+    rt.block_on(async {
+        let run = download_images(&plan, &config, interrupt.clone());
+        tokio::select! {
+            _ = run => panic!("the download finished before it was interrupted"),
+            () = interrupt.notify.notified() => {}
+        }
+    });
+    let partial = partial_path(&file);
+    assert!(partial.exists() && !file.exists());
+    // Cut the partial file in the middle of whatever was being written last, as a crash would.
+    let len = std::fs::metadata(&partial).unwrap().len();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&partial)
+        .unwrap();
+    f.set_len(len - 1000).unwrap();
+    drop(f);
+
+    let resumed = rt.block_on(download_images(&plan, &config, Arc::new(NoProgress)));
+    assert!(resumed.error.is_none(), "{resumed:#?}");
+    match &resumed.report.images[0].status {
+        ImageStatus::Copied {
+            blobs_copied,
+            blobs_skipped,
+            bytes,
+            ..
+        } => {
+            // config + 6 layers + the manifest; at least 2 of the first 3 survived the cut.
+            assert!(*blobs_skipped >= 2, "{resumed:#?}");
+            assert_eq!(blobs_copied + blobs_skipped, 8, "{resumed:#?}");
+            assert!(*bytes <= 5 * 256 * 1024 + 4096, "{resumed:#?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(file.exists() && !partial.exists());
+    // skopeo reads the resumed archive, and the layers are the source's.
+    let raw = skopeo(&[
+        "inspect",
+        "--raw",
+        &format!("oci-archive:{}:{}", file.display(), uri(&a)),
+    ]);
+    assert_eq!(raw_digest(&raw), a.digest);
+
+    // Run again on the finished archive: nothing is fetched, the archive is rewritten the same.
+    let before = std::fs::read(&file).unwrap();
+    let again = rt.block_on(download_images(&plan, &config, Arc::new(NoProgress)));
+    assert!(again.error.is_none(), "{again:#?}");
+    assert_eq!(again.report.up_to_date(), 1, "{again:#?}");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
+
+#[test]
+fn a_failed_image_leaves_a_partial_archive_and_a_foreign_file_is_not_overwritten() {
+    let source = Registry::start(None);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("artifacts.tar");
+    let rt = rt();
+    let a = rt.block_on(async {
+        let src = support::client(&[&source], None);
+        support::push_image(&src, &source, "cilium/cilium", "v1", 1, 1024, &[]).await
+    });
+    let config = download_config(&source, &file);
+    let plan = plan_download(
+        &[uri(&a), format!("{PREFIX}/does/not-exist:v9")],
+        config.source_registry.as_deref(),
+    )
+    .unwrap();
+    let report = rt.block_on(download_images(&plan, &config, Arc::new(NoProgress)));
+    assert_eq!(report.report.failed(), 1, "{report:#?}");
+    assert!(report.archive.is_none());
+    assert!(
+        report.error.as_deref().unwrap().contains(".partial"),
+        "{report:#?}"
+    );
+    assert!(partial_path(&file).exists() && !file.exists());
+
+    let foreign = dir.path().join("foreign.tar");
+    std::fs::write(&foreign, b"not ours").unwrap();
+    let mut config = download_config(&source, &foreign);
+    config.files.clear();
+    let report = rt.block_on(download_images(&plan[..1], &config, Arc::new(NoProgress)));
+    assert!(
+        report
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("not written by snowctl"),
+        "{report:#?}"
+    );
+    assert_eq!(std::fs::read(&foreign).unwrap(), b"not ours");
+}
