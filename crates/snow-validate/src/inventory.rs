@@ -1,7 +1,7 @@
 //! What is on each device, read in one concurrent pass: state, software, capacity, instances by
 //! cluster, direct network interfaces, AMIs and key pairs (`snowctl devices describe`).
 //!
-//! Every device is read at once, and on each device the seven calls (DescribeDevice,
+//! Every device is read at once, and on each device the six calls (DescribeDevice,
 //! DescribeDeviceSoftware, DescribeDirectNetworkInterfaces on the Device API; DescribeInstances,
 //! DescribeImages, DescribeKeyPairs on EC2) run at once too: none depends on another. A call that
 //! fails is reported with the device; the device's other answers are kept.
