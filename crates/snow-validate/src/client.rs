@@ -3,8 +3,8 @@
 //! the CA bundle.
 
 use crate::device::{
-    Capacity, Device, DeviceDescription, DeviceSoftware, Image, InstanceTypeInfo, NetworkInterface,
-    UnlockState,
+    Capacity, Device, DeviceDescription, DeviceSoftware, DirectNetworkInterface, Image,
+    InstanceTypeInfo, NetworkInterface, UnlockState,
 };
 use crate::error::{DeviceError, ErrorKind, Service, classify_service, classify_transport};
 use crate::limits;
@@ -248,7 +248,15 @@ impl SnowDevice {
         &self.device_api
     }
 
-    fn ec2_error<E>(&self, err: SdkError<E, aws_smithy_runtime_api::http::Response>) -> DeviceError
+    /// The timeouts and retry policy.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    pub(crate) fn ec2_error<E>(
+        &self,
+        err: SdkError<E, aws_smithy_runtime_api::http::Response>,
+    ) -> DeviceError
     where
         E: ProvideErrorMetadata + StdError + Send + Sync + 'static,
     {
@@ -305,7 +313,12 @@ where
     DeviceError::new(ip, Service::Ec2, kind, detail)
 }
 
-fn is_not_found(err: &DeviceError, codes: &[&str]) -> bool {
+/// The token of the next page, when there is one (an empty token ends the listing too).
+pub(crate) fn next_page(token: Option<&str>) -> Option<String> {
+    token.filter(|t| !t.is_empty()).map(str::to_owned)
+}
+
+pub(crate) fn is_not_found(err: &DeviceError, codes: &[&str]) -> bool {
     matches!(&err.kind, ErrorKind::Service { code, .. } if codes.contains(&code.as_str()))
 }
 
@@ -429,10 +442,7 @@ impl Device for SnowDevice {
                         .and_then(|m| u64::try_from(m).ok()),
                 });
             }
-            token = out
-                .next_token()
-                .filter(|t| !t.is_empty())
-                .map(str::to_owned);
+            token = next_page(out.next_token());
             if token.is_none() {
                 break;
             }
@@ -514,13 +524,80 @@ impl DeviceApiClient {
         DeviceError::new(self.ip, Service::DeviceApi, kind, detail)
     }
 
-    /// One operation with the retry policy; the JSON answer.
+    /// `DescribeDirectNetworkInterfaces`, every page (at most 100 pages).
+    pub async fn describe_direct_network_interfaces(
+        &self,
+    ) -> Result<Vec<DirectNetworkInterface>, DeviceError> {
+        let mut all = Vec::new();
+        let mut token: Option<String> = None;
+        for _ in 0..100 {
+            let input = match &token {
+                Some(t) => serde_json::json!({ "NextToken": t }),
+                None => serde_json::json!({}),
+            };
+            let value = self
+                .call_with("DescribeDirectNetworkInterfaces", &input)
+                .await?;
+            all.extend(parse_direct_network_interfaces(&value).map_err(|d| self.protocol(d))?);
+            token = value
+                .get("NextToken")
+                .and_then(|t| t.as_str())
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned);
+            if token.is_none() {
+                break;
+            }
+        }
+        Ok(all)
+    }
+
+    /// `CreateDirectNetworkInterface` on a physical interface, attached to `instance_id`.
+    pub async fn create_direct_network_interface(
+        &self,
+        physical_network_interface_id: &str,
+        instance_id: Option<&str>,
+    ) -> Result<DirectNetworkInterface, DeviceError> {
+        let mut input = serde_json::json!({
+            "PhysicalNetworkInterfaceId": physical_network_interface_id,
+        });
+        if let Some(id) = instance_id {
+            input["InstanceId"] = serde_json::json!(id);
+        }
+        let value = self
+            .call_with("CreateDirectNetworkInterface", &input)
+            .await?;
+        let dni = field(&value, "DirectNetworkInterface", "").map_err(|d| self.protocol(d))?;
+        parse_direct_network_interface(dni, "DirectNetworkInterface.").map_err(|d| self.protocol(d))
+    }
+
+    /// `DeleteDirectNetworkInterface`; `Ok(false)` when the device no longer has it
+    /// (`ResourceNotFoundException`), so a re-run skips what is already gone.
+    pub async fn delete_direct_network_interface(&self, arn: &str) -> Result<bool, DeviceError> {
+        let input = serde_json::json!({ "DirectNetworkInterfaceArn": arn });
+        match self.call_with("DeleteDirectNetworkInterface", &input).await {
+            Ok(_) => Ok(true),
+            Err(err) if is_not_found(&err, &["ResourceNotFoundException"]) => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// One operation without input (`{}`) with the retry policy; the JSON answer.
     pub async fn call(&self, operation: &str) -> Result<serde_json::Value, DeviceError> {
+        self.call_with(operation, &serde_json::json!({})).await
+    }
+
+    /// One operation with a JSON input, with the retry policy; the JSON answer.
+    pub async fn call_with(
+        &self,
+        operation: &str,
+        input: &serde_json::Value,
+    ) -> Result<serde_json::Value, DeviceError> {
         let timeout = self.config.request_timeout;
+        let body = input.to_string().into_bytes();
         self.config
             .retry
             .run(|| async {
-                match tokio::time::timeout(timeout, self.call_once(operation)).await {
+                match tokio::time::timeout(timeout, self.call_once(operation, &body)).await {
                     Ok(result) => result,
                     Err(_) => Err(self.error(ErrorKind::TimedOut(timeout), String::new())),
                 }
@@ -528,8 +605,11 @@ impl DeviceApiClient {
             .await
     }
 
-    async fn call_once(&self, operation: &str) -> Result<serde_json::Value, DeviceError> {
-        let body: &[u8] = b"{}";
+    async fn call_once(
+        &self,
+        operation: &str,
+        body: &[u8],
+    ) -> Result<serde_json::Value, DeviceError> {
         let target = format!("{DEVICE_API_TARGET_PREFIX}.{operation}");
         let mut request = http::Request::builder()
             .method("POST")
@@ -537,7 +617,7 @@ impl DeviceApiClient {
             .header("host", &self.authority)
             .header("content-type", "application/x-amz-json-1.1")
             .header("x-amz-target", &target)
-            .body(SdkBody::from(body))
+            .body(SdkBody::from(body.to_vec()))
             .map_err(|e| self.error(ErrorKind::Connection, e.to_string()))?;
         self.sign(&mut request, body)?;
         let request = HttpRequest::try_from(request)
@@ -700,6 +780,33 @@ pub fn parse_describe_device(v: &serde_json::Value) -> Result<DeviceDescription,
         capacities,
         network_interfaces,
     })
+}
+
+/// Parses one direct network interface; `DirectNetworkInterfaceArn` and
+/// `PhysicalNetworkInterfaceId` are required.
+fn parse_direct_network_interface(
+    v: &serde_json::Value,
+    at: &str,
+) -> Result<DirectNetworkInterface, String> {
+    let text = |name: &str| v.get(name).and_then(|x| x.as_str()).map(str::to_owned);
+    Ok(DirectNetworkInterface {
+        arn: string(v, "DirectNetworkInterfaceArn", at)?,
+        physical_network_interface_id: string(v, "PhysicalNetworkInterfaceId", at)?,
+        instance_id: text("InstanceId").filter(|s| !s.is_empty()),
+        vlan_id: v.get("VlanId").and_then(|x| x.as_u64()),
+        mac_address: text("MacAddress"),
+    })
+}
+
+/// Parses a `DescribeDirectNetworkInterfaces` answer; a missing required field is an error.
+pub fn parse_direct_network_interfaces(
+    v: &serde_json::Value,
+) -> Result<Vec<DirectNetworkInterface>, String> {
+    array(v, "DirectNetworkInterfaces")?
+        .iter()
+        .enumerate()
+        .map(|(i, d)| parse_direct_network_interface(d, &format!("DirectNetworkInterfaces[{i}].")))
+        .collect()
 }
 
 /// Parses a `DescribeDeviceSoftware` answer; a missing required field is an error.

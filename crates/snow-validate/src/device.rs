@@ -87,6 +87,21 @@ pub struct NetworkInterface {
     pub ip_address: Option<String>,
 }
 
+/// One direct network interface (`DescribeDirectNetworkInterfaces`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DirectNetworkInterface {
+    /// `DirectNetworkInterfaceArn`.
+    pub arn: String,
+    /// `PhysicalNetworkInterfaceId`: the port it hangs off.
+    pub physical_network_interface_id: String,
+    /// `InstanceId`: the instance it is attached to, if any.
+    pub instance_id: Option<String>,
+    /// `VlanId`, if any.
+    pub vlan_id: Option<u64>,
+    /// `MacAddress`, if reported.
+    pub mac_address: Option<String>,
+}
+
 /// The parts of `DescribeDevice` preflight uses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeviceDescription {

@@ -36,11 +36,44 @@ pub async fn preflight_from_files(
     options: &PreflightOptions,
     progress: &mut impl FnMut(&preflight::DeviceProgress),
 ) -> Result<FilesReport, Box<Finding>> {
+    let plan = Plan::from_spec(spec);
+    let fleet = fleet_from_files(files, &plan.devices())?;
+    let mut findings = fleet.findings;
+    let (devices, missing) = (fleet.devices, fleet.without_credentials);
+    let report = preflight::run(&plan, &devices, &missing, options, progress).await;
+    findings.extend(report.findings);
+    Ok(FilesReport {
+        findings,
+        devices: report.devices,
+        elapsed: report.elapsed,
+    })
+}
+
+/// The clients of the chosen devices, built from the two files.
+#[derive(Debug)]
+pub struct FilesFleet {
+    /// One client per device that has a profile.
+    pub devices: Vec<SnowDevice>,
+    /// The chosen devices without a profile in the credentials file.
+    pub without_credentials: Vec<DeviceIp>,
+    /// The files' warnings and errors.
+    pub findings: Vec<Finding>,
+}
+
+/// Loads the files and makes a client for each of `ips`, or for every profile of the
+/// credentials file when `ips` is empty. `Err` is input that cannot be used at all (an
+/// unreadable file, a bundle without certificates), as one finding that says what to do.
+pub fn fleet_from_files(
+    files: DeviceFiles<'_>,
+    ips: &[DeviceIp],
+) -> Result<FilesFleet, Box<Finding>> {
     let (credentials, mut findings) = snow_credentials::load_credentials(files.credentials)
         .map_err(|e| Box::new(e.to_finding("credentials")))?;
     let (bundle, bundle_findings) = snow_credentials::load_ca_bundle(files.ca_bundle)
         .map_err(|e| Box::new(e.to_finding("ca-bundle")))?;
     findings.extend(bundle_findings);
+    // The files' warnings and errors stay (errors explain the device failures); infos go.
+    findings.retain(|f| f.severity != Severity::Info);
     let trust = Trust::from_bundle(&bundle).map_err(|e| {
         Box::new(
             Finding::error("ca-bundle.empty", e.to_string())
@@ -53,15 +86,15 @@ pub async fn preflight_from_files(
         request_timeout: files.request_timeout,
         ..ClientConfig::default()
     };
-    let plan = Plan::from_spec(spec);
-    let (devices, missing) = SnowDevice::fleet(&credentials, &trust, config, plan.devices());
-    let report = preflight::run(&plan, &devices, &missing, options, progress).await;
-    // The files' warnings and errors stay (errors explain the device failures); infos go.
-    findings.retain(|f| f.severity != Severity::Info);
-    findings.extend(report.findings);
-    Ok(FilesReport {
+    let chosen: Vec<DeviceIp> = if ips.is_empty() {
+        credentials.devices().iter().map(|d| d.ip()).collect()
+    } else {
+        ips.to_vec()
+    };
+    let (devices, without_credentials) = SnowDevice::fleet(&credentials, &trust, config, chosen);
+    Ok(FilesFleet {
+        devices,
+        without_credentials,
         findings,
-        devices: report.devices,
-        elapsed: report.elapsed,
     })
 }

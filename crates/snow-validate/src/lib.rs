@@ -9,6 +9,9 @@
 //!   [`snow_credentials::DeviceCredentialsProvider`] and a [`Trust`] made from the CA bundle
 //!   (never the system roots); rustls on aws-lc-rs.
 //! - [`Device`]: the calls preflight makes, as a trait, so in-memory devices can stand in.
+//! - [`inventory::describe`]: what every device holds (instances by cluster, DNIs, AMIs, key
+//!   pairs); [`chores`]: key import on every device and the AMIs preflight would pick;
+//!   [`cleanup`]: removing a cluster's leftover instances and DNIs.
 //! - [`Plan::from_spec`] then [`preflight::run`]: every check on every device at once;
 //!   [`preflight_from_files`] does it all from the credentials INI and CA bundle paths.
 //!
@@ -25,11 +28,15 @@
 //! # Ok(()) }
 //! ```
 
+pub mod chores;
+pub mod cleanup;
 pub mod client;
 pub mod device;
 pub mod error;
 mod files;
+mod fleet_client;
 pub mod imds;
+pub mod inventory;
 pub mod limits;
 pub mod plan;
 pub mod preflight;
@@ -37,10 +44,11 @@ pub mod preflight;
 pub use aws_sdk_ec2;
 pub use client::{ClientConfig, ClientError, DeviceApiClient, RetryPolicy, SnowDevice, Trust};
 pub use device::{
-    Capacity, Device, DeviceDescription, DeviceSoftware, Image, InstanceTypeInfo, NetworkInterface,
-    UnlockState,
+    Capacity, Device, DeviceDescription, DeviceSoftware, DirectNetworkInterface, Image,
+    InstanceTypeInfo, NetworkInterface, UnlockState,
 };
 pub use error::{DeviceError, ErrorKind, Service};
-pub use files::{DeviceFiles, FilesReport, preflight_from_files};
+pub use files::{DeviceFiles, FilesFleet, FilesReport, fleet_from_files, preflight_from_files};
+pub use inventory::{FleetDevice, FleetInventory};
 pub use plan::{MachinePlan, Plan, Role};
 pub use preflight::{DeviceProgress, Mode, PreflightOptions, PreflightReport, Schedule};

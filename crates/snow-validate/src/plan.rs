@@ -11,6 +11,19 @@ pub const AMI_TAG_KUBERNETES_VERSION: &str = "eksa.aws.com/k8s-version";
 /// The AMI tag that names the OS family, for AMI lookup when `amiID` is empty.
 pub const AMI_TAG_OS_FAMILY: &str = "eksa.aws.com/os-family";
 
+/// The tags preflight filters AMIs on when `amiID` is empty: the Kubernetes version (when known)
+/// and the OS family (when not empty).
+pub fn ami_tags(kubernetes_version: Option<&str>, os_family: &str) -> Vec<(String, String)> {
+    let mut tags = Vec::new();
+    if let Some(v) = kubernetes_version {
+        tags.push((AMI_TAG_KUBERNETES_VERSION.to_owned(), v.to_owned()));
+    }
+    if !os_family.is_empty() {
+        tags.push((AMI_TAG_OS_FAMILY.to_owned(), os_family.to_owned()));
+    }
+    tags
+}
+
 /// The role of a machine config in the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Role {

@@ -6,7 +6,7 @@ use crate::device::{
     Device, DeviceDescription, DeviceSoftware, Image, InstanceTypeInfo, UnlockState,
 };
 use crate::error::{DeviceError, Service};
-use crate::plan::{AMI_TAG_KUBERNETES_VERSION, AMI_TAG_OS_FAMILY, MachinePlan, Plan};
+use crate::plan::{MachinePlan, Plan};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use snow_api::{DeviceIp, Finding, Severity};
 use std::collections::{BTreeMap, BTreeSet};
@@ -165,14 +165,7 @@ fn calls_for(plan: &Plan, device: DeviceIp) -> Vec<Call> {
 }
 
 fn ami_tags(plan: &Plan, os: &str) -> Vec<(String, String)> {
-    let mut tags = Vec::new();
-    if let Some(v) = &plan.kubernetes_version {
-        tags.push((AMI_TAG_KUBERNETES_VERSION.to_owned(), v.clone()));
-    }
-    if !os.is_empty() {
-        tags.push((AMI_TAG_OS_FAMILY.to_owned(), os.to_owned()));
-    }
-    tags
+    crate::plan::ami_tags(plan.kubernetes_version.as_deref(), os)
 }
 
 async fn make_call<D: Device>(device: &D, plan: &Plan, call: &Call) -> Answer {

@@ -3,53 +3,20 @@
 //! classified finding within a bounded time.
 
 use snow_api::{DeviceIp, Finding, Severity};
-use snow_credentials::{CaBundle, CredentialsFile};
 use snow_test_devices::{
     BlackHole, DeviceApiStandIn, DeviceState, Faults, InMemoryDevice, Moto, TestCa, loopback_ip,
 };
 use snow_validate::preflight::{self, PreflightOptions};
 use snow_validate::{
     ClientConfig, Device, DeviceDescription, DeviceError, DeviceSoftware, ErrorKind, Image,
-    InstanceTypeInfo, MachinePlan, Plan, RetryPolicy, Role, SnowDevice, Trust,
+    InstanceTypeInfo, MachinePlan, Plan, Role, SnowDevice,
 };
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::time::Duration;
 
-const ACCESS_KEY: &str = "AKIDSNOWTEST00000001";
-const SECRET: &str = "snowSecretKeyForTestsOnly0000000000000001";
-const AMI_NAME: &str = "eks-d-1-31-ubuntu";
-const KEY: &str = "snow-key";
-const KEY_MATERIAL: &str =
-    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGtL0BVVb1z1ynqpvbGVPD0yTjNe5j6NRtk+4kwdbjEi test";
-
-fn credentials(ips: &[IpAddr], secret: &str) -> CredentialsFile {
-    let mut ini = String::new();
-    for ip in ips {
-        ini.push_str(&format!(
-            "[{ip}]\naws_access_key_id = {ACCESS_KEY}\naws_secret_access_key = {secret}\nregion = snow\n\n"
-        ));
-    }
-    CredentialsFile::parse("credentials", ini.into_bytes()).0
-}
-
-fn trust(ca: &TestCa) -> Trust {
-    let (bundle, _) = CaBundle::parse("ca-bundle.pem", ca.pem().as_bytes().to_vec());
-    Trust::from_bundle(&bundle).unwrap()
-}
-
-fn config() -> ClientConfig {
-    ClientConfig {
-        connect_timeout: Duration::from_secs(1),
-        request_timeout: Duration::from_secs(5),
-        retry: RetryPolicy {
-            max_attempts: 3,
-            initial_backoff: Duration::from_millis(50),
-            max_backoff: Duration::from_millis(200),
-        },
-        ..ClientConfig::default()
-    }
-}
+mod common;
+use common::*;
 
 fn plan(devices: &[IpAddr], instance_type: &str, ami: Option<&str>, count: u32) -> Plan {
     let m = MachinePlan {
@@ -78,120 +45,12 @@ fn options() -> PreflightOptions {
     }
 }
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn errors(findings: &[Finding]) -> Vec<(String, Option<String>)> {
     findings
         .iter()
         .filter(|f| f.severity == Severity::Error)
         .map(|f| (f.check.clone(), f.device.clone()))
         .collect()
-}
-
-/// Seeds moto through its EC2 API: an AMI tagged for 1.31/ubuntu, and the key pair.
-async fn seed(device: &SnowDevice, key: bool) -> String {
-    let ec2 = device.ec2();
-    let image = ec2
-        .register_image()
-        .name(AMI_NAME)
-        .description("EKS-D 1.31 ubuntu")
-        .send()
-        .await
-        .expect("RegisterImage");
-    let id = image.image_id().unwrap().to_owned();
-    ec2.create_tags()
-        .resources(&id)
-        .tags(
-            snow_validate::aws_sdk_ec2::types::Tag::builder()
-                .key("eksa.aws.com/k8s-version")
-                .value("1.31")
-                .build(),
-        )
-        .tags(
-            snow_validate::aws_sdk_ec2::types::Tag::builder()
-                .key("eksa.aws.com/os-family")
-                .value("ubuntu")
-                .build(),
-        )
-        .send()
-        .await
-        .expect("CreateTags");
-    if key {
-        ec2.import_key_pair()
-            .key_name(KEY)
-            .public_key_material(snow_validate::aws_sdk_ec2::primitives::Blob::new(
-                KEY_MATERIAL,
-            ))
-            .send()
-            .await
-            .expect("ImportKeyPair");
-    }
-    id
-}
-
-struct Fleet {
-    ips: Vec<IpAddr>,
-    _motos: Vec<Moto>,
-    _apis: Vec<DeviceApiStandIn>,
-    devices: Vec<SnowDevice>,
-}
-
-/// `n` devices, each with moto (minus `drop_types[i]`) and the stand-in.
-async fn fleet(ca: &TestCa, n: usize, drop_types: &[&[&str]]) -> Fleet {
-    let ips: Vec<IpAddr> = (0..n).map(|_| loopback_ip()).collect();
-    let mut motos = Vec::new();
-    let mut apis = Vec::new();
-    for (i, ip) in ips.iter().enumerate() {
-        let cert = ca.server_certificate(*ip).unwrap();
-        let drop = drop_types.get(i).copied().unwrap_or(&[]);
-        let (ip2, cert2, drop2) = (
-            *ip,
-            cert.clone(),
-            drop.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-        );
-        let moto = tokio::task::spawn_blocking(move || {
-            let d: Vec<&str> = drop2.iter().map(String::as_str).collect();
-            Moto::start(ip2, 8243, &cert2, &d)
-        });
-        motos.push(moto);
-        apis.push(
-            DeviceApiStandIn::start(
-                *ip,
-                9092,
-                &cert,
-                ACCESS_KEY,
-                SECRET,
-                DeviceState::default(),
-                Faults::default(),
-            )
-            .await
-            .unwrap(),
-        );
-    }
-    let mut started = Vec::new();
-    for m in motos {
-        started.push(m.await.unwrap().unwrap_or_else(|e| panic!("{e}")));
-    }
-    let creds = credentials(&ips, SECRET);
-    let (devices, missing) = SnowDevice::fleet(
-        &creds,
-        &trust(ca),
-        config(),
-        ips.iter().map(|i| DeviceIp::from(*i)),
-    );
-    assert!(missing.is_empty());
-    Fleet {
-        ips,
-        _motos: started,
-        _apis: apis,
-        devices,
-    }
 }
 
 #[test]

@@ -3,6 +3,12 @@
 //!
 //! There is no public emulator of this API (moto has no snowball-device backend, botocore does not
 //! describe it); the shapes follow EKS Anywhere's vendored `snowballdevice` client.
+//!
+//! Direct network interfaces (DNIs) live in the stand-in: `CreateDirectNetworkInterface` needs one
+//! of the device's physical interface ids and returns an ARN
+//! `arn:aws:snowball-device:::interface/s.ni-…`; `DescribeDirectNetworkInterfaces` lists them;
+//! `DeleteDirectNetworkInterface` of an unknown ARN is `ResourceNotFoundException` (400). Every
+//! request that passed the signature check is logged ([`DeviceApiStandIn::log`]).
 
 use crate::ca::ServerCertificate;
 use aws_lc_rs::{digest, hmac};
@@ -59,7 +65,45 @@ pub struct Faults {
     pub throttle_first: u32,
     /// Wait this long before every answer.
     pub delay: Duration,
+    /// Refuse `DeleteDirectNetworkInterface` of these ARNs (`AccessDeniedException`, 400).
+    pub refuse_dni_delete: Vec<String>,
 }
+
+/// One direct network interface the stand-in holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dni {
+    /// `arn:aws:snowball-device:::interface/s.ni-…`.
+    pub arn: String,
+    /// The physical interface it hangs off.
+    pub physical_network_interface_id: String,
+    /// The instance it is attached to (moto's `i-…` id in tests), if any.
+    pub instance_id: Option<String>,
+    /// The VLAN id, if any.
+    pub vlan_id: Option<u64>,
+    /// The MAC address.
+    pub mac_address: String,
+}
+
+impl Dni {
+    fn to_json(&self) -> Value {
+        let mut v = json!({
+            "DirectNetworkInterfaceArn": self.arn,
+            "PhysicalNetworkInterfaceId": self.physical_network_interface_id,
+            "MacAddress": self.mac_address,
+            "Driver": "ixgbevf",
+        });
+        if let Some(id) = &self.instance_id {
+            v["InstanceId"] = json!(id);
+        }
+        if let Some(vlan) = self.vlan_id {
+            v["VlanId"] = json!(vlan);
+        }
+        v
+    }
+}
+
+/// The physical interface ids `DescribeDevice` reports.
+pub const PHYSICAL_INTERFACES: [&str; 2] = ["s.ni-8c2bc1b2f1bfa8c4a", "s.ni-0a3b2c1d4e5f60718"];
 
 /// Starting the stand-in failed.
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +122,9 @@ struct Shared {
     state: Mutex<(DeviceState, Faults)>,
     requests: AtomicU32,
     bad_signatures: AtomicU32,
+    dnis: Mutex<Vec<Dni>>,
+    log: Mutex<Vec<String>>,
+    next_dni: AtomicU32,
 }
 
 /// A running stand-in; stops when dropped.
@@ -116,6 +163,9 @@ impl DeviceApiStandIn {
             state: Mutex::new((state, faults)),
             requests: AtomicU32::new(0),
             bad_signatures: AtomicU32::new(0),
+            dnis: Mutex::new(Vec::new()),
+            log: Mutex::new(Vec::new()),
+            next_dni: AtomicU32::new(1),
         });
         let serving = shared.clone();
         let task = crate::https::serve(listener, acceptor, move |req| {
@@ -142,6 +192,32 @@ impl DeviceApiStandIn {
     /// Requests whose signature did not verify.
     pub fn bad_signatures(&self) -> u32 {
         self.shared.bad_signatures.load(Ordering::SeqCst)
+    }
+
+    /// The direct network interfaces the device holds now.
+    pub fn dnis(&self) -> Vec<Dni> {
+        self.shared
+            .dnis
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_default()
+    }
+
+    /// Every signed request so far, in order: the operation name, then `" "` and the
+    /// `DirectNetworkInterfaceArn` (delete) or `InstanceId` (create) when the request has one.
+    pub fn log(&self) -> Vec<String> {
+        self.shared
+            .log
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+
+    /// Changes the faults injected from now on.
+    pub fn set_faults(&self, faults: Faults) {
+        if let Ok(mut guard) = self.shared.state.lock() {
+            guard.1 = faults;
+        }
     }
 
     /// Changes the state served from now on.
@@ -177,7 +253,7 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
         shared.bad_signatures.fetch_add(1, Ordering::SeqCst);
         return error(403, why.0, why.1);
     }
-    let (state, delay, throttle) = {
+    let (state, faults, throttle) = {
         let Ok(mut guard) = shared.state.lock() else {
             return error(500, "InternalFailure", "state lock poisoned");
         };
@@ -185,8 +261,9 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
         if throttle {
             guard.1.throttle_first -= 1;
         }
-        (guard.0.clone(), guard.1.delay, throttle)
+        (guard.0.clone(), guard.1.clone(), throttle)
     };
+    let delay = faults.delay;
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
@@ -205,7 +282,60 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
         );
     }
     let target = header(&parts, "x-amz-target").unwrap_or_default();
+    let Ok(input) = serde_json::from_slice::<Value>(&body) else {
+        return error(400, "SerializationException", "the body is not JSON");
+    };
+    let operation = target
+        .strip_prefix("SnowballDevice_20171127.")
+        .unwrap_or(&target);
+    let subject = ["DirectNetworkInterfaceArn", "InstanceId"]
+        .iter()
+        .find_map(|k| input.get(*k).and_then(Value::as_str));
+    if let Ok(mut log) = shared.log.lock() {
+        log.push(match subject {
+            Some(s) => format!("{operation} {s}"),
+            None => operation.to_owned(),
+        });
+    }
     match target.as_str() {
+        "SnowballDevice_20171127.DescribeDirectNetworkInterfaces" => {
+            let dnis = shared.dnis.lock().map(|d| d.clone()).unwrap_or_default();
+            let list: Vec<Value> = dnis.iter().map(Dni::to_json).collect();
+            answer(200, json!({ "DirectNetworkInterfaces": list }))
+        }
+        "SnowballDevice_20171127.CreateDirectNetworkInterface" => create_dni(shared, &input),
+        "SnowballDevice_20171127.DeleteDirectNetworkInterface" => {
+            let Some(arn) = input
+                .get("DirectNetworkInterfaceArn")
+                .and_then(Value::as_str)
+            else {
+                return error(
+                    400,
+                    "ValidationException",
+                    "DirectNetworkInterfaceArn is required",
+                );
+            };
+            if faults.refuse_dni_delete.iter().any(|r| r == arn) {
+                return error(
+                    400,
+                    "AccessDeniedException",
+                    "not allowed to delete this interface",
+                );
+            }
+            let Ok(mut dnis) = shared.dnis.lock() else {
+                return error(500, "InternalFailure", "state lock poisoned");
+            };
+            let before = dnis.len();
+            dnis.retain(|d| d.arn != arn);
+            if dnis.len() == before {
+                return error(
+                    400,
+                    "ResourceNotFoundException",
+                    &format!("interface {arn} not found"),
+                );
+            }
+            answer(200, json!({}))
+        }
         "SnowballDevice_20171127.DescribeDevice" => {
             let mut v = json!({
                 "DeviceId": "JIDa1b2c3d4-0000-0000-0000-000000000000",
@@ -244,6 +374,37 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
             &format!("unknown operation {other}"),
         ),
     }
+}
+
+fn create_dni(shared: &Shared, input: &Value) -> Response<Full<Bytes>> {
+    let physical = input
+        .get("PhysicalNetworkInterfaceId")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !PHYSICAL_INTERFACES.contains(&physical) {
+        return error(
+            400,
+            "ValidationException",
+            &format!("physical network interface {physical:?} not found"),
+        );
+    }
+    let n = shared.next_dni.fetch_add(1, Ordering::SeqCst);
+    let dni = Dni {
+        arn: format!("arn:aws:snowball-device:::interface/s.ni-{n:017x}"),
+        physical_network_interface_id: physical.to_owned(),
+        instance_id: input
+            .get("InstanceId")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        vlan_id: input.get("VlanId").and_then(Value::as_u64),
+        mac_address: format!("0e:00:00:00:{:02x}:{:02x}", (n >> 8) & 0xff, n & 0xff),
+    };
+    let out = json!({ "DirectNetworkInterface": dni.to_json() });
+    match shared.dnis.lock() {
+        Ok(mut dnis) => dnis.push(dni),
+        Err(_) => return error(500, "InternalFailure", "state lock poisoned"),
+    }
+    answer(200, out)
 }
 
 fn header(parts: &http::request::Parts, name: &str) -> Option<String> {

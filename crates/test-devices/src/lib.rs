@@ -7,7 +7,7 @@
 //! - [`DeviceApiStandIn`]: the Snowball Device API on `IP:9092` (awsJson1.1 over TLS). There is no
 //!   public emulator of it; this one verifies the SigV4 signature with the device's secret and
 //!   serves configurable state (unlock state, software version, capacities) and faults
-//!   (throttling, delay).
+//!   (throttling, delay, refused DNI deletes), and holds direct network interfaces.
 //! - [`BlackHole`] and [`closed_port`]: endpoints that never answer or refuse.
 //! - [`InMemoryDevice`]: a [`snow_validate::Device`] with no network, optionally slowed down.
 //! - [`registry`]: Debian's `docker-registry` (distribution) on loopback, plain HTTP or TLS, and
@@ -25,7 +25,9 @@ mod moto;
 pub mod registry;
 
 pub use ca::{ServerCertificate, TestCa};
-pub use device_api::{DeviceApiStandIn, DeviceState, Faults, StandInError};
+pub use device_api::{
+    DeviceApiStandIn, DeviceState, Dni, Faults, PHYSICAL_INTERFACES, StandInError,
+};
 pub use memory::{InFlight, InMemoryDevice};
 pub use moto::{Moto, MotoError, SNOW_INSTANCE_TYPES};
 
