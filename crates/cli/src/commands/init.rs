@@ -19,19 +19,11 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode 
         Ok(inputs) => inputs,
         Err(code) => return code,
     };
-    let bundles = &inputs.bundles.spec.versions_bundles;
-    let bundle = match &args.kubernetes_version {
-        Some(v) => inputs.bundles.versions_bundle(v).ok(),
-        None => bundles.iter().max_by_key(|b| version_key(&b.kube_version)),
-    };
-    let Some(bundle) = bundle else {
-        io.err(&format!(
-            "error: the release bundle has no Kubernetes {}; available: {}\n",
-            args.kubernetes_version.as_deref().unwrap_or("version"),
-            inputs.bundles.kube_versions().join(", ")
-        ));
-        return ExitCode::from(exit::USAGE);
-    };
+    let bundle =
+        match init::source::versions_bundle(&inputs.bundles, args.kubernetes_version.as_deref()) {
+            Ok(b) => b,
+            Err(err) => return failed(&err, io),
+        };
     let credentials = match &args.device_files {
         OptionalDeviceFiles {
             credentials: Some(c),
@@ -94,12 +86,6 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode 
         }
         Err(err) => failed(&err, io),
     }
-}
-
-/// `1.33` → `(1, 33)` for picking the newest versions bundle.
-fn version_key(version: &str) -> (u32, u32) {
-    let mut parts = version.split('.').map(|p| p.parse().unwrap_or(0));
-    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
 }
 
 fn failed(err: &LifecycleError, io: &mut Io<'_>) -> ExitCode {

@@ -87,6 +87,32 @@ pub fn wanted(bundle: &VersionsBundle) -> Result<Vec<Wanted>, LifecycleError> {
     ])
 }
 
+/// The versions bundle of `kube_version`, or the newest one.
+pub fn versions_bundle<'a>(
+    bundles: &'a snow_api::release::Bundles,
+    kube_version: Option<&str>,
+) -> Result<&'a VersionsBundle, LifecycleError> {
+    let key = |v: &str| -> (u32, u32) {
+        let mut parts = v.split('.').map(|p| p.parse().unwrap_or(0));
+        (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+    };
+    let found = match kube_version {
+        Some(v) => bundles.versions_bundle(v).ok(),
+        None => bundles
+            .spec
+            .versions_bundles
+            .iter()
+            .max_by_key(|b| key(&b.kube_version)),
+    };
+    found.ok_or_else(|| {
+        LifecycleError::Render(format!(
+            "the release bundle has no Kubernetes {}; available: {}",
+            kube_version.unwrap_or("version"),
+            bundles.kube_versions().join(", ")
+        ))
+    })
+}
+
 /// The file name at the end of a URI.
 fn asset(uri: &str) -> &str {
     uri.rsplit('/').next().unwrap_or(uri)
