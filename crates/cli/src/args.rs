@@ -53,6 +53,43 @@ pub enum Command {
     Describe(DescribeCommand),
     /// Reconcile Snow clusters declared on the management cluster (kubectl, GitOps).
     Controller(ControllerArgs),
+    /// Install cert-manager, Cluster API, the kubeadm and etcdadm providers and CAPAS on a
+    /// cluster, with clusterctl's labels and inventory (no clusterctl needed).
+    Init(InitArgs),
+}
+
+/// `snowctl init --kubeconfig FILE --components-dir DIR`
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The cluster to install on.
+    #[command(flatten)]
+    pub management: ManagementArgs,
+    /// The components manifests, laid out like clusterctl's local repository:
+    /// DIR/<provider>/<version>/<file>, the file named as at the end of the bundle's URI (e.g.
+    /// cluster-api/v1.13.5/core-components.yaml and its metadata.yaml).
+    #[arg(long, value_name = "DIR")]
+    pub components_dir: PathBuf,
+    /// The release catalog (versions and images of the components).
+    #[command(flatten)]
+    pub release: ReleaseArgs,
+    /// Take the components from this Kubernetes version's bundle (default: the newest).
+    #[arg(long, value_name = "1.NN")]
+    pub kubernetes_version: Option<String>,
+    /// The device credentials and CA bundle (CAPAS' AWS_B64ENCODED_* variables).
+    #[command(flatten)]
+    pub device_files: OptionalDeviceFiles,
+    /// Print the objects instead of applying them (Secret values redacted).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --dry-run: print Secret values.
+    #[arg(long, requires = "dry_run")]
+    pub show_secrets: bool,
+    /// How long each Deployment may take to become Available.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub wait_timeout: std::time::Duration,
+    /// How often to look at the objects waited for.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration, hide = true)]
+    pub poll_interval: std::time::Duration,
 }
 
 /// Log line formats.

@@ -232,7 +232,8 @@ impl RenderSettings {
     }
 }
 
-fn load_secrets(
+/// Loads the credentials file and CA bundle; with error findings, shows them and returns exit 1.
+pub fn load_secrets(
     credentials: &Path,
     ca_bundle: &Path,
     io: &mut Io<'_>,

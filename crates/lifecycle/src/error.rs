@@ -89,6 +89,50 @@ pub enum LifecycleError {
         /// `cluster NAME`.
         what: String,
     },
+    /// Variables of the components manifests have neither a value nor a default.
+    #[error(
+        "variables without a value or a default (nothing was applied):\n  - {}",
+        .missing.iter().map(|(c, v)| format!("{c}: {}", v.join(", "))).collect::<Vec<_>>().join("\n  - ")
+    )]
+    MissingVariables {
+        /// By component label: the variables it lacks.
+        missing: Vec<(String, Vec<String>)>,
+    },
+    /// A component's manifest could not be found or read.
+    #[error("cannot use the {component} {version} components ({origin}): {reason}")]
+    Components {
+        /// The component (`cluster-api`, `infrastructure-snow`, `cert-manager`, …).
+        component: String,
+        /// Its version.
+        version: String,
+        /// The file or URI.
+        origin: String,
+        /// Why.
+        reason: String,
+    },
+    /// Providers of other versions than the bundle's are installed.
+    #[error(
+        "the management cluster runs other versions of the providers (nothing was applied):\n  - {}",
+        .differences.join("\n  - ")
+    )]
+    ProviderVersionDiffers {
+        /// One line per provider.
+        differences: Vec<String>,
+    },
+    /// A component's CRD or Deployment did not become ready in time.
+    #[error(
+        "timed out after {after} waiting for {object}: {condition} never became true ({detail})"
+    )]
+    ComponentNotReady {
+        /// `Kind namespace/name`.
+        object: String,
+        /// `Established` or `Available`.
+        condition: String,
+        /// What it said last.
+        detail: String,
+        /// How long was waited.
+        after: String,
+    },
     /// A local file could not be written.
     #[error("cannot write {}: {reason}", .path.display())]
     Write {
@@ -113,11 +157,11 @@ impl LifecycleError {
                 "the kubeconfig's user is not allowed to do this; use a cluster-admin kubeconfig".into()
             }
             LifecycleError::Api { code: 404, .. } => {
-                "the management cluster does not serve this kind: install Cluster API and CAPAS (clusterctl init --infrastructure snow)".into()
+                "the management cluster does not serve this kind: install Cluster API and CAPAS (snowctl init --kubeconfig FILE)".into()
             }
             LifecycleError::Api { .. } => return None,
             LifecycleError::ProvidersMissing { .. } => {
-                "install them: eval \"$(snowctl credentials encode)\" && clusterctl init --infrastructure snow --bootstrap kubeadm,etcdadm-bootstrap --control-plane kubeadm,etcdadm-controller".into()
+                "install them: snowctl init --kubeconfig FILE --credentials CREDS --ca-bundle PEM".into()
             }
             LifecycleError::Timeout { .. } => {
                 "look at the object's conditions (snowctl describe cluster NAME) and the CAPAS logs (kubectl -n capas-system logs deploy/capas-controller-manager); run the command again to keep waiting, or raise the timeout".into()
@@ -133,6 +177,18 @@ impl LifecycleError {
                 "move the file away or pass --force to overwrite it".into()
             }
             LifecycleError::Write { .. } => "check the directory and its permissions".into(),
+            LifecycleError::MissingVariables { .. } => {
+                "set them in the environment; AWS_B64ENCODED_CREDENTIALS and AWS_B64ENCODED_CA_BUNDLES come from --credentials and --ca-bundle (EKSA_AWS_CREDENTIALS_FILE, EKSA_AWS_CA_BUNDLES_FILE)".into()
+            }
+            LifecycleError::Components { .. } => {
+                "--components-dir holds DIR/<provider>/<version>/<file>, the file named as at the end of the bundle's URI (e.g. cluster-api/v1.13.5/core-components.yaml and its metadata.yaml)".into()
+            }
+            LifecycleError::ProviderVersionDiffers { .. } => {
+                "snowctl init installs and completes, it does not upgrade: upgrade the providers with clusterctl upgrade apply, or pass the bundle of the installed versions with --bundles".into()
+            }
+            LifecycleError::ComponentNotReady { object, .. } => format!(
+                "look at {object} and its pods (kubectl describe, kubectl get events); run snowctl init again to keep waiting, or raise --wait-timeout"
+            ),
             LifecycleError::NotFound { .. } => {
                 "check the name and --kubeconfig (kubectl get clusters.cluster.x-k8s.io -n eksa-system lists the clusters)".into()
             }

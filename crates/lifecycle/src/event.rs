@@ -13,6 +13,8 @@ pub enum Stage {
     Workers(String),
     /// The deletion of the cluster and its machines.
     Deletion,
+    /// A management component's workload (`Deployment namespace/name`).
+    Rollout(String),
 }
 
 impl fmt::Display for Stage {
@@ -22,6 +24,7 @@ impl fmt::Display for Stage {
             Stage::ControlPlane => f.write_str("Control plane"),
             Stage::Workers(group) => write!(f, "Worker group {group}"),
             Stage::Deletion => f.write_str("Cluster deletion"),
+            Stage::Rollout(object) => f.write_str(object),
         }
     }
 }

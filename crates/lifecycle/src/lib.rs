@@ -44,6 +44,7 @@ mod describe;
 mod error;
 mod event;
 mod immutable;
+pub mod init;
 mod inventory;
 pub mod kubeconfig;
 mod live;

@@ -52,7 +52,7 @@ pub fn plural(kind: &str) -> String {
 
 /// Kinds that live outside namespaces.
 fn cluster_scoped(kind: &str) -> bool {
-    matches!(kind, "Namespace" | "CustomResourceDefinition")
+    crate::init::components::cluster_scoped(kind)
 }
 
 impl Management {

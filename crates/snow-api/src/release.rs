@@ -185,6 +185,18 @@ pub struct VersionsBundle {
     /// Bottlerocket host containers.
     #[serde(default)]
     pub bottlerocket_host_containers: Option<BottlerocketHostContainers>,
+    /// cert-manager (installed by `snowctl init` before the providers).
+    #[serde(default)]
+    pub cert_manager: Option<CertManagerBundle>,
+    /// Cluster API core.
+    #[serde(default, rename = "clusterAPI")]
+    pub cluster_api: Option<ProviderBundle>,
+    /// The kubeadm bootstrap provider.
+    #[serde(default)]
+    pub bootstrap: Option<ProviderBundle>,
+    /// The kubeadm control-plane provider.
+    #[serde(default)]
+    pub control_plane: Option<ProviderBundle>,
     /// The etcdadm bootstrap provider.
     #[serde(default)]
     pub etcdadm_bootstrap: Option<ProviderBundle>,
@@ -249,6 +261,18 @@ pub struct ProviderBundle {
     #[serde(default)]
     pub metadata: Manifest,
     /// The provider version.
+    #[serde(default)]
+    pub version: String,
+}
+
+/// cert-manager in a bundle: one manifest (no clusterctl metadata) and its version.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CertManagerBundle {
+    /// The cert-manager manifest.
+    #[serde(default)]
+    pub manifest: Manifest,
+    /// The cert-manager version, e.g. `v1.20.2+abcdef1`.
     #[serde(default)]
     pub version: String,
 }

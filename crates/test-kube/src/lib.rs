@@ -5,9 +5,12 @@
 //!
 //! - discovery (`/version`, `/api`, `/apis`, `/api/v1`, `/apis/{group}/{version}`, plain and
 //!   aggregated v2) built from the registered resources;
-//! - built-in resources (namespaces, secrets, configmaps, events, serviceaccounts, deployments,
-//!   leases, events.k8s.io events, customresourcedefinitions) and every served version of each
-//!   CustomResourceDefinition stored (registered on create, unregistered on delete);
+//! - built-in resources (namespaces, secrets, configmaps, events, serviceaccounts, services,
+//!   deployments, RBAC roles and bindings, admission webhook configurations, leases,
+//!   events.k8s.io events, customresourcedefinitions) and every served version of each
+//!   CustomResourceDefinition stored (registered once Established, unregistered on delete);
+//! - Deployments validated as the API server does (a selector that selects the pod template, a
+//!   container); [`workloads`] simulates the deployment controller that makes them Available;
 //! - GET, LIST (label and field selectors), WATCH (history replay, 410 Gone, bookmarks), POST,
 //!   PUT (optimistic concurrency), PATCH (server-side apply with field ownership and pruning,
 //!   merge, strategic merge treated as merge, JSON patch), DELETE (finalizers, garbage collection
@@ -32,9 +35,11 @@ mod selector;
 mod status;
 mod store;
 mod watch;
+pub mod workloads;
 
 pub use capi::{CapiHandle, CapiOptions};
 pub use status::ApiError;
+pub use workloads::{WorkloadHandle, WorkloadOptions};
 
 use registry::ResourceType;
 use selector::{FieldSelector, LabelSelector};
@@ -362,6 +367,18 @@ impl KubeStandIn {
     /// Starts the simulated Cluster API controllers (see [`capi`]); they stop when the handle drops.
     pub fn start_capi(&self, options: CapiOptions) -> CapiHandle {
         capi::start(self.shared.clone(), options)
+    }
+
+    /// Starts the simulated deployment controller (see [`workloads`]); it stops when the handle
+    /// drops.
+    pub fn start_workloads(&self, options: WorkloadOptions) -> WorkloadHandle {
+        workloads::start(self.shared.clone(), options)
+    }
+
+    /// The CustomResourceDefinition `name`, when created or updated from now on, stays
+    /// `Established=False` and its kinds unserved.
+    pub fn never_establish(&self, name: &str) {
+        self.shared.lock().never_established.insert(name.to_owned());
     }
 
     /// Stops listening and cuts every connection: clients then fail to connect.

@@ -76,6 +76,9 @@ pub(crate) struct Store {
     /// Watches can resume from any resourceVersion at or above this one.
     floor: u64,
     events: broadcast::Sender<Arc<Event>>,
+    /// CustomResourceDefinitions that stay not Established (and unserved), as when the API
+    /// server cannot serve them.
+    pub(crate) never_established: std::collections::BTreeSet<String>,
 }
 
 fn meta(object: &Value, field: &str) -> String {
@@ -127,6 +130,38 @@ fn valid_name(name: &str) -> bool {
         && name.ends_with(|c: char| c.is_ascii_alphanumeric())
 }
 
+/// What the API server's validation of a Deployment insists on: a selector that selects the
+/// pod template, and at least one container.
+fn validate_deployment(d: &Value) -> Result<(), ApiError> {
+    let name = meta(d, "name");
+    let invalid = |field: &str, why: &str| {
+        ApiError::invalid(format!(
+            "Deployment.apps \"{name}\" is invalid: {field}: {why}"
+        ))
+    };
+    let spec = &d["spec"];
+    let Some(selector) = spec["selector"]["matchLabels"].as_object() else {
+        if spec["selector"]["matchExpressions"].is_array() {
+            return Ok(());
+        }
+        return Err(invalid("spec.selector", "Required value"));
+    };
+    let labels = &spec["template"]["metadata"]["labels"];
+    if selector.iter().any(|(k, v)| labels.get(k) != Some(v)) {
+        return Err(invalid(
+            "spec.template.metadata.labels",
+            "Invalid value: `selector` does not match template `labels`",
+        ));
+    }
+    if spec["template"]["spec"]["containers"]
+        .as_array()
+        .is_none_or(Vec::is_empty)
+    {
+        return Err(invalid("spec.template.spec.containers", "Required value"));
+    }
+    Ok(())
+}
+
 impl Store {
     pub(crate) fn new() -> Store {
         let (events, _) = broadcast::channel(65_536);
@@ -137,6 +172,7 @@ impl Store {
             history: VecDeque::new(),
             floor: 0,
             events,
+            never_established: Default::default(),
         };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             let _ = store.put(
@@ -331,7 +367,11 @@ impl Store {
         applied_by: Option<(&Value, bool)>,
         w: Write<'_>,
     ) -> Result<Value, ApiError> {
-        if !valid_name(&key.3) {
+        // RBAC objects only need a valid path segment (`system:controller:x` is a fine name).
+        let rbac = rt.group == "rbac.authorization.k8s.io";
+        let path_segment =
+            !key.3.is_empty() && key.3 != "." && key.3 != ".." && !key.3.contains(['/', '%']);
+        if (rbac && !path_segment) || (!rbac && !valid_name(&key.3)) {
             return Err(ApiError::invalid(format!(
                 "{} \"{}\" is invalid: metadata.name: Invalid value: \"{}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
                 rt.kind, key.3, key.3
@@ -623,12 +663,20 @@ impl Store {
             let now = clock::now_rfc3339();
             let old_conditions = old.as_ref().map(|o| o["status"]["conditions"].clone());
             new["status"]["acceptedNames"] = new["spec"]["names"].clone();
-            new["status"]["conditions"] = old_conditions
-                .filter(Value::is_array)
-                .unwrap_or_else(|| json!([
+            let held = self.never_established.contains(&key.3);
+            new["status"]["conditions"] = if held {
+                json!([
                     {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": now},
-                    {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": now},
-                ]));
+                    {"type": "Established", "status": "False", "reason": "Installing", "message": "the initial names have been accepted but the resource is not served yet", "lastTransitionTime": now},
+                ])
+            } else {
+                old_conditions
+                    .filter(|c| c.as_array().is_some_and(|list| list.iter().any(|c| c["type"] == "Established" && c["status"] == "True")))
+                    .unwrap_or_else(|| json!([
+                        {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": now},
+                        {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": now},
+                    ]))
+            };
             let stored_versions: Vec<String> = new["spec"]["versions"]
                 .as_array()
                 .into_iter()
@@ -642,6 +690,9 @@ impl Store {
                     "spec.versions: Invalid value: must have at least one served version",
                 ));
             }
+        }
+        if rt.group == "apps" && rt.plural == "deployments" {
+            validate_deployment(&new)?;
         }
         if let Some(m) = new["metadata"].as_object_mut() {
             m.remove("resourceVersion");
@@ -684,7 +735,7 @@ impl Store {
         self.rv += 1;
         new["metadata"]["resourceVersion"] = json!(self.rv.to_string());
         self.objects.insert(key.clone(), new.clone());
-        if is_crd(rt) {
+        if is_crd(rt) && !self.never_established.contains(&key.3) {
             self.registry.register_crd(&new)?;
         }
         let kind = if old.is_some() { "MODIFIED" } else { "ADDED" };

@@ -9,6 +9,7 @@ pub mod credentials;
 pub mod download;
 pub mod generate;
 pub mod import_images;
+pub mod init;
 pub mod render;
 pub mod validate;
 
@@ -45,5 +46,6 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Delete(DeleteCommand::Cluster(args)) => cluster::delete(args, global, io),
         Command::Describe(DescribeCommand::Cluster(args)) => cluster::describe(args, io),
         Command::Controller(args) => controller::run(args, global, io),
+        Command::Init(args) => init::run(args, global, io),
     }
 }

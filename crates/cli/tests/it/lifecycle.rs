@@ -729,10 +729,7 @@ async fn without_capas_create_says_how_to_install_it_and_applies_nothing() {
         stderr.contains("capas-system/capas-controller-manager is missing"),
         "{stderr}"
     );
-    assert!(
-        stderr.contains("clusterctl init --infrastructure snow"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("snowctl init --kubeconfig"), "{stderr}");
     assert!(
         m.api
             .objects()

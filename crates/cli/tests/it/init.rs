@@ -1,0 +1,310 @@
+//! `snowctl init` end to end: the real components manifests of `../shared/data` in a components
+//! directory, a Bundles manifest naming their versions, the Kubernetes API stand-in with its
+//! simulated deployment controller, the real binary.
+
+use snow_test_devices::TestCa;
+use snow_test_kube::{KubeStandIn, WorkloadHandle, WorkloadOptions};
+use std::{
+    net::IpAddr,
+    path::{Path, PathBuf},
+    process::Output,
+};
+
+const CREDENTIALS_KEY: &str = "secretINITdevicekey";
+
+fn data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+}
+
+/// `(provider label, version, asset, source file, metadata source)`.
+const LAYOUT: [(&str, &str, &str, &str, Option<&str>); 7] = [
+    (
+        "cert-manager",
+        "v1.20.2",
+        "cert-manager.yaml",
+        "components/cert-manager.yaml",
+        None,
+    ),
+    (
+        "cluster-api",
+        "v1.13.5",
+        "core-components.yaml",
+        "components/core-components.yaml",
+        Some("components/core-components.metadata.yaml"),
+    ),
+    (
+        "bootstrap-kubeadm",
+        "v1.13.5",
+        "bootstrap-components.yaml",
+        "components/bootstrap-kubeadm-components.yaml",
+        Some("components/bootstrap-kubeadm-components.metadata.yaml"),
+    ),
+    (
+        "control-plane-kubeadm",
+        "v1.13.5",
+        "control-plane-components.yaml",
+        "components/control-plane-kubeadm-components.yaml",
+        Some("components/control-plane-kubeadm-components.metadata.yaml"),
+    ),
+    (
+        "bootstrap-etcdadm-bootstrap",
+        "v1.0.19",
+        "bootstrap-components.yaml",
+        "components/bootstrap-etcdadm-bootstrap-components.yaml",
+        Some("components/bootstrap-etcdadm-bootstrap-components.metadata.yaml"),
+    ),
+    (
+        "bootstrap-etcdadm-controller",
+        "v1.0.28",
+        "bootstrap-components.yaml",
+        "components/bootstrap-etcdadm-controller-components.yaml",
+        Some("components/bootstrap-etcdadm-controller-components.metadata.yaml"),
+    ),
+    (
+        "infrastructure-snow",
+        "v0.3.3",
+        "infrastructure-components.yaml",
+        "crds/capas-infrastructure-components.yaml",
+        None,
+    ),
+];
+
+/// A Bundles manifest whose management components are the shipped files' versions.
+fn bundles() -> String {
+    let uri = |label: &str, version: &str, file: &str| {
+        format!("https://bucket.example/{label}/{version}/{file}")
+    };
+    let provider = |key: &str, label: &str, version: &str, file: &str| {
+        format!(
+            "    {key}:\n      components: {{uri: \"{}\"}}\n      metadata: {{uri: \"{}\"}}\n      controller: {{uri: \"registry.local/{label}:{version}\"}}\n      version: {version}+abcdef1\n",
+            uri(label, version, file),
+            uri(label, version, "metadata.yaml")
+        )
+    };
+    let mut text = String::from(
+        "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Bundles\nmetadata: {name: init-test}\nspec:\n  number: 1\n  versionsBundles:\n  - kubeVersion: \"1.33\"\n    eksD: {name: kubernetes-1-33-eks-30}\n",
+    );
+    text.push_str(&format!(
+        "    certManager:\n      manifest: {{uri: \"{}\"}}\n      version: v1.20.2+abcdef1\n",
+        uri("cert-manager", "v1.20.2", "cert-manager.yaml")
+    ));
+    for (key, (label, version, file, _, _)) in [
+        "clusterAPI",
+        "bootstrap",
+        "controlPlane",
+        "etcdadmBootstrap",
+        "etcdadmController",
+    ]
+    .iter()
+    .zip(&LAYOUT[1..6])
+    {
+        text.push_str(&provider(key, label, version, file));
+    }
+    text.push_str(&format!(
+        "    snow:\n      components: {{uri: \"{}\"}}\n      metadata: {{uri: \"{}\"}}\n      manager: {{uri: \"registry.local/capas:v0.3.3\"}}\n      version: v0.3.3+abcdef1\n",
+        uri("infrastructure-snow", "v0.3.3", "infrastructure-components.yaml"),
+        uri("infrastructure-snow", "v0.3.3", "metadata.yaml")
+    ));
+    text
+}
+
+struct Site {
+    api: KubeStandIn,
+    _workloads: WorkloadHandle,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    components: PathBuf,
+    bundles: PathBuf,
+    credentials: PathBuf,
+    ca_bundle: PathBuf,
+}
+
+async fn site() -> Site {
+    let api = KubeStandIn::start().await.expect("stand-in");
+    let workloads = api.start_workloads(WorkloadOptions::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
+    let components = dir.path().join("components");
+    for (label, version, file, source, metadata) in LAYOUT {
+        // The bundle's version with its build metadata, as EKS Anywhere's overrides folder has it.
+        let version_dir = components.join(label).join(format!("{version}+abcdef1"));
+        std::fs::create_dir_all(&version_dir).unwrap();
+        std::fs::copy(data().join(source), version_dir.join(file)).unwrap();
+        let meta = match metadata {
+            Some(m) => std::fs::read_to_string(data().join(m)).unwrap(),
+            // CAPAS ships no metadata.yaml in the reference data: its 0.3 series, v1beta1.
+            None => "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- {major: 0, minor: 3, contract: v1beta1}\n".into(),
+        };
+        std::fs::write(version_dir.join("metadata.yaml"), meta).unwrap();
+    }
+    let bundles = dir.path().join("bundles.yaml");
+    std::fs::write(&bundles, self::bundles()).unwrap();
+    let ca = TestCa::new("devices").unwrap();
+    let cert = ca
+        .server_certificate("192.168.1.11".parse::<IpAddr>().unwrap())
+        .unwrap();
+    let credentials = dir.path().join("credentials");
+    let ca_bundle = dir.path().join("ca-bundle.pem");
+    std::fs::write(
+        &credentials,
+        format!("[192.168.1.11]\naws_access_key_id = AKIDINITDEVICE0\naws_secret_access_key = {CREDENTIALS_KEY}\nregion = snow\n"),
+    )
+    .unwrap();
+    std::fs::write(&ca_bundle, cert.cert_pem).unwrap();
+    Site {
+        api,
+        _workloads: workloads,
+        dir,
+        kubeconfig,
+        components,
+        bundles,
+        credentials,
+        ca_bundle,
+    }
+}
+
+impl Site {
+    /// `snowctl init` with the components, the bundle and `extra` arguments.
+    async fn init(&self, extra: &[&str], with_credentials: bool) -> Output {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
+        cmd.arg("init")
+            .arg("--components-dir")
+            .arg(&self.components)
+            .arg("--bundles")
+            .arg(&self.bundles)
+            .arg("--poll-interval")
+            .arg("20ms")
+            .args(extra)
+            .current_dir(self.dir.path())
+            .env_remove("KUBECONFIG")
+            .env_remove("EKSA_AWS_CREDENTIALS_FILE")
+            .env_remove("EKSA_AWS_CA_BUNDLES_FILE");
+        if with_credentials {
+            cmd.arg("--credentials")
+                .arg(&self.credentials)
+                .arg("--ca-bundle")
+                .arg(&self.ca_bundle);
+        }
+        tokio::task::spawn_blocking(move || cmd.output().expect("snowctl runs"))
+            .await
+            .unwrap()
+    }
+
+    fn kubeconfig(&self) -> &str {
+        self.kubeconfig.to_str().unwrap()
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn file(site: &Site, label: &str, version: &str, name: &str) -> PathBuf {
+    site.components
+        .join(label)
+        .join(format!("{version}+abcdef1"))
+        .join(name)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_installs_the_stack_once_and_a_rerun_changes_nothing() {
+    let site = site().await;
+    let out = site.init(&["--kubeconfig", site.kubeconfig()], true).await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("Installing cluster-api v1.13.5"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("🎉 The Snow provider stack is installed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(CREDENTIALS_KEY) && !stdout.contains(CREDENTIALS_KEY));
+    assert_eq!(stdout.lines().count(), 7, "{stdout}");
+    assert!(stdout.contains("infrastructure-snow"), "{stdout}");
+    assert_eq!(
+        site.api
+            .list("clusterctl.cluster.x-k8s.io/v1alpha3", "Provider", None)
+            .len(),
+        6
+    );
+    let writes = site.api.writes();
+    let again = site.init(&["--kubeconfig", site.kubeconfig()], true).await;
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains("nothing changed"),
+        "{}",
+        text(&again.stderr)
+    );
+    assert_eq!(site.api.writes(), writes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_prints_the_objects_with_secrets_redacted() {
+    let site = site().await;
+    let out = site.init(&["--dry-run"], true).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("name: capas-manager-bootstrap-credentials"));
+    assert!(stdout.contains("<redacted>"));
+    assert!(stdout.contains("kind: Provider"));
+    let shown = site.init(&["--dry-run", "--show-secrets"], true).await;
+    assert!(!text(&shown.stdout).contains("<redacted>"));
+    assert_eq!(site.api.writes(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_are_named_and_nothing_is_applied() {
+    let site = site().await;
+    // No device files: CAPAS' two variables are missing, both listed.
+    let out = site.init(&["--kubeconfig", site.kubeconfig()], false).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr
+            .contains("infrastructure-snow: AWS_B64ENCODED_CA_BUNDLES, AWS_B64ENCODED_CREDENTIALS"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: set them in the environment"),
+        "{stderr}"
+    );
+
+    // A components file that is not YAML.
+    let core = file(&site, "cluster-api", "v1.13.5", "core-components.yaml");
+    std::fs::write(&core, "kind: [unclosed\n").unwrap();
+    let out = site.init(&["--kubeconfig", site.kubeconfig()], true).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot use the cluster-api v1.13.5 components"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("not YAML"), "{stderr}");
+
+    // A missing file: which component, version and URI.
+    std::fs::remove_file(&core).unwrap();
+    let out = site.init(&["--kubeconfig", site.kubeconfig()], true).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cluster-api v1.13.5+abcdef1 components (https://bucket.example/cluster-api/v1.13.5/core-components.yaml)"),
+        "{stderr}"
+    );
+    assert_eq!(site.api.writes(), 0);
+    let _ = Path::new("unused");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_cluster_is_said_so() {
+    let site = site().await;
+    site.api.stop();
+    let out = site.init(&["--kubeconfig", site.kubeconfig()], true).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot reach the management cluster"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,282 @@
+//! `snowctl init`: install cert-manager, Cluster API, the kubeadm and etcdadm providers and
+//! CAPAS on any Kubernetes cluster, natively (no clusterctl), with clusterctl's observable result:
+//! the same variable rules ([`envsubst`]), labels and inventory ([`inventory`]), so the cluster
+//! is a normal Cluster API management cluster for `clusterctl describe`, `move` and
+//! `upgrade plan`.
+//!
+//! Where it does better than `clusterctl init`: every missing variable of every provider is
+//! reported before anything is applied; namespaces and CRDs go first and each CRD is waited for
+//! `Established` before an object of its kind; webhook configurations go last; each component's
+//! Deployments are waited for `Available` before the next component (cert-manager's webhook is
+//! up before the providers' Issuers and Certificates arrive). Objects are applied server-side as
+//! field manager [`crate::FIELD_MANAGER`].
+//!
+//! Re-running converges: a provider recorded in the inventory with the wanted version is left
+//! as it is; one without an entry (an interrupted run) is applied again and completed; one of
+//! another version is a refusal, before anything is applied.
+
+pub mod components;
+pub mod envsubst;
+mod install;
+pub mod inventory;
+pub mod source;
+
+use crate::{Event, LifecycleError, Management};
+use components::{Component, ComponentObjects, ComponentSource};
+use envsubst::Values;
+use install::Crds;
+use snow_api::release::VersionsBundle;
+use std::time::Duration;
+
+/// How [`init`] waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InitOptions {
+    /// How long a CRD may take to become Established.
+    pub crd_timeout: Duration,
+    /// How long each Deployment may take to become Available (`None`: no limit).
+    pub deployment_timeout: Option<Duration>,
+    /// The pause between two looks.
+    pub poll: Duration,
+}
+
+impl Default for InitOptions {
+    fn default() -> InitOptions {
+        InitOptions {
+            crd_timeout: Duration::from_secs(60),
+            deployment_timeout: Some(Duration::from_secs(300)),
+            poll: install::POLL,
+        }
+    }
+}
+
+/// The Snow values of the stack's variables: the device credentials (from
+/// `snow_credentials::ClusterctlEnv`, when given) and the images of the bundle.
+pub fn snow_values(
+    bundle: &VersionsBundle,
+    credentials: Option<&snow_credentials::ClusterctlEnv>,
+    environment: std::collections::BTreeMap<String, String>,
+) -> Values {
+    let mut values = Values::new(Default::default(), environment);
+    if let Some(env) = credentials {
+        for (name, value) in env.vars() {
+            values.set(name, value);
+        }
+    }
+    if let Some(snow) = &bundle.snow {
+        values.set("SNOW_CONTROLLER_IMAGE", snow.manager.uri.clone());
+    }
+    if let Some(p) = &bundle.etcdadm_bootstrap {
+        values.set("ETCDADM_BOOTSTRAP_IMAGE", p.controller.uri.clone());
+    }
+    if let Some(p) = &bundle.etcdadm_controller {
+        values.set("ETCDADM_CONTROLLER_IMAGE", p.controller.uri.clone());
+    }
+    values
+}
+
+/// Checks every variable of every manifest, then substitutes and orders each component's
+/// objects. Nothing is applied; every missing variable is reported at once.
+pub fn prepare(
+    sources: &[ComponentSource],
+    values: &Values,
+) -> Result<Vec<ComponentObjects>, LifecycleError> {
+    let mut missing = Vec::new();
+    for source in sources {
+        let names = components::missing_variables(source, values)?;
+        if !names.is_empty() {
+            missing.push((source.component.label(), names));
+        }
+    }
+    if !missing.is_empty() {
+        return Err(LifecycleError::MissingVariables { missing });
+    }
+    sources
+        .iter()
+        .map(|s| components::process(s, values))
+        .collect()
+}
+
+/// What happened to one component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Its objects were applied (a first install, or the completion of an interrupted one).
+    Applied,
+    /// It was installed already with this version (cert-manager: running already).
+    AlreadyInstalled,
+}
+
+/// One component after [`init`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComponentResult {
+    /// Which.
+    pub component: Component,
+    /// Its version.
+    pub version: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// What was done.
+    pub outcome: Outcome,
+    /// Objects applied.
+    pub applied: usize,
+}
+
+/// What [`init`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Initialized {
+    /// Each component, in install order.
+    pub components: Vec<ComponentResult>,
+}
+
+impl Initialized {
+    /// Whether nothing had to be applied.
+    pub fn unchanged(&self) -> bool {
+        self.components
+            .iter()
+            .all(|c| c.outcome == Outcome::AlreadyInstalled)
+    }
+}
+
+/// Refuses when a provider of another version is installed (every difference at once).
+async fn check_versions(
+    mgmt: &Management,
+    prepared: &[ComponentObjects],
+) -> Result<Vec<inventory::Installed>, LifecycleError> {
+    let installed = inventory::installed(mgmt).await?;
+    let differences: Vec<String> = prepared
+        .iter()
+        .filter_map(|c| {
+            let found = installed.iter().find(|i| i.is(c.component))?;
+            (found.version != c.version).then(|| {
+                format!(
+                    "{}: {} is installed (namespace {}), the bundle has {}",
+                    c.component, found.version, found.namespace, c.version
+                )
+            })
+        })
+        .collect();
+    if differences.is_empty() {
+        Ok(installed)
+    } else {
+        Err(LifecycleError::ProviderVersionDiffers { differences })
+    }
+}
+
+/// Whether every Deployment of cert-manager's manifest is there and Available.
+async fn cert_manager_running(
+    mgmt: &Management,
+    component: &ComponentObjects,
+) -> Result<bool, LifecycleError> {
+    for (namespace, name) in component.deployments() {
+        match mgmt
+            .get("apps/v1", "Deployment", Some(&namespace), &name)
+            .await?
+        {
+            Some(d) if install::deployment_available(&d).0 => {}
+            _ => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+/// Installs the stack on `mgmt` (see the module documentation); `prepared` comes from
+/// [`prepare`], in install order.
+pub async fn init(
+    mgmt: &Management,
+    prepared: &[ComponentObjects],
+    options: &InitOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Initialized, LifecycleError> {
+    let installed = check_versions(mgmt, prepared).await?;
+    let mut crds = Crds::default();
+    for c in prepared {
+        crds.learn(&c.objects);
+    }
+    let mut results = Vec::new();
+    let mut inventory_ready = false;
+    for c in prepared {
+        let mut result = ComponentResult {
+            component: c.component,
+            version: c.version.clone(),
+            namespace: c.namespace.clone(),
+            outcome: Outcome::AlreadyInstalled,
+            applied: 0,
+        };
+        let done = match c.component {
+            Component::CertManager => cert_manager_running(mgmt, c).await?,
+            Component::Provider { .. } => installed.iter().any(|i| i.is(c.component)),
+        };
+        if done {
+            on_event(Event::Note(format!(
+                "✅ {} {} is installed already (namespace {})",
+                c.component, c.version, c.namespace
+            )));
+            results.push(result);
+            continue;
+        }
+        on_event(Event::Step(format!(
+            "Installing {} {} ({} objects, namespace {})",
+            c.component,
+            c.version,
+            c.objects.len(),
+            c.namespace
+        )));
+        result.applied = install::apply_objects(mgmt, c, &mut crds, options, on_event).await?;
+        install::wait_deployments(mgmt, &c.deployments(), options, on_event).await?;
+        if let Some(entry) = inventory::provider(c.component, &c.namespace, &c.version) {
+            if !inventory_ready {
+                install::inventory_crd(mgmt, &mut crds, options, on_event).await?;
+                inventory_ready = true;
+            }
+            mgmt.apply(&entry).await?;
+            on_event(Event::Applied {
+                object: components::describe(&entry),
+            });
+        }
+        result.outcome = Outcome::Applied;
+        results.push(result);
+    }
+    Ok(Initialized {
+        components: results,
+    })
+}
+
+impl std::fmt::Display for Initialized {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for c in &self.components {
+            let what = match c.outcome {
+                Outcome::Applied => format!("installed ({} objects)", c.applied),
+                Outcome::AlreadyInstalled => "already installed, unchanged".into(),
+            };
+            writeln!(
+                f,
+                "{:<30} {:<16} {:<36} {what}",
+                c.component.label(),
+                c.version,
+                c.namespace
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The objects as multi-document YAML (Secret values redacted unless `show_secrets`), for
+/// `--dry-run`.
+pub fn to_yaml(prepared: &[ComponentObjects], show_secrets: bool) -> String {
+    let mut out = String::new();
+    for c in prepared {
+        for object in &c.objects {
+            let shown = if show_secrets {
+                object.clone()
+            } else {
+                components::redacted(object)
+            };
+            out.push_str("---\n");
+            out.push_str(&serde_saphyr::to_string(&shown).unwrap_or_default());
+        }
+        if let Some(entry) = inventory::provider(c.component, &c.namespace, &c.version) {
+            out.push_str("---\n");
+            out.push_str(&serde_saphyr::to_string(&entry).unwrap_or_default());
+        }
+    }
+    out
+}

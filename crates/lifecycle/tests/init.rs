@@ -1,0 +1,511 @@
+//! `snow_lifecycle::init` with the real components manifests (Cluster API v1.13.5, kubeadm,
+//! etcdadm, cert-manager v1.20.2 and CAPAS, from `../shared/data`) on the Kubernetes API
+//! stand-in with its simulated deployment controller; the result checked through kube and the
+//! real `kubectl`.
+
+use serde_json::Value;
+use snow_lifecycle::{
+    Event, LifecycleError, Management,
+    init::{
+        self, InitOptions, Outcome,
+        components::{ComponentObjects, ComponentSource, STACK},
+        envsubst::Values,
+    },
+};
+use snow_test_kube::{KubeStandIn, WorkloadHandle, WorkloadOptions};
+use std::{path::PathBuf, time::Duration};
+
+const INVENTORY: &str = "clusterctl.cluster.x-k8s.io/v1alpha3";
+
+fn data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+}
+
+/// The shipped manifests, in install order, with their versions.
+fn sources() -> Vec<ComponentSource> {
+    let files = [
+        ("components/cert-manager.yaml", "v1.20.2"),
+        ("components/core-components.yaml", "v1.13.5"),
+        ("components/bootstrap-kubeadm-components.yaml", "v1.13.5"),
+        (
+            "components/control-plane-kubeadm-components.yaml",
+            "v1.13.5",
+        ),
+        (
+            "components/bootstrap-etcdadm-bootstrap-components.yaml",
+            "v1.0.19",
+        ),
+        (
+            "components/bootstrap-etcdadm-controller-components.yaml",
+            "v1.0.28",
+        ),
+        ("crds/capas-infrastructure-components.yaml", "v0.3.3"),
+    ];
+    STACK
+        .iter()
+        .zip(files)
+        .map(|(component, (file, version))| {
+            let path = data().join(file);
+            ComponentSource {
+                component: *component,
+                version: version.into(),
+                origin: path.display().to_string(),
+                components: std::fs::read_to_string(&path).expect("reference data"),
+            }
+        })
+        .collect()
+}
+
+fn values() -> Values {
+    let mut values = Values::default();
+    values.set("AWS_B64ENCODED_CREDENTIALS", "W2RldmljZV0K");
+    values.set("AWS_B64ENCODED_CA_BUNDLES", "LS0tLS1CRUdJTgo=");
+    values.set(
+        "ETCDADM_BOOTSTRAP_IMAGE",
+        "registry.local/etcdadm-bootstrap:v1.0.19",
+    );
+    values.set(
+        "ETCDADM_CONTROLLER_IMAGE",
+        "registry.local/etcdadm-controller:v1.0.28",
+    );
+    values
+}
+
+struct Cluster {
+    api: KubeStandIn,
+    workloads: WorkloadHandle,
+    mgmt: Management,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+}
+
+async fn cluster() -> Cluster {
+    let api = KubeStandIn::start().await.expect("stand-in");
+    let workloads = api.start_workloads(WorkloadOptions::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
+    let mgmt = Management::connect(&kubeconfig, None)
+        .await
+        .expect("connect");
+    Cluster {
+        api,
+        workloads,
+        mgmt,
+        dir,
+        kubeconfig,
+    }
+}
+
+fn fast() -> InitOptions {
+    InitOptions {
+        crd_timeout: Duration::from_secs(20),
+        deployment_timeout: Some(Duration::from_secs(20)),
+        poll: Duration::from_millis(20),
+    }
+}
+
+async fn run(
+    c: &Cluster,
+    prepared: &[ComponentObjects],
+    options: InitOptions,
+) -> (Result<init::Initialized, LifecycleError>, Vec<Event>) {
+    let mut events = Vec::new();
+    let result = init::init(&c.mgmt, prepared, &options, &mut |e| events.push(e)).await;
+    (result, events)
+}
+
+fn labels(o: &Value) -> (&str, &str) {
+    let l = &o["metadata"]["labels"];
+    (
+        l["clusterctl.cluster.x-k8s.io"]
+            .as_str()
+            .unwrap_or("<none>"),
+        l["cluster.x-k8s.io/provider"].as_str().unwrap_or("<none>"),
+    )
+}
+
+fn kubectl(c: &Cluster, args: &[&str]) -> String {
+    let cache = c.dir.path().join("kube-cache");
+    let out = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&c.kubeconfig)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args(args)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_stack_installs_with_the_inventory_and_a_rerun_changes_nothing() {
+    let c = cluster().await;
+    let prepared = init::prepare(&sources(), &values()).expect("prepare");
+    let total: usize = prepared.iter().map(|p| p.objects.len()).sum();
+    assert_eq!(total, 148);
+
+    let (result, events) = run(&c, &prepared, fast()).await;
+    let done = result.expect("init");
+    assert!(
+        done.components
+            .iter()
+            .all(|r| r.outcome == Outcome::Applied)
+    );
+    assert!(!done.unchanged());
+    // Namespaces, CRDs and webhooks in order; progress reported for each Deployment.
+    let applied: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Applied { object } => Some(object.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        applied.len(),
+        total + 1 + 6,
+        "objects, inventory CRD, 6 entries"
+    );
+    assert_eq!(applied[0], "Namespace cert-manager");
+    assert!(applied[1].starts_with("CustomResourceDefinition "));
+    assert!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::Ready { .. }))
+            .count()
+            == 9
+    );
+
+    // The inventory: one Provider per provider, in its namespace, with clusterctl's labels.
+    let mut providers: Vec<(String, String, String, String, String)> = c
+        .api
+        .list(INVENTORY, "Provider", None)
+        .iter()
+        .map(|p| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+            (
+                text(&p["metadata"]["namespace"]),
+                text(&p["metadata"]["name"]),
+                text(&p["providerName"]),
+                text(&p["type"]),
+                text(&p["version"]),
+            )
+        })
+        .collect();
+    providers.sort();
+    let row = |ns: &str, name: &str, provider: &str, kind: &str, version: &str| {
+        (
+            ns.into(),
+            name.into(),
+            provider.into(),
+            kind.into(),
+            version.into(),
+        )
+    };
+    assert_eq!(
+        providers,
+        vec![
+            row(
+                "capas-system",
+                "infrastructure-snow",
+                "snow",
+                "InfrastructureProvider",
+                "v0.3.3"
+            ),
+            row(
+                "capi-kubeadm-bootstrap-system",
+                "bootstrap-kubeadm",
+                "kubeadm",
+                "BootstrapProvider",
+                "v1.13.5"
+            ),
+            row(
+                "capi-kubeadm-control-plane-system",
+                "control-plane-kubeadm",
+                "kubeadm",
+                "ControlPlaneProvider",
+                "v1.13.5"
+            ),
+            row(
+                "capi-system",
+                "cluster-api",
+                "cluster-api",
+                "CoreProvider",
+                "v1.13.5"
+            ),
+            row(
+                "etcdadm-bootstrap-provider-system",
+                "bootstrap-etcdadm-bootstrap",
+                "etcdadm-bootstrap",
+                "BootstrapProvider",
+                "v1.0.19"
+            ),
+            row(
+                "etcdadm-controller-system",
+                "bootstrap-etcdadm-controller",
+                "etcdadm-controller",
+                "BootstrapProvider",
+                "v1.0.28"
+            ),
+        ]
+    );
+
+    // clusterctl's labels on every provider object; substituted values in place.
+    let capas = c
+        .api
+        .get(
+            "apps/v1",
+            "Deployment",
+            Some("capas-system"),
+            "capas-controller-manager",
+        )
+        .unwrap();
+    assert_eq!(labels(&capas), ("", "infrastructure-snow"));
+    let crd = c
+        .api
+        .get(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            None,
+            "clusters.cluster.x-k8s.io",
+        )
+        .unwrap();
+    assert_eq!(labels(&crd), ("", "cluster-api"));
+    let secret = c
+        .api
+        .get(
+            "v1",
+            "Secret",
+            Some("capas-system"),
+            "capas-manager-bootstrap-credentials",
+        )
+        .unwrap();
+    assert_eq!(secret["data"]["credentials"], "W2RldmljZV0K");
+    let etcd = c
+        .api
+        .get(
+            "apps/v1",
+            "Deployment",
+            Some("etcdadm-controller-system"),
+            "etcdadm-controller-controller-manager",
+        )
+        .unwrap();
+    assert!(
+        etcd.to_string()
+            .contains("registry.local/etcdadm-controller:v1.0.28")
+    );
+    let webhook = c
+        .api
+        .get(
+            "apps/v1",
+            "Deployment",
+            Some("cert-manager"),
+            "cert-manager-webhook",
+        )
+        .unwrap();
+    assert_eq!(
+        webhook["metadata"]["labels"]["clusterctl.cluster.x-k8s.io/core"],
+        "cert-manager"
+    );
+    assert_eq!(
+        webhook["metadata"]["managedFields"][0]["manager"], "snowctl",
+        "applied server-side as snowctl"
+    );
+
+    // The real kubectl lists exactly the installed providers and their Deployments.
+    let listed = kubectl(
+        &c,
+        &[
+            "get",
+            "providers.clusterctl.cluster.x-k8s.io",
+            "-A",
+            "--no-headers",
+            "-o",
+            "custom-columns=NS:.metadata.namespace,NAME:.metadata.name,VERSION:.version",
+        ],
+    );
+    let mut lines: Vec<&str> = listed.lines().collect();
+    lines.sort();
+    assert_eq!(lines.len(), 6, "{listed}");
+    assert!(
+        lines[3]
+            .split_whitespace()
+            .eq(["capi-system", "cluster-api", "v1.13.5"]),
+        "{listed}"
+    );
+    let table = kubectl(&c, &["get", "providers.clusterctl.cluster.x-k8s.io", "-A"]);
+    assert!(table.contains("infrastructure-snow"), "{table}");
+    let deployments = kubectl(
+        &c,
+        &[
+            "get",
+            "deploy",
+            "-A",
+            "--no-headers",
+            "-o",
+            "custom-columns=NS:.metadata.namespace,NAME:.metadata.name",
+        ],
+    );
+    let mut deploys: Vec<String> = deployments
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join("/"))
+        .collect();
+    deploys.sort();
+    assert_eq!(
+        deploys,
+        [
+            "capas-system/capas-controller-manager",
+            "capi-kubeadm-bootstrap-system/capi-kubeadm-bootstrap-controller-manager",
+            "capi-kubeadm-control-plane-system/capi-kubeadm-control-plane-controller-manager",
+            "capi-system/capi-controller-manager",
+            "cert-manager/cert-manager",
+            "cert-manager/cert-manager-cainjector",
+            "cert-manager/cert-manager-webhook",
+            "etcdadm-bootstrap-provider-system/etcdadm-bootstrap-provider-controller-manager",
+            "etcdadm-controller-system/etcdadm-controller-controller-manager",
+        ]
+    );
+
+    // A second run writes nothing and says so.
+    let writes = c.api.writes();
+    let (again, _) = run(&c, &prepared, fast()).await;
+    assert!(again.expect("second init").unchanged());
+    assert_eq!(c.api.writes(), writes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_missing_variable_is_reported_before_anything_is_applied() {
+    let c = cluster().await;
+    let err = init::prepare(&sources(), &Values::default()).unwrap_err();
+    let LifecycleError::MissingVariables { missing } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(
+        missing,
+        &[
+            (
+                "bootstrap-etcdadm-bootstrap".to_owned(),
+                vec!["ETCDADM_BOOTSTRAP_IMAGE".to_owned()]
+            ),
+            (
+                "bootstrap-etcdadm-controller".to_owned(),
+                vec!["ETCDADM_CONTROLLER_IMAGE".to_owned()]
+            ),
+            (
+                "infrastructure-snow".to_owned(),
+                vec![
+                    "AWS_B64ENCODED_CA_BUNDLES".to_owned(),
+                    "AWS_B64ENCODED_CREDENTIALS".to_owned()
+                ]
+            ),
+        ]
+    );
+    assert_eq!(c.api.writes(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_never_established_and_a_deployment_never_available_are_named() {
+    let c = cluster().await;
+    let prepared = init::prepare(&sources(), &values()).unwrap();
+    let short = InitOptions {
+        crd_timeout: Duration::from_millis(300),
+        deployment_timeout: Some(Duration::from_millis(300)),
+        ..fast()
+    };
+    c.api.never_establish("certificates.cert-manager.io");
+    let (result, _) = run(&c, &prepared, short).await;
+    let err = result.unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "CustomResourceDefinition certificates.cert-manager.io: Established never became true"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("Established=False (Installing"), "{err}");
+
+    // On another cluster: the core controller never becomes Available.
+    let c = cluster().await;
+    c.workloads.set_stall(vec![(
+        "capi-system".into(),
+        "capi-controller-manager".into(),
+    )]);
+    let (result, _) = run(&c, &prepared, short).await;
+    let err = result.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains(
+            "Deployment capi-system/capi-controller-manager: Available never became true"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("Available=False (MinimumReplicasUnavailable"),
+        "{text}"
+    );
+    assert!(err.hint().unwrap().contains("snowctl init again"));
+    // No inventory entry for the core provider yet: the re-run completes it.
+    assert!(
+        c.api
+            .get(INVENTORY, "Provider", Some("capi-system"), "cluster-api")
+            .is_none()
+    );
+    c.workloads.set_stall(Vec::new());
+    let (again, _) = run(&c, &prepared, fast()).await;
+    let done = again.expect("completed");
+    assert_eq!(
+        done.components[0].outcome,
+        Outcome::AlreadyInstalled,
+        "cert-manager runs"
+    );
+    assert_eq!(done.components[1].outcome, Outcome::Applied);
+    assert_eq!(c.api.list(INVENTORY, "Provider", None).len(), 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_midway_is_completed_by_the_next() {
+    let c = cluster().await;
+    let prepared = init::prepare(&sources(), &values()).unwrap();
+    // Dropping the run once some objects are in stops it there, as a kill would.
+    let killed = async {
+        while c.api.writes() < 70 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    let (options, mut quiet) = (fast(), |_| {});
+    tokio::select! {
+        r = init::init(&c.mgmt, &prepared, &options, &mut quiet) => panic!("finished before the kill: {r:?}"),
+        () = killed => {}
+    }
+    assert!(c.api.list(INVENTORY, "Provider", None).len() < 6);
+    let (result, _) = run(&c, &prepared, fast()).await;
+    result.expect("the re-run completes");
+    assert_eq!(c.api.list(INVENTORY, "Provider", None).len(), 6);
+    assert_eq!(c.api.list("apps/v1", "Deployment", None).len(), 9);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_installed_version_is_refused_before_anything_is_applied() {
+    let c = cluster().await;
+    let prepared = init::prepare(&sources(), &values()).unwrap();
+    run(&c, &prepared, fast()).await.0.expect("init");
+    let mut core = c
+        .api
+        .get(INVENTORY, "Provider", Some("capi-system"), "cluster-api")
+        .unwrap();
+    core["version"] = "v1.12.0".into();
+    c.api.put(core).unwrap();
+    let writes = c.api.writes();
+    let (result, _) = run(&c, &prepared, fast()).await;
+    let err = result.unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "cluster-api: v1.12.0 is installed (namespace capi-system), the bundle has v1.13.5"
+        ),
+        "{err}"
+    );
+    assert_eq!(c.api.writes(), writes);
+}
