@@ -465,6 +465,20 @@ impl Archive {
         &self.images
     }
 
+    /// One line per image: its name (or `(no name)`) and digest.
+    pub fn listing(&self) -> String {
+        self.images
+            .iter()
+            .map(|i| {
+                format!(
+                    "{} {}\n",
+                    i.name.as_deref().unwrap_or("(no name)"),
+                    i.digest
+                )
+            })
+            .collect()
+    }
+
     /// The extra files (under `snowctl/manifests/`), by their path below it, sorted.
     pub fn files(&self) -> Vec<String> {
         let mut files: Vec<String> = self

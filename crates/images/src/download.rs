@@ -59,6 +59,46 @@ pub struct DownloadReport {
     pub error: Option<String>,
 }
 
+impl std::fmt::Display for DownloadReport {
+    /// The summary: images downloaded, already in the archive and failed; the archive's size,
+    /// distinct blobs and their bytes; the failed images.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mb = |b: u64| format!("{:.1} MB", b as f64 / 1_000_000.0);
+        let r = &self.report;
+        writeln!(
+            f,
+            "{} image(s): {} downloaded, {} already in the archive, {} failed; {} blob(s), {} in {:.1} s",
+            r.images.len(),
+            r.copied(),
+            r.up_to_date(),
+            r.failed(),
+            r.blobs_copied(),
+            mb(r.bytes()),
+            r.seconds
+        )?;
+        if let Some(a) = &self.archive {
+            writeln!(
+                f,
+                "archive {}: {}, {} image(s), {} distinct blob(s) of {}, {} file(s)",
+                a.path.display(),
+                mb(a.bytes),
+                a.images,
+                a.blobs,
+                mb(a.blob_bytes),
+                a.files
+            )?;
+        }
+        for failed in r
+            .images
+            .iter()
+            .filter(|i| matches!(i.status, ImageStatus::Failed { .. }))
+        {
+            writeln!(f, "failed: {}", failed.copy.image)?;
+        }
+        Ok(())
+    }
+}
+
 /// Source references for each image URI (`--source-registry` replaces the registry host); the
 /// target is the image URI itself, its name in the archive.
 pub fn plan_download(

@@ -6,11 +6,11 @@ use crate::{
     args::{DownloadArtifactsArgs, OutputFormat},
     exit,
     output::{self, Io},
-    progress::{self, mb},
+    progress,
     settings::{self, GlobalSettings},
 };
-use snow_images::{ArchiveFile, DownloadConfig, DownloadReport, ImageStatus, Platforms};
-use std::{fmt::Write as _, process::ExitCode};
+use snow_images::{ArchiveFile, DownloadConfig, Platforms};
+use std::process::ExitCode;
 
 /// The manifests stored beside the images (under `snowctl/manifests/` in the archive): the
 /// Bundles manifest (the file given, else the embedded catalog's), the EKS-D Release manifests
@@ -49,42 +49,6 @@ fn files(
         content: serde_json::to_vec_pretty(images).unwrap_or_default(),
     });
     Ok(files)
-}
-
-fn summary_text(report: &DownloadReport) -> String {
-    let r = &report.report;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} image(s): {} downloaded, {} already in the archive, {} failed; {} blob(s), {} in {:.1} s",
-        r.images.len(),
-        r.copied(),
-        r.up_to_date(),
-        r.failed(),
-        r.blobs_copied(),
-        mb(r.bytes()),
-        r.seconds
-    );
-    if let Some(a) = &report.archive {
-        let _ = writeln!(
-            out,
-            "archive {}: {}, {} image(s), {} distinct blob(s) of {}, {} file(s)",
-            a.path.display(),
-            mb(a.bytes),
-            a.images,
-            a.blobs,
-            mb(a.blob_bytes),
-            a.files
-        );
-    }
-    for failed in r
-        .images
-        .iter()
-        .filter(|i| matches!(i.status, ImageStatus::Failed { .. }))
-    {
-        let _ = writeln!(out, "failed: {}", failed.copy.image);
-    }
-    out
 }
 
 /// Runs `snowctl download artifacts`.
@@ -159,7 +123,7 @@ pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut I
             "{}\n",
             serde_json::to_string_pretty(&report).unwrap_or_else(|_| "{}".into())
         )),
-        OutputFormat::Text => io.out(&summary_text(&report)),
+        OutputFormat::Text => io.out(&report.to_string()),
     }
     if let Some(error) = &report.error {
         io.err(&format!("error: {error}\n"));

@@ -148,14 +148,7 @@ fn run_from_archive(
                     serde_json::to_string_pretty(&json).unwrap_or_else(|_| "{}".into())
                 ));
             }
-            OutputFormat::Text => {
-                let mut out = String::new();
-                for image in archive.images() {
-                    let name = image.name.as_deref().unwrap_or("(no name)");
-                    let _ = writeln!(out, "{name} {}", image.digest);
-                }
-                io.out(&out);
-            }
+            OutputFormat::Text => io.out(&archive.listing()),
         }
         return ExitCode::from(exit::OK);
     }
