@@ -121,6 +121,10 @@ impl Engine<'_> {
     }
 
     /// An image manifest's blobs, then the manifest to `push_to`.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one manifest's identity (index, references, body, digest, media type) and the tally"
+    )]
     async fn manifest(
         &self,
         index: usize,

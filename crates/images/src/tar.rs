@@ -258,7 +258,7 @@ pub(crate) fn scan(file: &File, length: u64) -> std::io::Result<Scan> {
             name = path.clone();
         }
         let data = offset + BLOCK;
-        let next = data.checked_add(padded(size)).unwrap_or(u64::MAX);
+        let next = data.saturating_add(padded(size));
         if data.saturating_add(size) > length {
             break End::Truncated {
                 header_offset,
@@ -420,7 +420,7 @@ mod tests {
         assert_eq!(resolve("abc", "../def/layer.tar"), "def/layer.tar");
         assert_eq!(normalize("./blobs//sha256/x"), "blobs/sha256/x");
         let mut pax = Vec::new();
-        write!(pax, "28 path=some/long/name/here\n").unwrap();
+        writeln!(pax, "28 path=some/long/name/here").unwrap();
         assert_eq!(
             pax_records(&pax),
             [("path".into(), "some/long/name/here".into())]

@@ -5,10 +5,10 @@ use crate::{
     args::{ImportImagesArgs, OutputFormat},
     exit,
     output::Io,
-    progress::{self, mb},
+    progress,
     settings::{self, GlobalSettings},
 };
-use snow_images::{Archive, CopyConfig, CopyReport, ImageStatus, TargetRegistry};
+use snow_images::{Archive, CopyConfig, CopyReport, TargetRegistry};
 use std::{fmt::Write as _, process::ExitCode};
 
 /// The image URIs: `--image`/`--images-file` when given, else the bundle's list.
