@@ -4,7 +4,7 @@
 //! finding has a line; each block's base64 is decoded by `rustls-pki-types` (`PemObject`) and
 //! each certificate is inspected with `x509-parser`. Never panics.
 
-use crate::limits::MAX_FINDINGS_PER_CHECK;
+use crate::limits::{MAX_CERTIFICATES, MAX_FINDINGS_PER_CHECK};
 use rustls_pki_types::pem::{PemObject, SectionKind};
 use rustls_pki_types::{CertificateDer, UnixTime};
 use snow_api::{DeviceIp, Finding, Location, finding::cap_per_check};
@@ -92,6 +92,7 @@ impl CaBundle {
             certificates: Vec::new(),
             shown: Vec::new(),
             blocks: 0,
+            over_limit: false,
         };
         scan.run(&bytes);
         let Scan {
@@ -171,6 +172,8 @@ struct Scan<'a> {
     certificates: Vec<BundleCertificate>,
     shown: Vec<String>,
     blocks: usize,
+    /// [`MAX_CERTIFICATES`] was passed (and said once).
+    over_limit: bool,
 }
 
 /// A PEM block being read.
@@ -460,6 +463,26 @@ impl Scan<'_> {
     }
 
     fn certificate(&mut self, name: &str, number: usize, at: (usize, usize), der: Vec<u8>) {
+        // A bundle holds one certificate per device (a few more for chains): past the bound it is
+        // not a device bundle, and reading on would only cost time.
+        if self.certificates.len() >= MAX_CERTIFICATES {
+            if !self.over_limit {
+                self.finding(
+                    Finding::error(
+                        "ca-bundle.too-many-certificates",
+                        format!(
+                            "{name} is past the {MAX_CERTIFICATES} certificates snowctl reads from one bundle; it and the rest are not read"
+                        ),
+                    )
+                    .hint("a Snow CA bundle holds one certificate per device: remove the copies and unrelated certificates"),
+                    at.0,
+                    at.1,
+                );
+                // Counted once: the bound is reported, not every block past it.
+                self.over_limit = true;
+            }
+            return;
+        }
         let parsed = X509Certificate::from_der(&der);
         let (rest, cert) = match parsed {
             Ok(ok) => ok,

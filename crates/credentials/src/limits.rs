@@ -19,3 +19,7 @@ pub const MAX_FINDINGS_PER_CHECK: usize = snow_api::limits::MAX_FINDINGS_PER_CHE
 
 /// The most device IPs one finding lists before "… and N more" (8).
 pub const MAX_DEVICES_LISTED: usize = 8;
+
+/// The most certificates read from one CA bundle (256): a Snow bundle holds one per device;
+/// past this, `ca-bundle.too-many-certificates` (an error) and the rest is not read.
+pub const MAX_CERTIFICATES: usize = 256;

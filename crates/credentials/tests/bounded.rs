@@ -34,8 +34,21 @@ fn assert_capped(findings: &[Finding], check: &str, total: usize) {
 #[test]
 fn thousands_of_duplicate_certificates_give_a_capped_report() {
     let one = Cert::device(IPS[0]).pem();
-    let (_, findings) = CaBundle::parse("ca.pem", one.repeat(5_600).into_bytes());
-    assert_capped(&findings, "ca-bundle.duplicate-certificate", 5_599);
+    let (bundle, findings) = CaBundle::parse("ca.pem", one.repeat(5_600).into_bytes());
+    // The first MAX_CERTIFICATES are read (all but one are repeats); then one error, and the
+    // rest is not read.
+    assert_capped(
+        &findings,
+        "ca-bundle.duplicate-certificate",
+        snow_credentials::limits::MAX_CERTIFICATES - 1,
+    );
+    let refused = of_check(&findings, "ca-bundle.too-many-certificates");
+    assert_eq!(refused.len(), 1, "{refused:#?}");
+    assert!(refused[0].is_error());
+    assert_eq!(
+        bundle.certificates().len(),
+        snow_credentials::limits::MAX_CERTIFICATES
+    );
 }
 
 #[test]
