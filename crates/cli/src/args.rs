@@ -50,6 +50,72 @@ pub enum Command {
     Describe(DescribeCommand),
     /// Reconcile Snow clusters declared on the management cluster (kubectl, GitOps).
     Controller(ControllerArgs),
+    /// Chores on the devices: inventory, usable AMIs, SSH key import.
+    #[command(subcommand)]
+    Devices(DevicesCommand),
+}
+
+/// `snowctl devices …`
+#[derive(Debug, Subcommand)]
+pub enum DevicesCommand {
+    /// Per device: state, software, capacity, instances by cluster, DNIs, AMIs, key pairs.
+    Describe(DevicesDescribeArgs),
+    /// The AMIs tagged for a Kubernetes version and OS family, per device, as preflight picks.
+    Images(DevicesImagesArgs),
+    /// Import an SSH public key as key pair NAME on every device that lacks it.
+    ImportKey(DevicesImportKeyArgs),
+}
+
+/// The devices a `devices` command works on.
+#[derive(Debug, Args)]
+pub struct DeviceTargets {
+    /// The device IPs, comma-separated (default: every profile of the credentials file).
+    #[arg(long, value_delimiter = ',', value_name = "IP,...")]
+    pub devices: Vec<snow_api::DeviceIp>,
+    /// The device credentials and CA bundle.
+    #[command(flatten)]
+    pub device_files: OptionalDeviceFiles,
+    /// Seconds to wait for each device request (the connect timeout is at most 3 s).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub timeout: u64,
+}
+
+/// `snowctl devices describe`
+#[derive(Debug, Args)]
+pub struct DevicesDescribeArgs {
+    /// The devices.
+    #[command(flatten)]
+    pub targets: DeviceTargets,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// `snowctl devices images --kubernetes-version V`
+#[derive(Debug, Args)]
+pub struct DevicesImagesArgs {
+    /// The devices.
+    #[command(flatten)]
+    pub targets: DeviceTargets,
+    /// The `eksa.aws.com/k8s-version` tag value, e.g. 1.31.
+    #[arg(long, value_name = "VERSION")]
+    pub kubernetes_version: String,
+    /// The `eksa.aws.com/os-family` tag value (default: any).
+    #[arg(long, value_name = "OS", default_value = "")]
+    pub os_family: String,
+}
+
+/// `snowctl devices import-key NAME --public-key FILE`
+#[derive(Debug, Args)]
+pub struct DevicesImportKeyArgs {
+    /// The key pair name.
+    pub name: String,
+    /// The OpenSSH public key file.
+    #[arg(long, value_name = "FILE")]
+    pub public_key: PathBuf,
+    /// The devices.
+    #[command(flatten)]
+    pub targets: DeviceTargets,
 }
 
 /// Log line formats.

@@ -6,6 +6,7 @@ pub mod completion;
 pub mod controller;
 pub mod crds;
 pub mod credentials;
+pub mod devices;
 pub mod generate;
 pub mod import_images;
 pub mod render;
@@ -38,5 +39,6 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Delete(DeleteCommand::Cluster(args)) => cluster::delete(args, global, io),
         Command::Describe(DescribeCommand::Cluster(args)) => cluster::describe(args, io),
         Command::Controller(args) => controller::run(args, global, io),
+        Command::Devices(cmd) => devices::run(cmd, io),
     }
 }
