@@ -413,7 +413,7 @@ impl Device for SnowDevice {
         let mut types = Vec::new();
         let mut token: Option<String> = None;
         // A device has a few dozen types; the page bound keeps a looping token from hanging us.
-        for _ in 0..100 {
+        for _ in 0..limits::MAX_PAGES {
             let out = self
                 .config
                 .retry
@@ -524,13 +524,13 @@ impl DeviceApiClient {
         DeviceError::new(self.ip, Service::DeviceApi, kind, detail)
     }
 
-    /// `DescribeDirectNetworkInterfaces`, every page (at most 100 pages).
+    /// `DescribeDirectNetworkInterfaces`, every page (at most [`limits::MAX_PAGES`]).
     pub async fn describe_direct_network_interfaces(
         &self,
     ) -> Result<Vec<DirectNetworkInterface>, DeviceError> {
         let mut all = Vec::new();
         let mut token: Option<String> = None;
-        for _ in 0..100 {
+        for _ in 0..limits::MAX_PAGES {
             let input = match &token {
                 Some(t) => serde_json::json!({ "NextToken": t }),
                 None => serde_json::json!({}),

@@ -8,8 +8,7 @@ use crate::error::DeviceError;
 use crate::inventory::{FleetDevice, Instance, TaggedImage, image_from_tags, instance_from_tags};
 use aws_sdk_ec2::primitives::Blob;
 
-/// Pages read at most from one paginated EC2 call (a looping token cannot hang us).
-const MAX_PAGES: usize = 100;
+use crate::limits::MAX_PAGES;
 
 impl FleetDevice for SnowDevice {
     async fn instances(&self) -> Result<Vec<Instance>, DeviceError> {

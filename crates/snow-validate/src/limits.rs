@@ -22,3 +22,7 @@ pub const MAX_RESPONSE_BYTES: usize = 4 << 20;
 
 /// The most instance types one finding lists before "and N more" (12).
 pub const MAX_INSTANCE_TYPES_LISTED: usize = 12;
+
+/// Pages read at most from one paginated listing (DescribeInstances, DescribeInstanceTypes,
+/// DescribeDirectNetworkInterfaces), so a looping token cannot hang a run.
+pub const MAX_PAGES: usize = 100;
