@@ -312,24 +312,6 @@ pub fn waits(args: &WaitArgs) -> WaitOptions {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn inputs_over_the_limit_are_refused_not_cut() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("big.yaml");
-        let file = std::fs::File::create(&path).unwrap();
-        file.set_len(MAX_INPUT_BYTES + 1).unwrap();
-        let err = read_bytes(&path).unwrap_err();
-        assert!(matches!(err, ReadError::TooLarge));
-        assert!(err.to_string().contains("64 MiB"), "{err}");
-        file.set_len(MAX_INPUT_BYTES).unwrap();
-        assert_eq!(read_bytes(&path).unwrap().len() as u64, MAX_INPUT_BYTES);
-    }
-}
-
 /// The images of a selection: `images` and the URIs of `images_file` (one a line, `#` comments)
 /// when given, else the list of the release bundle for the Kubernetes versions and node OS
 /// families (`snow_images::image_list`).
@@ -426,4 +408,22 @@ pub fn registry_credentials(
         io.err(&format!("error: {}: {e}\n", path.display()));
         ExitCode::from(exit::USAGE)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_over_the_limit_are_refused_not_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.yaml");
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(MAX_INPUT_BYTES + 1).unwrap();
+        let err = read_bytes(&path).unwrap_err();
+        assert!(matches!(err, ReadError::TooLarge));
+        assert!(err.to_string().contains("64 MiB"), "{err}");
+        file.set_len(MAX_INPUT_BYTES).unwrap();
+        assert_eq!(read_bytes(&path).unwrap().len() as u64, MAX_INPUT_BYTES);
+    }
 }

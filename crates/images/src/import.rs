@@ -121,6 +121,7 @@ impl Engine<'_> {
     }
 
     /// An image manifest's blobs, then the manifest to `push_to`.
+    #[allow(clippy::too_many_arguments)]
     async fn manifest(
         &self,
         index: usize,

@@ -258,7 +258,7 @@ pub(crate) fn scan(file: &File, length: u64) -> std::io::Result<Scan> {
             name = path.clone();
         }
         let data = offset + BLOCK;
-        let next = data.checked_add(padded(size)).unwrap_or(u64::MAX);
+        let next = data.saturating_add(padded(size));
         if data.saturating_add(size) > length {
             break End::Truncated {
                 header_offset,
@@ -344,7 +344,6 @@ fn resolve(dir: &str, target: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write as _;
 
     fn archive(entries: &[(&str, &[u8])]) -> tempfile_like::Temp {
         let mut bytes = Vec::new();
@@ -419,8 +418,7 @@ mod tests {
         assert_eq!(scan(&file, 2048).unwrap().end, End::BadHeader(0));
         assert_eq!(resolve("abc", "../def/layer.tar"), "def/layer.tar");
         assert_eq!(normalize("./blobs//sha256/x"), "blobs/sha256/x");
-        let mut pax = Vec::new();
-        write!(pax, "28 path=some/long/name/here\n").unwrap();
+        let pax = b"28 path=some/long/name/here\n".to_vec();
         assert_eq!(
             pax_records(&pax),
             [("path".into(), "some/long/name/here".into())]
