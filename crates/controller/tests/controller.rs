@@ -401,37 +401,7 @@ async fn a_missing_bootstrap_secret_is_a_clear_status_not_a_crash_loop() {
     assert_eq!(s.api.writes(), before);
 }
 
-/// A free loopback port for a health endpoint.
-fn free_addr() -> std::net::SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-}
-
-async fn get(addr: std::net::SocketAddr, path: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
-        return String::new();
-    };
-    let _ = stream
-        .write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
-        .await;
-    let mut out = String::new();
-    let _ = stream.read_to_string(&mut out).await;
-    out
-}
-
-async fn wait(what: &str, check: impl AsyncFn() -> bool) {
-    let start = Instant::now();
-    while !check().await {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "{what} never happened"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+use snow_test_kube::probe::{free_addr, http_get as get, wait_until as wait};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_elect_one_leader_which_survives_dropped_watches_and_hands_over() {

@@ -30,6 +30,7 @@ pub mod declared;
 mod discovery;
 mod http;
 mod patch;
+pub mod probe;
 mod registry;
 mod selector;
 mod status;

@@ -5,37 +5,7 @@ use serde_json::Value;
 use snow_test_kube::KubeStandIn;
 use std::time::{Duration, Instant};
 
-/// A free loopback port for a health endpoint.
-fn free_addr() -> std::net::SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-}
-
-async fn get(addr: std::net::SocketAddr, path: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
-        return String::new();
-    };
-    let _ = stream
-        .write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
-        .await;
-    let mut out = String::new();
-    let _ = stream.read_to_string(&mut out).await;
-    out
-}
-
-async fn wait(what: &str, check: impl AsyncFn() -> bool) {
-    let start = Instant::now();
-    while !check().await {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "{what} never happened"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+use snow_test_kube::probe::{free_addr, http_get as get, wait_until as wait};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_logs_json_serves_health_and_stops_on_sigterm() {
