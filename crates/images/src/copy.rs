@@ -420,24 +420,7 @@ impl Engine {
         self.progress.image_started(index, copy);
         let mut tally = Tally::default();
         let outcome = self.image_inner(index, copy, &mut tally).await;
-        let (digest, status) = match outcome {
-            Ok((digest, true)) => (Some(digest), ImageStatus::UpToDate),
-            Ok((digest, false)) => (
-                Some(digest),
-                ImageStatus::Copied {
-                    blobs_copied: tally.copied,
-                    blobs_mounted: tally.mounted,
-                    blobs_skipped: tally.skipped,
-                    bytes: tally.bytes,
-                },
-            ),
-            Err(error) => (None, ImageStatus::Failed { error }),
-        };
-        let result = ImageResult {
-            copy: copy.clone(),
-            digest,
-            status,
-        };
+        let result = tally.result(copy, outcome);
         self.progress.image_finished(index, &result);
         result
     }

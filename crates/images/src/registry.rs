@@ -144,6 +144,36 @@ pub(crate) struct Tally {
     pub(crate) bytes: u64,
 }
 
+impl Tally {
+    /// The result of one image: `outcome` is the digest written and whether the target already
+    /// had it, or why it failed; the blob counts come from the tally.
+    pub(crate) fn result(
+        &self,
+        copy: &crate::copy::ImageCopy,
+        outcome: Result<(String, bool), String>,
+    ) -> crate::copy::ImageResult {
+        use crate::copy::ImageStatus;
+        let (digest, status) = match outcome {
+            Ok((digest, true)) => (Some(digest), ImageStatus::UpToDate),
+            Ok((digest, false)) => (
+                Some(digest),
+                ImageStatus::Copied {
+                    blobs_copied: self.copied,
+                    blobs_mounted: self.mounted,
+                    blobs_skipped: self.skipped,
+                    bytes: self.bytes,
+                },
+            ),
+            Err(error) => (None, ImageStatus::Failed { error }),
+        };
+        crate::copy::ImageResult {
+            copy: copy.clone(),
+            digest,
+            status,
+        }
+    }
+}
+
 /// Blobs known to be in the target during this run: digest → a repository that has it.
 type KnownBlobs = Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<String>>>>>;
 
