@@ -337,43 +337,17 @@ pub struct DownloadArtifactsArgs {
     /// (and a re-run on a finished FILE fetches only what it lacks).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
-    /// The release catalog.
+    /// The images.
     #[command(flatten)]
-    pub release: ReleaseArgs,
-    /// Kubernetes versions (1.NN, repeatable; default: every version of the bundle).
-    #[arg(long = "kubernetes-version", value_name = "1.NN")]
-    pub kubernetes_versions: Vec<String>,
-    /// Node operating systems (repeatable; default: both).
-    #[arg(long = "os", value_enum)]
-    pub os: Vec<OsArg>,
+    pub selection: ImageSelectionArgs,
     /// Platforms kept of multi-platform images, OS/ARCH[/VARIANT] (repeatable or
     /// comma-separated), or `all` for every platform with the index byte for byte
     /// (default: linux/amd64).
     #[arg(long = "platform", value_name = "OS/ARCH")]
     pub platforms: Vec<String>,
-    /// Download these images instead of the bundle's (repeatable).
-    #[arg(long = "image", value_name = "URI")]
-    pub images: Vec<String>,
-    /// Download the images listed in FILE (one URI a line, `#` comments) instead of the bundle's.
-    #[arg(long, value_name = "FILE")]
-    pub images_file: Option<PathBuf>,
-    /// Read the images from this registry (a mirror with the same repository paths) instead of
-    /// each image's own registry.
-    #[arg(long, value_name = "HOST[:PORT]")]
-    pub source_registry: Option<String>,
-    /// Speak plain HTTP to --source-registry.
-    #[arg(long, requires = "source_registry")]
-    pub source_insecure: bool,
-    /// A PEM CA bundle to trust for the registries (repeatable).
-    #[arg(long = "ca-cert", value_name = "FILE")]
-    pub ca_certs: Vec<PathBuf>,
-    /// Images downloaded at once.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub concurrency: u16,
-    /// The Docker config file with registry credentials (default: $DOCKER_CONFIG/config.json or
-    /// ~/.docker/config.json when present).
-    #[arg(long, value_name = "FILE")]
-    pub docker_config: Option<PathBuf>,
+    /// Where the images are read from.
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Format of the summary on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
@@ -388,21 +362,9 @@ pub struct ImportImagesArgs {
     /// Output format of `--list` and of the summary.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
-    /// The release catalog.
+    /// The images.
     #[command(flatten)]
-    pub release: ReleaseArgs,
-    /// Kubernetes versions (1.NN, repeatable; default: every version of the bundle).
-    #[arg(long = "kubernetes-version", value_name = "1.NN")]
-    pub kubernetes_versions: Vec<String>,
-    /// Node operating systems (repeatable; default: both).
-    #[arg(long = "os", value_enum)]
-    pub os: Vec<OsArg>,
-    /// Copy these images instead of the bundle's (repeatable).
-    #[arg(long = "image", value_name = "URI")]
-    pub images: Vec<String>,
-    /// Copy the images listed in FILE (one URI a line, `#` comments) instead of the bundle's.
-    #[arg(long, value_name = "FILE")]
-    pub images_file: Option<PathBuf>,
+    pub selection: ImageSelectionArgs,
     /// Import the images of this archive (what `snowctl download artifacts` writes, an OCI
     /// layout in a tar such as `skopeo copy … oci-archive:` writes, or a `docker save` archive
     /// such as EKS Anywhere's images.tar) instead of reading registries; with --list, list them.
@@ -412,31 +374,59 @@ pub struct ImportImagesArgs {
     /// The target registry, `HOST:PORT[/NAMESPACE]`.
     #[arg(short = 'r', long, value_name = "HOST:PORT[/NAMESPACE]")]
     pub registry: Option<String>,
-    /// Read the images from this registry (a mirror with the same repository paths) instead of
-    /// each image's own registry.
-    #[arg(long, value_name = "HOST[:PORT]")]
-    pub source_registry: Option<String>,
     /// Keep every platform of an image index (default: linux/amd64 only, the index rewritten).
     #[arg(long)]
     pub all_platforms: bool,
-    /// Images copied at once.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub concurrency: u16,
-    /// A PEM CA bundle to trust for the registries (repeatable), e.g. a self-signed registry CA.
-    #[arg(long = "ca-cert", value_name = "FILE")]
-    pub ca_certs: Vec<PathBuf>,
     /// Speak plain HTTP to --registry.
     #[arg(long)]
     pub insecure: bool,
-    /// Speak plain HTTP to --source-registry.
-    #[arg(long, requires = "source_registry")]
-    pub source_insecure: bool,
     /// User for the target registry (password from standard input with --password-stdin).
     #[arg(long, requires = "password_stdin")]
     pub username: Option<String>,
     /// Read the target registry's password from standard input.
     #[arg(long, requires = "username")]
     pub password_stdin: bool,
+    /// Where the images are read from, and registry trust.
+    #[command(flatten)]
+    pub source: SourceArgs,
+}
+
+/// Which images: the bundle's for some Kubernetes versions and node OSes, or a list.
+#[derive(Debug, Args)]
+pub struct ImageSelectionArgs {
+    /// The release catalog.
+    #[command(flatten)]
+    pub release: ReleaseArgs,
+    /// Kubernetes versions (1.NN, repeatable; default: every version of the bundle).
+    #[arg(long = "kubernetes-version", value_name = "1.NN")]
+    pub kubernetes_versions: Vec<String>,
+    /// Node operating systems (repeatable; default: both).
+    #[arg(long = "os", value_enum)]
+    pub os: Vec<OsArg>,
+    /// These images instead of the bundle's (repeatable).
+    #[arg(long = "image", value_name = "URI")]
+    pub images: Vec<String>,
+    /// The images listed in FILE (one URI a line, `#` comments) instead of the bundle's.
+    #[arg(long, value_name = "FILE")]
+    pub images_file: Option<PathBuf>,
+}
+
+/// The registry images are read from, and how to reach registries.
+#[derive(Debug, Args)]
+pub struct SourceArgs {
+    /// Read the images from this registry (a mirror with the same repository paths) instead of
+    /// each image's own registry.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub source_registry: Option<String>,
+    /// Speak plain HTTP to --source-registry.
+    #[arg(long, requires = "source_registry")]
+    pub source_insecure: bool,
+    /// A PEM CA bundle to trust for the registries (repeatable), e.g. a self-signed registry CA.
+    #[arg(long = "ca-cert", value_name = "FILE")]
+    pub ca_certs: Vec<PathBuf>,
+    /// Images transferred at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
     /// The Docker config file with registry credentials (default: $DOCKER_CONFIG/config.json or
     /// ~/.docker/config.json when present).
     #[arg(long, value_name = "FILE")]

@@ -1,6 +1,8 @@
-//! Exit codes, the same for every command.
+//! Exit codes, the same for every command, and the one way a command says why it stops.
 
-use std::process::ExitCode;
+use crate::output::Io;
+use snow_lifecycle::LifecycleError;
+use std::{fmt::Display, process::ExitCode};
 
 /// Everything passed.
 pub const OK: u8 = 0;
@@ -9,11 +11,58 @@ pub const FINDINGS: u8 = 1;
 /// Usage error, or an input that could not be read at all.
 pub const USAGE: u8 = 2;
 
+/// What a command returns: its exit code either way, so that `?` can stop it early once the
+/// reason has been printed.
+pub type Outcome = Result<ExitCode, ExitCode>;
+
 /// The exit code for a list of findings: 1 if any is an error, else 0.
 pub fn for_findings(findings: &[snow_api::Finding]) -> ExitCode {
-    if snow_api::has_errors(findings) {
-        ExitCode::from(FINDINGS)
+    ExitCode::from(if snow_api::has_errors(findings) {
+        FINDINGS
     } else {
-        ExitCode::from(OK)
+        OK
+    })
+}
+
+/// Says `error: {what}` and gives exit 2 (usage, or input that cannot be used).
+pub fn usage(io: &mut Io<'_>, what: impl Display) -> ExitCode {
+    io.err(&format!("error: {what}\n"));
+    ExitCode::from(USAGE)
+}
+
+/// Says `error: {what}` and gives exit 1 (the work failed).
+pub fn failed(io: &mut Io<'_>, what: impl Display) -> ExitCode {
+    io.err(&format!("error: {what}\n"));
+    ExitCode::from(FINDINGS)
+}
+
+/// Says what went wrong in the lifecycle and what to do; exit 2 when the input (a kubeconfig,
+/// the components) cannot be used, else 1.
+pub fn lifecycle(io: &mut Io<'_>, err: &LifecycleError) -> ExitCode {
+    if let LifecycleError::Rejected { findings, .. } = err {
+        io.err(&snow_api::finding_text::text(findings, "spec", None, &[]));
     }
+    io.err(&format!("❌ error: {err}\n"));
+    if let Some(hint) = err.hint() {
+        io.err(&format!("  hint: {hint}\n"));
+    }
+    match err {
+        LifecycleError::Kubeconfig { .. } | LifecycleError::Components { .. } => {
+            ExitCode::from(USAGE)
+        }
+        _ => ExitCode::from(FINDINGS),
+    }
+}
+
+/// A runtime for one command (multi-threaded for the controller and image transfers).
+pub fn runtime(io: &mut Io<'_>, threads: bool) -> Result<tokio::runtime::Runtime, ExitCode> {
+    let mut builder = if threads {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    builder
+        .enable_all()
+        .build()
+        .map_err(|e| failed(io, format_args!("cannot start the async runtime: {e}")))
 }

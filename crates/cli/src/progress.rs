@@ -100,11 +100,6 @@ impl Lines {
     }
 }
 
-/// Bytes as decimal megabytes.
-pub fn mb(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1_000_000.0)
-}
-
 impl Progress for Lines {
     fn image_started(&self, index: usize, copy: &ImageCopy) {
         if self.verbose {
@@ -119,24 +114,7 @@ impl Progress for Lines {
     }
 
     fn image_finished(&self, index: usize, result: &ImageResult) {
-        let n = format!("[{}/{}]", index + 1, self.total);
-        let line = match &result.status {
-            ImageStatus::Copied {
-                blobs_copied,
-                blobs_mounted,
-                blobs_skipped,
-                bytes,
-            } => format!(
-                "{n} copied {} ({blobs_copied} blobs, {}; {blobs_mounted} mounted, {blobs_skipped} already there)\n",
-                result.copy.target,
-                mb(*bytes)
-            ),
-            ImageStatus::UpToDate => format!("{n} up to date {}\n", result.copy.target),
-            ImageStatus::Failed { error } => {
-                format!("{n} FAILED {}: {error}\n", result.copy.image)
-            }
-        };
-        self.send(line);
+        self.send(format!("[{}/{}] {result}\n", index + 1, self.total));
     }
 }
 

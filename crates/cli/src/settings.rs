@@ -4,7 +4,10 @@
 //! the exit code, so a command only decides what to do with good values.
 
 use crate::{
-    args::{Cli, ManagementArgs, OptionalDeviceFiles, ReleaseArgs, RenderArgs, WaitArgs},
+    args::{
+        Cli, ImageSelectionArgs, ManagementArgs, OptionalDeviceFiles, OsArg, ReleaseArgs,
+        RenderArgs, SourceArgs, WaitArgs,
+    },
     exit,
     output::{self, Io},
 };
@@ -15,6 +18,7 @@ use snow_api::{
 };
 use snow_credentials::{CaBundle, CredentialsFile};
 use snow_lifecycle::{Timeouts, WaitOptions};
+use snow_validate::{DeviceFiles, FilesReport, PreflightOptions, preflight_from_files};
 use std::{
     io::Read,
     path::{Path, PathBuf},
@@ -77,11 +81,10 @@ pub fn read_text(path: &Path, what: &str, io: &mut Io<'_>) -> Result<String, Exi
     read_bytes(path)
         .and_then(|b| String::from_utf8(b).map_err(|_| ReadError::NotText))
         .map_err(|err| {
-            io.err(&format!(
-                "error: cannot read {what} {}: {err}\n",
-                output::source_name(path)
-            ));
-            ExitCode::from(exit::USAGE)
+            exit::usage(
+                io,
+                format!("cannot read {what} {}: {err}", output::source_name(path)),
+            )
         })
 }
 
@@ -108,7 +111,12 @@ pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
     match report.into_valid() {
         Ok(spec) => Ok(SpecFile { text, spec }),
         Err(report) => {
-            io.err(&output::findings_text(&report.findings, &name, Some(&text)));
+            io.err(&snow_api::finding_text::text(
+                &report.findings,
+                &name,
+                Some(&text),
+                &[],
+            ));
             io.err("error: the spec has errors and was not rendered\n");
             Err(ExitCode::from(exit::FINDINGS))
         }
@@ -117,48 +125,80 @@ pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
 
 /// The release catalog: the embedded one or `--bundles`, plus every `--eksd-release`.
 pub fn release_inputs(args: &ReleaseArgs, io: &mut Io<'_>) -> Result<ReleaseInputs, ExitCode> {
-    let usage = |io: &mut Io<'_>, what: String| {
-        io.err(&format!("error: {what}\n"));
-        ExitCode::from(exit::USAGE)
-    };
     let mut inputs = match &args.bundles {
         None => ReleaseInputs::embedded(),
         Some(path) => Bundles::from_yaml(&read_text(path, "the bundles manifest", io)?)
             .and_then(ReleaseInputs::from_bundles),
     }
-    .map_err(|err| usage(io, err.to_string()))?;
+    .map_err(|err| exit::usage(io, err))?;
     for path in &args.eksd_releases {
         let text = read_text(path, "the EKS-D release", io)?;
         Release::from_yaml(&text)
             .and_then(|r| inputs.add_release(&r))
-            .map_err(|err| usage(io, format!("{}: {err}", output::source_name(path))))?;
+            .map_err(|err| exit::usage(io, format!("{}: {err}", output::source_name(path))))?;
     }
     Ok(inputs)
 }
 
-/// The paths of the device files, when both are known (flags or environment).
-pub fn device_files(files: &OptionalDeviceFiles) -> Result<(PathBuf, PathBuf), Box<Finding>> {
+/// Preflight of `spec` against its devices, from the device files (flags or environment), each
+/// request bounded by `timeout`; with a terminal, one progress line per device. `Err` is input
+/// that cannot be used at all (a file missing or unreadable), as one finding that says what to do.
+pub fn preflight(
+    spec: &snow_api::ClusterSpec,
+    files: &OptionalDeviceFiles,
+    timeout: std::time::Duration,
+    skip_ip_check: bool,
+    io: &mut Io<'_>,
+) -> Result<FilesReport, Box<Finding>> {
     let missing = |flag: &str, env: &str| {
-        Box::new(
-            Finding::error(
-                "preflight.input",
-                format!("checking the devices needs {flag} or {env}"),
-            )
-            .hint(format!(
-                "pass {flag} FILE or set {env}; or run with --offline for the static checks only"
-            )),
-        )
+        let finding = Finding::error(
+            "preflight.input",
+            format!("checking the devices needs {flag} or {env}"),
+        );
+        Box::new(finding.hint(format!(
+            "pass {flag} FILE or set {env}; or run with --offline for the static checks only"
+        )))
     };
-    Ok((
-        files
-            .credentials
-            .clone()
-            .ok_or_else(|| missing("--credentials", "EKSA_AWS_CREDENTIALS_FILE"))?,
-        files
-            .ca_bundle
-            .clone()
-            .ok_or_else(|| missing("--ca-bundle", "EKSA_AWS_CA_BUNDLES_FILE"))?,
-    ))
+    let credentials = files
+        .credentials
+        .as_deref()
+        .ok_or_else(|| missing("--credentials", "EKSA_AWS_CREDENTIALS_FILE"))?;
+    let ca_bundle = files
+        .ca_bundle
+        .as_deref()
+        .ok_or_else(|| missing("--ca-bundle", "EKSA_AWS_CA_BUNDLES_FILE"))?;
+    let files = DeviceFiles {
+        credentials,
+        ca_bundle,
+        request_timeout: timeout,
+    };
+    let options = PreflightOptions {
+        skip_ip_check,
+        ..PreflightOptions::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    let runtime = runtime.map_err(|e| {
+        Box::new(Finding::error(
+            "preflight.runtime",
+            format!("cannot start the async runtime: {e}"),
+        ))
+    })?;
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    runtime.block_on(preflight_from_files(spec, files, &options, &mut |p| {
+        if tty {
+            let state = match p.failed {
+                0 => "ok".to_owned(),
+                failed => format!("{failed} of {} calls failed", p.calls),
+            };
+            io.err(&format!(
+                "device {}: {state} ({} ms)\n",
+                p.device,
+                p.elapsed.as_millis()
+            ));
+        }
+    }))
 }
 
 /// What rendering needs besides the spec: release inputs, a forced contract, identity files.
@@ -180,10 +220,7 @@ impl RenderSettings {
             .as_deref()
             .map(str::parse::<Contract>)
             .transpose()
-            .map_err(|err| {
-                io.err(&format!("error: --contract: {err}\n"));
-                ExitCode::from(exit::USAGE)
-            })?;
+            .map_err(|err| exit::usage(io, format_args!("--contract: {err}")))?;
         // The identity Secret needs both files; without them it is left out, and said so.
         let secrets = match (args.no_secrets, &args.device_files) {
             (true, _) => None,
@@ -244,7 +281,12 @@ pub fn load_secrets(
         (Ok((c, cf)), Ok((b, bf))) => {
             let findings: Vec<_> = cf.into_iter().chain(bf).collect();
             if snow_api::has_errors(&findings) {
-                io.err(&output::findings_text(&findings, "credentials", None));
+                io.err(&snow_api::finding_text::text(
+                    &findings,
+                    "credentials",
+                    None,
+                    &[],
+                ));
                 io.err("error: fix the credentials file or CA bundle (see `snowctl credentials check`), or pass --no-secrets\n");
                 return Err(ExitCode::from(exit::FINDINGS));
             }
@@ -264,10 +306,10 @@ pub fn management(args: &ManagementArgs, io: &mut Io<'_>) -> Result<Management, 
             kubeconfig: kubeconfig.clone(),
             context: args.context.clone(),
         }),
-        None => {
-            io.err("error: this command works on a management cluster: pass --kubeconfig FILE (or set KUBECONFIG)\n");
-            Err(ExitCode::from(exit::USAGE))
-        }
+        None => Err(exit::usage(
+            io,
+            "this command works on a management cluster: pass --kubeconfig FILE (or set KUBECONFIG)",
+        )),
     }
 }
 
@@ -312,74 +354,62 @@ pub fn waits(args: &WaitArgs) -> WaitOptions {
     }
 }
 
-/// The images of a selection: `images` and the URIs of `images_file` (one a line, `#` comments)
-/// when given, else the list of the release bundle for the Kubernetes versions and node OS
-/// families (`snow_images::image_list`).
+/// The images of a selection: `--image` and the URIs of `--images-file` (one a line, `#`
+/// comments) when given, else the list of the release bundle for the Kubernetes versions and
+/// node OS families (`snow_images::image_list`).
 pub fn image_selection(
-    release: &ReleaseArgs,
-    kube_versions: &[String],
-    os: &[crate::args::OsArg],
-    images: &[String],
-    images_file: Option<&Path>,
+    args: &ImageSelectionArgs,
     io: &mut Io<'_>,
 ) -> Result<Vec<snow_images::ListedImage>, ExitCode> {
     use snow_images::{BundleData, OsFamily, Selection};
-    if !images.is_empty() || images_file.is_some() {
-        let list = match images_file {
+    if !args.images.is_empty() || args.images_file.is_some() {
+        let list = match &args.images_file {
             Some(path) => Some(read_text(path, "the image list", io)?),
             None => None,
         };
-        return Ok(snow_images::ListedImage::from_user(images, list.as_deref()));
+        return Ok(snow_images::ListedImage::from_user(
+            &args.images,
+            list.as_deref(),
+        ));
     }
-    let fail = |io: &mut Io<'_>, e: &dyn std::fmt::Display| {
-        io.err(&format!("error: {e}\n"));
-        ExitCode::from(exit::USAGE)
-    };
-    let inputs = release_inputs(release, io)?;
+    let inputs = release_inputs(&args.release, io)?;
     // The Bundles manifest holds sections the release catalog does not keep (the management
     // components' images): they are read from the file itself.
-    let bundle = match &release.bundles {
+    let bundle = match &args.release.bundles {
         Some(path) => BundleData::from_yaml(&read_text(path, "the Bundles manifest", io)?),
         None => BundleData::from_inputs(&inputs),
     }
-    .map_err(|e| fail(io, &e))?;
+    .map_err(|e| exit::usage(io, e))?;
+    let os_families = args.os.iter().map(|os| match os {
+        OsArg::Ubuntu => OsFamily::Ubuntu,
+        OsArg::Bottlerocket => OsFamily::Bottlerocket,
+    });
     let selection = Selection {
-        kube_versions: kube_versions.to_vec(),
-        os_families: os
-            .iter()
-            .map(|os| match os {
-                crate::args::OsArg::Ubuntu => OsFamily::Ubuntu,
-                crate::args::OsArg::Bottlerocket => OsFamily::Bottlerocket,
-            })
-            .collect(),
+        kube_versions: args.kubernetes_versions.clone(),
+        os_families: os_families.collect(),
     };
-    snow_images::image_list(&bundle, &inputs.distros, &selection).map_err(|e| fail(io, &e))
+    snow_images::image_list(&bundle, &inputs.distros, &selection).map_err(|e| exit::usage(io, e))
 }
 
-/// PEM CA certificates to trust for registries (`--ca-cert`), each checked to hold one.
-pub fn registry_ca_certs(paths: &[PathBuf], io: &mut Io<'_>) -> Result<Vec<Vec<u8>>, ExitCode> {
+/// How registries are reached: the PEM CA certificates to trust (`--ca-cert`, each checked to
+/// hold one) and the credentials of the Docker config (`--docker-config`, else
+/// `$DOCKER_CONFIG/config.json` or `~/.docker/config.json` when present; none otherwise).
+pub fn registry_access(
+    args: &SourceArgs,
+    io: &mut Io<'_>,
+) -> Result<(Vec<Vec<u8>>, snow_images::Credentials), ExitCode> {
     let mut pems = Vec::new();
-    for path in paths {
+    for path in &args.ca_certs {
         let pem = read_text(path, "the CA certificate", io)?;
         if !pem.contains("-----BEGIN CERTIFICATE-----") {
-            io.err(&format!(
-                "error: {} holds no PEM certificate\n",
-                path.display()
+            return Err(exit::usage(
+                io,
+                format!("{} holds no PEM certificate", path.display()),
             ));
-            return Err(ExitCode::from(exit::USAGE));
         }
         pems.push(pem.into_bytes());
     }
-    Ok(pems)
-}
-
-/// Registry credentials from the Docker config: `explicit`, else `$DOCKER_CONFIG/config.json`
-/// or `~/.docker/config.json` when present; none otherwise.
-pub fn registry_credentials(
-    explicit: Option<&Path>,
-    io: &mut Io<'_>,
-) -> Result<snow_images::Credentials, ExitCode> {
-    let path = explicit.map(Path::to_owned).or_else(|| {
+    let path = args.docker_config.clone().or_else(|| {
         let dir = std::env::var_os("DOCKER_CONFIG")
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")))?;
@@ -387,13 +417,12 @@ pub fn registry_credentials(
         path.exists().then_some(path)
     });
     let Some(path) = path else {
-        return Ok(snow_images::Credentials::default());
+        return Ok((pems, snow_images::Credentials::default()));
     };
     let text = read_text(&path, "the Docker config", io)?;
-    snow_images::Credentials::from_docker_config(&text).map_err(|e| {
-        io.err(&format!("error: {}: {e}\n", path.display()));
-        ExitCode::from(exit::USAGE)
-    })
+    let credentials = snow_images::Credentials::from_docker_config(&text)
+        .map_err(|e| exit::usage(io, format!("{}: {e}", path.display())))?;
+    Ok((pems, credentials))
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ pub use input::{
     InputError, MAX_CA_BUNDLE_BYTES, MAX_CREDENTIALS_BYTES, load_ca_bundle, load_credentials,
 };
 pub use provider::DeviceCredentialsProvider;
-pub use report::inputs_summary;
+pub use report::{Checked, inputs_summary};
 pub use rustls_pki_types::UnixTime;
 pub use secret::{SecretBytes, SecretString};
 

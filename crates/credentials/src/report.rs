@@ -111,3 +111,111 @@ pub(crate) fn device_table(devices: &[DeviceStatus]) -> String {
     }
     text
 }
+
+/// Both device files read and checked: the parsed files, the cross-file check and every finding
+/// (parse first, then the check), in the order `snowctl credentials check` reports them.
+#[derive(Debug)]
+pub struct Checked {
+    /// The credentials INI.
+    pub credentials: CredentialsFile,
+    /// The CA bundle.
+    pub bundle: CaBundle,
+    /// The device-by-device check.
+    pub report: CheckReport,
+    /// Every finding of both files and the check.
+    pub findings: Vec<snow_api::Finding>,
+}
+
+impl Checked {
+    /// Reads and checks both files at `now`; when either cannot be read at all, every such
+    /// error (both files' when both fail), each with the file's kind (`credentials`,
+    /// `ca-bundle`: the prefix of its finding's check).
+    pub fn load(
+        credentials: &std::path::Path,
+        ca_bundle: &std::path::Path,
+        now: rustls_pki_types::UnixTime,
+    ) -> Result<Checked, Vec<(&'static str, crate::InputError)>> {
+        match (
+            crate::load_credentials(credentials),
+            crate::load_ca_bundle(ca_bundle),
+        ) {
+            (Ok((credentials, mut findings)), Ok((bundle, more))) => {
+                findings.extend(more);
+                let report = crate::check(&credentials, &bundle, now);
+                findings.extend(report.findings.iter().cloned());
+                Ok(Checked {
+                    credentials,
+                    bundle,
+                    report,
+                    findings,
+                })
+            }
+            (c, b) => Err((c.err().map(|e| ("credentials", e)).into_iter())
+                .chain(b.err().map(|e| ("ca-bundle", e)))
+                .collect()),
+        }
+    }
+
+    /// The findings of each file as text, each with its own source lines (the credentials file's
+    /// redacted view, so no key is ever shown), in line order; findings about neither file last.
+    pub fn findings_text(&self) -> String {
+        let (c, b) = (self.credentials.source(), self.bundle.source());
+        let of = |keep: &dyn Fn(Option<&str>) -> bool| {
+            let mut found: Vec<_> = self
+                .findings
+                .iter()
+                .filter(|f| keep(f.object.as_deref()))
+                .cloned()
+                .collect();
+            // Findings without a line first: they concern the whole file.
+            found.sort_by_key(|f| f.line);
+            found
+        };
+        let text = snow_api::finding_text::text;
+        let mut out = text(
+            &of(&|o| o == Some(c)),
+            c,
+            Some(self.credentials.redacted_text()),
+            &[],
+        );
+        out.push_str(&text(
+            &of(&|o| o == Some(b)),
+            b,
+            Some(self.bundle.display_text()),
+            &[],
+        ));
+        let others = of(&|o| o != Some(c) && o != Some(b));
+        if !others.is_empty() {
+            out.push_str(&text(&others, "(other)", None, &[]));
+        }
+        out
+    }
+
+    /// The `credentials check` JSON report: findings, both sources, devices and certificates.
+    pub fn to_json(&self) -> String {
+        let mut extra = serde_json::Map::new();
+        extra.insert("credentials".into(), self.credentials.source().into());
+        extra.insert("ca_bundle".into(), self.bundle.source().into());
+        extra.insert(
+            "devices".into(),
+            serde_json::to_value(&self.report.devices).unwrap_or_default(),
+        );
+        extra.insert(
+            "certificates".into(),
+            serde_json::to_value(self.bundle.certificates()).unwrap_or_default(),
+        );
+        snow_api::finding_text::json(&self.findings, extra)
+    }
+
+    /// The `credentials check` text report: the device table, then the findings.
+    pub fn to_text(&self) -> String {
+        let mut out = if self.report.devices.is_empty() {
+            "no device profiles\n".to_owned()
+        } else {
+            self.report.device_table()
+        };
+        out.push('\n');
+        out.push_str(&self.findings_text());
+        out
+    }
+}

@@ -228,6 +228,28 @@ pub struct ImageResult {
     pub status: ImageStatus,
 }
 
+/// One line a person reads as the image is done: `copied TARGET (3 blobs, 1.2 MB; 0 mounted,
+/// 1 already there)`, `up to date TARGET` or `FAILED IMAGE: why`.
+impl fmt::Display for ImageResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.status {
+            ImageStatus::Copied {
+                blobs_copied,
+                blobs_mounted,
+                blobs_skipped,
+                bytes,
+            } => write!(
+                f,
+                "copied {} ({blobs_copied} blobs, {:.1} MB; {blobs_mounted} mounted, {blobs_skipped} already there)",
+                self.copy.target,
+                *bytes as f64 / 1_000_000.0
+            ),
+            ImageStatus::UpToDate => write!(f, "up to date {}", self.copy.target),
+            ImageStatus::Failed { error } => write!(f, "FAILED {}: {error}", self.copy.image),
+        }
+    }
+}
+
 /// The whole run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CopyReport {

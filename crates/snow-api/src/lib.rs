@@ -25,6 +25,7 @@ pub mod crd;
 pub mod defaults;
 pub mod device;
 pub mod finding;
+pub mod finding_text;
 pub mod fuzz;
 pub mod limits;
 pub mod release;

@@ -8,42 +8,33 @@ use crate::{
         CreateClusterArgs, DeleteClusterArgs, DescribeClusterArgs, ManagementArgs,
         OptionalDeviceFiles, OutputFormat, RenderArgs, UpgradeClusterArgs,
     },
-    exit,
+    exit::{self, Outcome},
     output::{self, Io},
     settings::{self, GlobalSettings, Management, RenderSettings, SpecFile},
 };
-use snow_api::{Finding, release::ClusterRelease};
+use snow_api::release::ClusterRelease;
 use snow_lifecycle::{
     self as lifecycle, ClusterRequest, CreateOptions, DeleteOptions, Event, LifecycleError,
     Timeouts, UpgradeOptions, WaitOptions,
     kubeconfig::{self, Written},
 };
-use snow_validate::{DeviceFiles, PreflightOptions, preflight_from_files};
-use std::{future::Future, path::PathBuf, process::ExitCode, time::Duration};
+use std::{path::PathBuf, process::ExitCode, time::Duration};
 
 /// Runs `snowctl create cluster` (its `--dry-run` is `render`).
-pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode {
-    if args.render.existing.is_some() {
-        io.err("error: --existing is for render; create reads the live objects from the management cluster\n");
-        return ExitCode::from(exit::USAGE);
-    }
-    let session = match Session::open(&args.render, &args.management, io) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    if let Err(code) = device_checks(
+pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
+    let session = Session::open(&args.render, &args.management, "create", io)?;
+    let files = &args.render.device_files;
+    device_checks(
         &session,
-        &args.render.device_files,
+        files,
         args.skip_validations,
         args.skip_ip_check,
         io,
-    ) {
-        return code;
-    }
+    )?;
     let wait = settings::waits(&args.waits);
     let cluster = session.spec.spec.name().to_owned();
     let force = args.force;
-    let outcome = block_on(io, |io| async move {
+    block_on(io, async move |io| {
         let mgmt = session.management.connect(io).await?;
         let release = session.release()?;
         let created = lifecycle::create(
@@ -72,35 +63,25 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         };
         io.err(&format!("🎉 Cluster {cluster} {done}\n"));
         Ok(())
-    });
-    finish(outcome, io)
+    })
 }
 
 /// Runs `snowctl upgrade cluster`.
-pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode {
+pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let dry_run = args.dry_run;
-    if args.render.existing.is_some() {
-        io.err("error: --existing is for render; upgrade reads the live objects from the management cluster\n");
-        return ExitCode::from(exit::USAGE);
-    }
-    let session = match Session::open(&args.render, &args.management, io) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    let session = Session::open(&args.render, &args.management, "upgrade", io)?;
     // An existing cluster's endpoint answers: the in-use probe is for create only.
-    if !dry_run
-        && let Err(code) = device_checks(
+    if !dry_run {
+        device_checks(
             &session,
             &args.render.device_files,
             args.skip_validations,
             true,
             io,
-        )
-    {
-        return code;
+        )?;
     }
     let wait = settings::waits(&args.waits);
-    let outcome = block_on(io, |io| async move {
+    block_on(io, async move |io| {
         let mgmt = session.management.connect(io).await?;
         let release = session.release()?;
         let outcome = lifecycle::upgrade(
@@ -116,27 +97,22 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
             io.err(&format!("🎉 Cluster {} upgraded!\n", outcome.cluster));
         }
         Ok(())
-    });
-    finish(outcome, io)
+    })
 }
 
 /// Runs `snowctl delete cluster`.
-pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode {
+pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let name = match (args.name, &args.file) {
         (Some(name), _) => name,
-        (None, Some(file)) => match settings::load_spec(file, io) {
-            Ok(loaded) => loaded.spec.name().to_owned(),
-            Err(code) => return code,
-        },
+        (None, Some(file)) => settings::load_spec(file, io)?.spec.name().to_owned(),
         (None, None) => {
-            io.err("error: name the cluster, or give its spec with -f\n");
-            return ExitCode::from(exit::USAGE);
+            return Err(exit::usage(
+                io,
+                "name the cluster, or give its spec with -f",
+            ));
         }
     };
-    let management = match settings::management(&args.management, io) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
+    let management = settings::management(&args.management, io)?;
     let wait = WaitOptions {
         timeouts: Timeouts {
             deletion: (!args.no_timeouts).then_some(args.delete_timeout),
@@ -144,7 +120,7 @@ pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         },
         poll: args.poll_interval,
     };
-    let outcome = block_on(io, |io| async move {
+    block_on(io, async move |io| {
         let mgmt = management.connect_quietly().await?;
         let options = DeleteOptions { wait };
         let deleted =
@@ -167,18 +143,14 @@ pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         }
         io.err(&format!("🎉 Cluster {name} deleted!\n"));
         Ok(())
-    });
-    finish(outcome, io)
+    })
 }
 
 /// Runs `snowctl describe cluster`.
-pub fn describe(args: DescribeClusterArgs, io: &mut Io<'_>) -> ExitCode {
-    let management = match settings::management(&args.management, io) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
+pub fn describe(args: DescribeClusterArgs, io: &mut Io<'_>) -> Outcome {
+    let management = settings::management(&args.management, io)?;
     let (name, format) = (args.name, args.output);
-    let outcome = block_on(io, |io| async move {
+    block_on(io, async move |io| {
         let mgmt = management.connect_quietly().await?;
         let described = lifecycle::describe(&mgmt, &name).await?;
         if described.root.is_none() {
@@ -195,8 +167,7 @@ pub fn describe(args: DescribeClusterArgs, io: &mut Io<'_>) -> ExitCode {
             OutputFormat::Text => io.out(&described.to_text()),
         }
         Ok(())
-    });
-    finish(outcome, io)
+    })
 }
 
 /// What create and upgrade share: the spec, the render settings and the management cluster.
@@ -207,11 +178,19 @@ struct Session {
 }
 
 impl Session {
+    /// For `verb` (create, upgrade), which read the live objects themselves.
     fn open(
         render: &RenderArgs,
         management: &ManagementArgs,
+        verb: &str,
         io: &mut Io<'_>,
     ) -> Result<Session, ExitCode> {
+        if render.existing.is_some() {
+            let why = format!(
+                "--existing is for render; {verb} reads the live objects from the management cluster"
+            );
+            return Err(exit::usage(io, why));
+        }
         let management = settings::management(management, io)?;
         Ok(Session {
             spec: settings::load_spec(&render.file, io)?,
@@ -249,33 +228,20 @@ fn device_checks(
         return Ok(());
     }
     io.err("Performing setup and validations\n");
-    let unusable = |io: &mut Io<'_>, finding: Box<Finding>| {
-        io.err(&output::diagnostic(&finding, "preflight", None));
-        ExitCode::from(exit::USAGE)
-    };
-    let (credentials, ca_bundle) =
-        settings::device_files(device_files).map_err(|f| unusable(io, f))?;
-    let files = DeviceFiles {
-        credentials: &credentials,
-        ca_bundle: &ca_bundle,
-        request_timeout: Duration::from_secs(10),
-    };
-    let options = PreflightOptions {
-        skip_ip_check,
-        ..PreflightOptions::default()
-    };
-    let runtime =
-        runtime().map_err(|e| unusable(io, Box::new(Finding::error("preflight.runtime", e))))?;
-    let report = runtime
-        .block_on(preflight_from_files(
-            &session.spec.spec,
-            files,
-            &options,
-            &mut |_| {},
-        ))
-        .map_err(|f| unusable(io, f))?;
+    let timeout = Duration::from_secs(10);
+    let spec = &session.spec.spec;
+    let report =
+        settings::preflight(spec, device_files, timeout, skip_ip_check, io).map_err(|f| {
+            io.err(&output::diagnostic(&f, "preflight", None));
+            ExitCode::from(exit::USAGE)
+        })?;
     if snow_api::has_errors(&report.findings) {
-        io.err(&output::findings_text(&report.findings, "preflight", None));
+        io.err(&snow_api::finding_text::text(
+            &report.findings,
+            "preflight",
+            None,
+            &[],
+        ));
         io.err(
             "❌ Validation failed: nothing was applied (fix the findings, or --skip-validations)\n",
         );
@@ -311,44 +277,14 @@ fn printer<'a, 'b>(io: &'a mut Io<'b>, verbose: u8) -> impl FnMut(Event) + 'a {
     }
 }
 
-/// A current-thread runtime for one command.
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
-}
-
-/// Runs an async command body on a fresh runtime.
-fn block_on<'a, 'b, F, Fut>(io: &'a mut Io<'b>, body: F) -> Result<(), LifecycleError>
-where
-    F: FnOnce(&'a mut Io<'b>) -> Fut,
-    Fut: Future<Output = Result<(), LifecycleError>>,
-{
-    match runtime() {
-        Ok(runtime) => runtime.block_on(body(io)),
-        Err(reason) => Err(LifecycleError::Write {
-            path: PathBuf::from("<runtime>"),
-            reason,
-        }),
-    }
-}
-
-/// The exit code of an outcome, after saying what went wrong and what to do.
-fn finish(outcome: Result<(), LifecycleError>, io: &mut Io<'_>) -> ExitCode {
-    let err = match outcome {
-        Ok(()) => return ExitCode::SUCCESS,
-        Err(err) => err,
-    };
-    if let LifecycleError::Rejected { findings, .. } = &err {
-        io.err(&output::findings_text(findings, "spec", None));
-    }
-    io.err(&format!("❌ error: {err}\n"));
-    if let Some(hint) = err.hint() {
-        io.err(&format!("  hint: {hint}\n"));
-    }
-    match err {
-        LifecycleError::Kubeconfig { .. } => ExitCode::from(exit::USAGE),
-        _ => ExitCode::from(exit::FINDINGS),
+/// Runs an async command body on a fresh runtime; an error is said with its hint.
+fn block_on<'b>(
+    io: &mut Io<'b>,
+    body: impl AsyncFnOnce(&mut Io<'b>) -> Result<(), LifecycleError>,
+) -> Outcome {
+    let runtime = exit::runtime(io, false)?;
+    match runtime.block_on(body(&mut *io)) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(err) => Err(exit::lifecycle(io, &err)),
     }
 }

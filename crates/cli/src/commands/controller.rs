@@ -2,7 +2,7 @@
 
 use crate::{
     args::{ControllerArgs, LogFormat},
-    exit,
+    exit::{self, Outcome},
     output::Io,
     settings::{self, GlobalSettings},
 };
@@ -14,11 +14,8 @@ use std::{process::ExitCode, sync::Arc};
 use tracing_subscriber::EnvFilter;
 
 /// Runs `snowctl controller` until SIGTERM or SIGINT.
-pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode {
-    let inputs = match settings::release_inputs(&args.release, io) {
-        Ok(inputs) => inputs,
-        Err(code) => return code,
-    };
+pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
+    let inputs = settings::release_inputs(&args.release, io)?;
     let default = if global.verbose > 0 { "debug" } else { "info" };
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(format!("{default},kube=warn,hyper=warn,tower=warn")));
@@ -29,21 +26,8 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Exi
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
         LogFormat::Text => builder.with_ansi(false).try_init(),
     };
-    if let Err(e) = installed {
-        io.err(&format!("error: cannot set up logging: {e}\n"));
-        return ExitCode::from(exit::USAGE);
-    }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            io.err(&format!("error: cannot start the async runtime: {e}\n"));
-            return ExitCode::from(exit::FINDINGS);
-        }
-    };
-    let outcome = runtime.block_on(async move {
+    installed.map_err(|e| exit::usage(io, format!("cannot set up logging: {e}")))?;
+    let outcome = exit::runtime(io, true)?.block_on(async move {
         let mgmt = match &args.management.kubeconfig {
             Some(path) => {
                 Management::connect_for_watches(path, args.management.context.as_deref()).await?
@@ -70,17 +54,11 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Exi
         };
         snow_controller::run(ctx, options, snow_controller::termination()).await
     });
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            tracing::error!(error = %e, "controller stopped");
-            io.err(&format!("error: {e}\n"));
-            if let ControllerError::Lifecycle(l) = &e
-                && let Some(hint) = l.hint()
-            {
-                io.err(&format!("  hint: {hint}\n"));
-            }
-            ExitCode::from(exit::FINDINGS)
+    outcome.map(|()| ExitCode::SUCCESS).map_err(|e| {
+        tracing::error!(error = %e, "controller stopped");
+        match &e {
+            ControllerError::Lifecycle(l) => exit::lifecycle(io, l),
+            _ => exit::failed(io, e),
         }
-    }
+    })
 }

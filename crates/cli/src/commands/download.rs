@@ -1,10 +1,10 @@
-//! `snowctl download artifacts -o FILE` (issue 17): on a connected machine, every image of the
-//! selection and the manifests the offline commands read, into one archive that
+//! `snowctl download artifacts -o FILE`: on a connected machine, every image of the selection
+//! and the manifests the offline commands read, into one archive that
 //! `snowctl import-images --from FILE` reads at the site.
 
 use crate::{
     args::{DownloadArtifactsArgs, OutputFormat},
-    exit,
+    exit::{self, Outcome},
     output::{self, Io},
     progress,
     settings::{self, GlobalSettings},
@@ -20,114 +20,63 @@ fn files(
     images: &[snow_images::ListedImage],
     io: &mut Io<'_>,
 ) -> Result<Vec<ArchiveFile>, ExitCode> {
-    let mut files = Vec::new();
-    let bundles = match &args.release.bundles {
+    let release = &args.selection.release;
+    let bundles = match &release.bundles {
         Some(path) => settings::read_text(path, "the Bundles manifest", io)?,
-        None => {
-            let inputs = settings::release_inputs(&args.release, io)?;
-            serde_saphyr::to_string(&inputs.bundles).map_err(|e| {
-                io.err(&format!("error: cannot write the embedded Bundles: {e}\n"));
-                ExitCode::from(exit::USAGE)
-            })?
-        }
+        None => serde_saphyr::to_string(&settings::release_inputs(release, io)?.bundles)
+            .map_err(|e| exit::usage(io, format!("cannot write the embedded Bundles: {e}")))?,
     };
-    files.push(ArchiveFile {
-        path: "bundles.yaml".into(),
-        content: bundles.into_bytes(),
-    });
-    for path in &args.release.eksd_releases {
+    let file = |path: String, content: Vec<u8>| ArchiveFile { path, content };
+    let mut files = vec![file("bundles.yaml".into(), bundles.into_bytes())];
+    for path in &release.eksd_releases {
         let text = settings::read_text(path, "the EKS-D release", io)?;
         let name = output::source_name(path);
-        let name = name.rsplit('/').next().unwrap_or(&name).to_owned();
-        files.push(ArchiveFile {
-            path: format!("eksd/{name}"),
-            content: text.into_bytes(),
-        });
+        let name = name.rsplit('/').next().unwrap_or(&name);
+        files.push(file(format!("eksd/{name}"), text.into_bytes()));
     }
-    files.push(ArchiveFile {
-        path: "images.json".into(),
-        content: serde_json::to_vec_pretty(images).unwrap_or_default(),
-    });
+    let list = serde_json::to_vec_pretty(images).unwrap_or_default();
+    files.push(file("images.json".into(), list));
     Ok(files)
 }
 
 /// Runs `snowctl download artifacts`.
-pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode {
-    let usage = || ExitCode::from(exit::USAGE);
-    let platforms = match Platforms::parse(&args.platforms) {
-        Ok(p) => p,
-        Err(e) => {
-            io.err(&format!("error: --platform: {e}\n"));
-            return usage();
-        }
-    };
-    let images = match settings::image_selection(
-        &args.release,
-        &args.kubernetes_versions,
-        &args.os,
-        &args.images,
-        args.images_file.as_deref(),
-        io,
-    ) {
-        Ok(images) => images,
-        Err(code) => return code,
-    };
-    let files = match files(&args, &images, io) {
-        Ok(f) => f,
-        Err(code) => return code,
-    };
-    let ca_certs_pem = match settings::registry_ca_certs(&args.ca_certs, io) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let credentials = match settings::registry_credentials(args.docker_config.as_deref(), io) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
+    let platforms = Platforms::parse(&args.platforms)
+        .map_err(|e| exit::usage(io, format!("--platform: {e}")))?;
+    let images = settings::image_selection(&args.selection, io)?;
+    let files = files(&args, &images, io)?;
+    let (ca_certs_pem, credentials) = settings::registry_access(&args.source, io)?;
     let uris: Vec<String> = images.into_iter().map(|i| i.uri).collect();
-    let plan = match snow_images::plan_download(&uris, args.source_registry.as_deref()) {
-        Ok(p) => p,
-        Err(e) => {
-            io.err(&format!("error: {e}\n"));
-            return usage();
-        }
-    };
+    let source = &args.source.source_registry;
+    let plan =
+        snow_images::plan_download(&uris, source.as_deref()).map_err(|e| exit::usage(io, e))?;
     let config = DownloadConfig {
         output: args.output.clone(),
-        source_registry: args.source_registry.clone(),
+        source_registry: source.clone(),
         platforms,
-        concurrency: usize::from(args.concurrency),
+        concurrency: usize::from(args.source.concurrency),
         ca_certs_pem,
-        plain_http: if args.source_insecure {
-            args.source_registry.clone().into_iter().collect()
-        } else {
-            Vec::new()
-        },
+        plain_http: source
+            .iter()
+            .filter(|_| args.source.source_insecure)
+            .cloned()
+            .collect(),
         credentials,
         files,
     };
-    let total = plan.len();
     let report =
-        progress::run_with_progress(total, global.verbose > 0, io, move |progress| async move {
-            snow_images::download_images(&plan, &config, progress).await
+        progress::run_with_progress(plan.len(), global.verbose > 0, io, move |p| async move {
+            snow_images::download_images(&plan, &config, p).await
         });
-    let report = match report {
-        Ok(r) => r,
-        Err(e) => {
-            io.err(&format!("error: {e}\n"));
-            return ExitCode::from(exit::FINDINGS);
+    let report = report.map_err(|e| exit::failed(io, e))?;
+    io.out(&match args.format {
+        OutputFormat::Json => {
+            serde_json::to_string_pretty(&report).unwrap_or_else(|_| "{}".into()) + "\n"
         }
-    };
-    match args.format {
-        OutputFormat::Json => io.out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&report).unwrap_or_else(|_| "{}".into())
-        )),
-        OutputFormat::Text => io.out(&report.to_string()),
+        OutputFormat::Text => report.to_string(),
+    });
+    match &report.error {
+        Some(error) => Err(exit::failed(io, error)),
+        None => Ok(ExitCode::SUCCESS),
     }
-    if let Some(error) = &report.error {
-        io.err(&format!("error: {error}\n"));
-        return ExitCode::from(exit::FINDINGS);
-    }
-    ExitCode::from(exit::OK)
 }

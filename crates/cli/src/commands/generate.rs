@@ -1,20 +1,17 @@
-//! `snowctl generate clusterconfig NAME --provider snow`.
+//! `snowctl generate clusterconfig NAME --provider snow`, and `snowctl crds`: text snowctl writes
+//! for the user to start from or apply.
 
 use crate::{
-    args::{GenerateClusterconfigArgs, GenerateCommand, OsArg},
-    exit,
+    args::{GenerateCommand, OsArg},
+    exit::{self, Outcome},
     output::Io,
 };
 use snow_api::template::{OsFamily, TemplateOptions, cluster_config};
 use std::process::ExitCode;
 
 /// Runs `snowctl generate …`.
-pub fn run(cmd: GenerateCommand, io: &mut Io<'_>) -> ExitCode {
+pub fn run(cmd: GenerateCommand, io: &mut Io<'_>) -> Outcome {
     let GenerateCommand::Clusterconfig(args) = cmd;
-    clusterconfig(args, io)
-}
-
-fn clusterconfig(args: GenerateClusterconfigArgs, io: &mut Io<'_>) -> ExitCode {
     let opts = TemplateOptions {
         name: args.name,
         devices: args.devices,
@@ -36,16 +33,22 @@ fn clusterconfig(args: GenerateClusterconfigArgs, io: &mut Io<'_>) -> ExitCode {
         }
     }
     if !problems.is_empty() {
-        return ExitCode::from(exit::USAGE);
+        return Err(ExitCode::from(exit::USAGE));
     }
-    match cluster_config(&opts) {
-        Ok(yaml) => {
-            io.out(&yaml);
-            ExitCode::SUCCESS
+    print(cluster_config(&opts), io)
+}
+
+/// Runs `snowctl crds`: the four CRDs of the EKS Anywhere Snow kinds, for `kubectl apply -f -`.
+pub fn crds(io: &mut Io<'_>) -> Outcome {
+    print(snow_api::crds_yaml(), io)
+}
+
+fn print<E: std::fmt::Display>(text: Result<String, E>, io: &mut Io<'_>) -> Outcome {
+    match text {
+        Ok(text) => {
+            io.out(&text);
+            Ok(ExitCode::SUCCESS)
         }
-        Err(err) => {
-            io.err(&format!("error: {err}\n"));
-            ExitCode::from(exit::USAGE)
-        }
+        Err(err) => Err(exit::usage(io, err)),
     }
 }

@@ -1,69 +1,51 @@
 //! `snowctl import-images`: list the images a Snow cluster needs, or copy them to a registry on
-//! the site (issue 7), from their registries or from an archive (`--from`, issue 17).
+//! the site, from their registries or from an archive (`--from`).
 
 use crate::{
     args::{ImportImagesArgs, OutputFormat},
-    exit,
+    exit::{self, Outcome},
     output::Io,
     progress,
     settings::{self, GlobalSettings},
 };
 use snow_images::{Archive, CopyConfig, CopyReport, TargetRegistry};
-use std::{fmt::Write as _, process::ExitCode};
+use std::process::ExitCode;
 
-/// The image URIs: `--image`/`--images-file` when given, else the bundle's list.
-fn image_uris(
-    args: &ImportImagesArgs,
-    io: &mut Io<'_>,
-) -> Result<Vec<snow_images::ListedImage>, ExitCode> {
-    settings::image_selection(
-        &args.release,
-        &args.kubernetes_versions,
-        &args.os,
-        &args.images,
-        args.images_file.as_deref(),
-        io,
-    )
-}
-
-fn config(
-    args: &ImportImagesArgs,
-    registry: &str,
-    io: &mut Io<'_>,
-) -> Result<CopyConfig, ExitCode> {
-    let usage = || ExitCode::from(exit::USAGE);
-    let target = TargetRegistry::parse(registry).map_err(|e| {
-        io.err(&format!("error: --registry: {e}\n"));
-        usage()
-    })?;
-    let ca_certs_pem = settings::registry_ca_certs(&args.ca_certs, io)?;
-    let mut credentials = settings::registry_credentials(args.docker_config.as_deref(), io)?;
+/// How to reach the target registry `--registry` and the sources.
+fn config(args: &ImportImagesArgs, io: &mut Io<'_>) -> Result<CopyConfig, ExitCode> {
+    let verb = if args.from.is_some() {
+        "import"
+    } else {
+        "copy"
+    };
+    let Some(registry) = &args.registry else {
+        let why = format!("--registry HOST:PORT[/NAMESPACE] is required to {verb} (or --list)");
+        return Err(exit::usage(io, why));
+    };
+    let target =
+        TargetRegistry::parse(registry).map_err(|e| exit::usage(io, format!("--registry: {e}")))?;
+    let (ca_certs_pem, mut credentials) = settings::registry_access(&args.source, io)?;
     if let (Some(user), true) = (&args.username, args.password_stdin) {
         let mut password = String::new();
-        if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut password) {
-            io.err(&format!(
-                "error: cannot read the password from stdin: {e}\n"
-            ));
-            return Err(usage());
-        }
-        credentials.insert(
-            &target.host,
-            user.clone(),
-            password.trim_end_matches(['\r', '\n']).to_owned(),
-        );
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut password)
+            .map_err(|e| exit::usage(io, format!("cannot read the password from stdin: {e}")))?;
+        let password = password.trim_end_matches(['\r', '\n']).to_owned();
+        credentials.insert(&target.host, user.clone(), password);
     }
-    let mut plain_http = Vec::new();
+    let source = &args.source.source_registry;
+    let mut plain_http: Vec<String> = source
+        .iter()
+        .filter(|_| args.source.source_insecure)
+        .cloned()
+        .collect();
     if args.insecure {
         plain_http.push(target.host.clone());
     }
-    if args.source_insecure {
-        plain_http.extend(args.source_registry.clone());
-    }
     Ok(CopyConfig {
         target,
-        source_registry: args.source_registry.clone(),
+        source_registry: source.clone(),
         all_platforms: args.all_platforms,
-        concurrency: usize::from(args.concurrency),
+        concurrency: usize::from(args.source.concurrency),
         ca_certs_pem,
         plain_http,
         credentials,
@@ -71,133 +53,72 @@ fn config(
 }
 
 /// Runs `snowctl import-images`.
-pub fn run(args: ImportImagesArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode {
-    let usage = || ExitCode::from(exit::USAGE);
+pub fn run(args: ImportImagesArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     if let Some(path) = args.from.clone() {
-        return run_from_archive(&args, &path, &global, io);
+        return from_archive(&args, &path, &global, io);
     }
-    let images = match image_uris(&args, io) {
-        Ok(images) => images,
-        Err(code) => return code,
-    };
+    let images = settings::image_selection(&args.selection, io)?;
     if args.list {
-        match args.output {
-            OutputFormat::Json => {
-                let json = serde_json::to_string_pretty(&images).unwrap_or_else(|_| "[]".into());
-                io.out(&format!("{json}\n"));
-            }
-            OutputFormat::Text => {
-                let mut out = String::new();
-                for image in &images {
-                    let _ = writeln!(out, "{}", image.uri);
-                }
-                io.out(&out);
-            }
-        }
-        return ExitCode::from(exit::OK);
+        io.out(&match args.output {
+            OutputFormat::Json => json(&images),
+            OutputFormat::Text => images.iter().map(|i| format!("{}\n", i.uri)).collect(),
+        });
+        return Ok(ExitCode::SUCCESS);
     }
-    let Some(registry) = args.registry.clone() else {
-        io.err("error: --registry HOST:PORT[/NAMESPACE] is required to copy (or --list)\n");
-        return usage();
-    };
-    let config = match config(&args, &registry, io) {
-        Ok(config) => config,
-        Err(code) => return code,
-    };
+    let config = config(&args, io)?;
     let uris: Vec<String> = images.into_iter().map(|i| i.uri).collect();
-    let plan = match snow_images::plan(&uris, &config) {
-        Ok(p) => p,
-        Err(e) => {
-            io.err(&format!("error: {e}\n"));
-            return usage();
-        }
-    };
-    let total = plan.len();
+    let plan = snow_images::plan(&uris, &config).map_err(|e| exit::usage(io, e))?;
     let report =
-        progress::run_with_progress(total, global.verbose > 0, io, move |progress| async move {
-            snow_images::copy_images(&plan, &config, progress).await
+        progress::run_with_progress(plan.len(), global.verbose > 0, io, move |p| async move {
+            snow_images::copy_images(&plan, &config, p).await
         });
     finish(report, &args, io)
 }
 
 /// `import-images --from FILE`: the archive's images pushed to `--registry`, or listed.
-fn run_from_archive(
+fn from_archive(
     args: &ImportImagesArgs,
     path: &std::path::Path,
     global: &GlobalSettings,
     io: &mut Io<'_>,
-) -> ExitCode {
-    let usage = || ExitCode::from(exit::USAGE);
-    let archive = match Archive::open(path) {
-        Ok(a) => a,
-        Err(e) => {
-            io.err(&format!("error: {e}\n"));
-            return usage();
-        }
-    };
+) -> Outcome {
+    let archive = Archive::open(path).map_err(|e| exit::usage(io, e))?;
     if args.list {
-        match args.output {
-            OutputFormat::Json => {
-                let json = serde_json::json!({
-                    "format": archive.format(),
-                    "images": archive.images(),
-                    "files": archive.files(),
-                });
-                io.out(&format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&json).unwrap_or_else(|_| "{}".into())
-                ));
-            }
-            OutputFormat::Text => io.out(&archive.listing()),
-        }
-        return ExitCode::from(exit::OK);
+        io.out(&match args.output {
+            OutputFormat::Json => json(&serde_json::json!({
+                "format": archive.format(),
+                "images": archive.images(),
+                "files": archive.files(),
+            })),
+            OutputFormat::Text => archive.listing(),
+        });
+        return Ok(ExitCode::SUCCESS);
     }
-    let Some(registry) = args.registry.clone() else {
-        io.err("error: --registry HOST:PORT[/NAMESPACE] is required to import (or --list)\n");
-        return usage();
-    };
-    let config = match config(args, &registry, io) {
-        Ok(config) => config,
-        Err(code) => return code,
-    };
-    let plan = match snow_images::plan_import(&archive, &args.images, &config) {
-        Ok(p) => p,
-        Err(e) => {
-            io.err(&format!("error: {e}\n"));
-            return usage();
-        }
-    };
-    let total = plan.len();
+    let config = config(args, io)?;
+    let picked = &args.selection.images;
+    let plan =
+        snow_images::plan_import(&archive, picked, &config).map_err(|e| exit::usage(io, e))?;
     let report =
-        progress::run_with_progress(total, global.verbose > 0, io, move |progress| async move {
-            snow_images::import_archive(&archive, &plan, &config, progress).await
+        progress::run_with_progress(plan.len(), global.verbose > 0, io, move |p| async move {
+            snow_images::import_archive(&archive, &plan, &config, p).await
         });
     finish(report, args, io)
 }
 
+/// Pretty JSON and a newline.
+fn json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into()) + "\n"
+}
+
 /// Prints the summary of a copy or an import; exit 1 when an image failed.
-fn finish(
-    report: Result<CopyReport, String>,
-    args: &ImportImagesArgs,
-    io: &mut Io<'_>,
-) -> ExitCode {
-    let report = match report {
-        Ok(report) => report,
-        Err(e) => {
-            io.err(&format!("error: {e}\n"));
-            return ExitCode::from(exit::FINDINGS);
-        }
-    };
-    match args.output {
-        OutputFormat::Json => io.out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&report.to_json()).unwrap_or_else(|_| "{}".into())
-        )),
-        OutputFormat::Text => io.out(&report.summary_text()),
-    }
-    if report.failed() > 0 {
-        ExitCode::from(exit::FINDINGS)
-    } else {
-        ExitCode::from(exit::OK)
+fn finish(report: Result<CopyReport, String>, args: &ImportImagesArgs, io: &mut Io<'_>) -> Outcome {
+    let report = report.map_err(|e| exit::failed(io, e))?;
+    io.out(&match args.output {
+        OutputFormat::Json => json(&report.to_json()),
+        OutputFormat::Text => report.summary_text(),
+    });
+    match report.failed() {
+        0 => Ok(ExitCode::SUCCESS),
+        _ => Err(ExitCode::from(exit::FINDINGS)),
     }
 }

@@ -2,9 +2,7 @@
 //! [`crate::settings`] or lives in a library crate.
 
 pub mod cluster;
-pub mod completion;
 pub mod controller;
-pub mod crds;
 pub mod credentials;
 pub mod download;
 pub mod generate;
@@ -21,25 +19,31 @@ use crate::{
     output::Io,
     settings::GlobalSettings,
 };
+use clap::CommandFactory;
 use std::process::ExitCode;
 
 /// Runs a parsed command line, writing to `io`.
 pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
     let global = GlobalSettings::resolve(&cli);
-    match cli.command {
+    let outcome = match cli.command {
         Command::Generate(cmd) => generate::run(cmd, io),
         Command::Validate(args) => validate::run(args, io),
-        Command::Crds => crds::run(io),
+        Command::Crds => generate::crds(io),
         Command::Credentials(cmd) => credentials::run(cmd, global.verbose, io),
-        Command::Completion(args) => completion::run(args.shell, io),
-        Command::Render(args) => render::run(args, io),
+        Command::Completion(args) => {
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut Cli::command(), "snowctl", &mut script);
+            io.out(&String::from_utf8_lossy(&script));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Render(args) => render::run(&args, io),
         Command::Download(DownloadCommand::Artifacts(args)) => {
             download::artifacts(args, global, io)
         }
         Command::ImportImages(args) => import_images::run(args, global, io),
         // A dry run renders what create would apply.
         Command::Create(CreateCommand::Cluster(args)) if args.dry_run => {
-            render::run(args.render, io)
+            render::run(&args.render, io)
         }
         Command::Create(CreateCommand::Cluster(args)) => cluster::create(args, global, io),
         Command::Upgrade(UpgradeCommand::Cluster(args)) => cluster::upgrade(args, global, io),
@@ -47,5 +51,6 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Describe(DescribeCommand::Cluster(args)) => cluster::describe(args, io),
         Command::Controller(args) => controller::run(args, global, io),
         Command::Init(args) => init::run(args, global, io),
-    }
+    };
+    outcome.unwrap_or_else(|code| code)
 }

@@ -3,7 +3,7 @@
 
 use crate::{
     args::RenderArgs,
-    exit,
+    exit::{self, Outcome},
     output::{self, Io},
     settings::{self, RenderSettings},
 };
@@ -11,32 +11,19 @@ use capi_render::upgrade;
 use std::process::ExitCode;
 
 /// Runs `snowctl render`.
-pub fn run(args: RenderArgs, io: &mut Io<'_>) -> ExitCode {
-    match render(&args, io) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(code) => code,
-    }
-}
-
-fn render(args: &RenderArgs, io: &mut Io<'_>) -> Result<(), ExitCode> {
+pub fn run(args: &RenderArgs, io: &mut Io<'_>) -> Outcome {
     let spec = settings::load_spec(&args.file, io)?.spec;
     let loaded = RenderSettings::resolve(args, io)?;
-    let failed = |io: &mut Io<'_>, err: String| {
-        io.err(&format!("error: {err}\n"));
-        ExitCode::from(exit::FINDINGS)
-    };
-    let release = loaded.release(&spec).map_err(|e| failed(io, e))?;
+    let release = loaded.release(&spec).map_err(|e| exit::failed(io, e))?;
     let objects = match &args.existing {
         None => capi_render::render(&spec, &release, &loaded.options())
-            .map_err(|e| failed(io, e.to_string()))?,
+            .map_err(|e| exit::failed(io, e))?,
         Some(path) => {
             let live = settings::read_text(path, "the existing objects", io)?;
-            let existing = upgrade::Existing::from_yaml(&live).map_err(|err| {
-                io.err(&format!("error: {}: {err}\n", output::source_name(path)));
-                ExitCode::from(exit::USAGE)
-            })?;
+            let existing = upgrade::Existing::from_yaml(&live)
+                .map_err(|err| exit::usage(io, format!("{}: {err}", output::source_name(path))))?;
             let plan = upgrade::plan(&spec, &release, &loaded.options(), &existing)
-                .map_err(|e| failed(io, e.to_string()))?;
+                .map_err(|e| exit::failed(io, e))?;
             for line in plan.lines() {
                 io.err(&format!("{line}\n"));
             }
@@ -44,5 +31,5 @@ fn render(args: &RenderArgs, io: &mut Io<'_>) -> Result<(), ExitCode> {
         }
     };
     io.out(&capi_render::to_yaml(&objects));
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

@@ -6,16 +6,15 @@
 
 use crate::{
     args::{OutputFormat, ValidateArgs},
-    exit,
+    exit::{self, Outcome},
     output::{self, Io},
     settings,
 };
 use snow_api::Finding;
-use snow_validate::{DeviceFiles, PreflightOptions, preflight_from_files};
-use std::{io::IsTerminal, process::ExitCode, time::Duration};
+use std::{process::ExitCode, time::Duration};
 
 /// Runs `snowctl validate`.
-pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
+pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
     let name = output::source_name(&args.file);
     let bytes = match settings::read_bytes(&args.file) {
         Ok(bytes) => bytes,
@@ -23,17 +22,13 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
             let finding = Finding::error("input.unreadable", format!("cannot read {name}: {err}"))
                 .object(&name)
                 .hint("check the path and its permissions; use -f - to read standard input");
-            return input_failure(&args, io, &name, None, finding);
+            return Err(input_failure(&args, io, &name, None, finding));
         }
     };
-    let text = match snow_api::decode(&bytes) {
-        Ok(text) => text,
-        Err(err) => return input_failure(&args, io, &name, None, err.to_finding(&name)),
-    };
-    let report = match snow_api::check(text) {
-        Ok(report) => report,
-        Err(err) => return input_failure(&args, io, &name, Some(text), err.to_finding(&name)),
-    };
+    let text = snow_api::decode(&bytes)
+        .map_err(|err| input_failure(&args, io, &name, None, err.to_finding(&name)))?;
+    let report = snow_api::check(text)
+        .map_err(|err| input_failure(&args, io, &name, Some(text), err.to_finding(&name)))?;
     let mut findings = report.findings.clone();
     if let Ok(inputs) = snow_api::release::ReleaseInputs::embedded() {
         findings.extend(inputs.missing_version(&report));
@@ -46,7 +41,7 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
                     findings.extend(more);
                     preflight_json = Some(summary);
                 }
-                Err(finding) => return input_failure(&args, io, &name, None, *finding),
+                Err(finding) => return Err(input_failure(&args, io, &name, None, *finding)),
             }
         } else {
             findings.push(
@@ -68,7 +63,7 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
             if let Some(summary) = preflight_json {
                 extra.insert("preflight".into(), summary);
             }
-            io.out(&output::findings_json(&findings, extra));
+            io.out(&snow_api::finding_text::json(&findings, extra));
         }
         OutputFormat::Text => {
             // Findings about the device files point at those files, not at the spec's lines.
@@ -78,7 +73,7 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
                 .map(|p| p.display().to_string())
                 .collect();
             let files: Vec<&str> = files.iter().map(String::as_str).collect();
-            let mut text_out = output::findings_text_with(&findings, &name, Some(text), &files);
+            let mut text_out = snow_api::finding_text::text(&findings, &name, Some(text), &files);
             if !report.defaults.is_empty() {
                 let mut defaults = String::from("Defaults applied:\n");
                 for d in &report.defaults {
@@ -91,7 +86,7 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> ExitCode {
             io.out(&text_out);
         }
     }
-    exit::for_findings(&findings)
+    Ok(exit::for_findings(&findings))
 }
 
 /// Runs preflight from the two device files; `Err` for input that cannot be used at all.
@@ -100,38 +95,8 @@ fn device_checks(
     args: &ValidateArgs,
     io: &mut Io<'_>,
 ) -> Result<(Vec<Finding>, serde_json::Value), Box<Finding>> {
-    let (credentials, ca_bundle) = settings::device_files(&args.device_files)?;
-    let files = DeviceFiles {
-        credentials: &credentials,
-        ca_bundle: &ca_bundle,
-        request_timeout: Duration::from_secs(args.timeout),
-    };
-    let options = PreflightOptions {
-        skip_ip_check: args.skip_ip_check,
-        ..PreflightOptions::default()
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            Box::new(Finding::error(
-                "preflight.runtime",
-                format!("cannot start the async runtime: {e}"),
-            ))
-        })?;
-    // One progress line per device on a terminal; none when stderr is piped.
-    let tty = std::io::stderr().is_terminal();
-    let report = runtime.block_on(preflight_from_files(spec, files, &options, &mut |p| {
-        if tty {
-            let state = if p.failed == 0 {
-                "ok".to_owned()
-            } else {
-                format!("{} of {} calls failed", p.failed, p.calls)
-            };
-            let ms = p.elapsed.as_millis();
-            io.err(&format!("device {}: {state} ({ms} ms)\n", p.device));
-        }
-    }))?;
+    let timeout = Duration::from_secs(args.timeout);
+    let report = settings::preflight(spec, &args.device_files, timeout, args.skip_ip_check, io)?;
     let summary = serde_json::json!({
         "devices": report.devices.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "elapsedMs": u64::try_from(report.elapsed.as_millis()).unwrap_or(u64::MAX),
@@ -147,7 +112,10 @@ fn input_failure(
     finding: Finding,
 ) -> ExitCode {
     match args.output {
-        OutputFormat::Json => io.out(&output::findings_json(&[finding], serde_json::Map::new())),
+        OutputFormat::Json => io.out(&snow_api::finding_text::json(
+            &[finding],
+            serde_json::Map::new(),
+        )),
         OutputFormat::Text => io.err(&output::diagnostic(&finding, name, text)),
     }
     ExitCode::from(exit::USAGE)
