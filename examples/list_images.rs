@@ -15,7 +15,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         None => {
             let inputs = ReleaseInputs::embedded()?;
-            (BundleData::from_inputs(&inputs)?, inputs)
+            (BundleData::embedded()?, inputs)
         }
     };
     let selection = Selection {

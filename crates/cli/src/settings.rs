@@ -377,7 +377,7 @@ pub fn image_selection(
     // components' images): they are read from the file itself.
     let bundle = match &args.release.bundles {
         Some(path) => BundleData::from_yaml(&read_text(path, "the Bundles manifest", io)?),
-        None => BundleData::from_inputs(&inputs),
+        None => BundleData::embedded(),
     }
     .map_err(|e| exit::usage(io, e))?;
     let os_families = args.os.iter().map(|os| match os {

@@ -81,9 +81,6 @@ const OTHER_SECTIONS: &[&str] = &[
     "vSphere",
 ];
 
-/// Paths inside kept sections that are still another provider's (the kind node image).
-const OTHER_PATHS: &[&str] = &["eksD.kindNode"];
-
 fn bottlerocket_only(path: &str) -> bool {
     path.starts_with("bottlerocketHostContainers")
         || path.starts_with("bottlerocketBootstrapContainers")
@@ -142,12 +139,11 @@ impl BundleData {
         Ok(BundleData { value })
     }
 
-    /// The bundle of release inputs (the typed sections only: what the embedded catalog has).
-    pub fn from_inputs(inputs: &ReleaseInputs) -> Result<BundleData, ImagesError> {
-        let value = serde_json::to_value(&inputs.bundles).map_err(|e| ImagesError::Bundles {
-            message: e.to_string(),
-        })?;
-        Ok(BundleData { value })
+    /// The embedded catalog's Bundles manifest, every section of it (the typed `ReleaseInputs`
+    /// keep only what rendering reads; the image list needs the management components and
+    /// Cilium too).
+    pub fn embedded() -> Result<BundleData, ImagesError> {
+        BundleData::from_yaml(ReleaseInputs::embedded_bundles_yaml())
     }
 
     fn versions_bundles(&self) -> impl Iterator<Item = &Value> {
@@ -235,9 +231,7 @@ pub fn image_list(
             walk(section, &mut path, &mut found);
         }
         for (path, uri) in found {
-            if OTHER_PATHS.contains(&path.as_str())
-                || (bottlerocket_only(&path) && !wants_os(OsFamily::Bottlerocket))
-            {
+            if bottlerocket_only(&path) && !wants_os(OsFamily::Bottlerocket) {
                 continue;
             }
             images

@@ -38,6 +38,8 @@ fn the_sample_bundle_lists_snow_images_and_no_other_provider() {
         "eks-distro/kubernetes/pause:v1.30",
         "eks-distro/etcd-io/etcd:",
         "eks-distro/coredns/coredns:",
+        // The kind bootstrap cluster's node image.
+        "kind/node:v1.30",
     ] {
         assert!(
             uris.iter().any(|u| u.contains(needle)),
@@ -49,7 +51,6 @@ fn the_sample_bundle_lists_snow_images_and_no_other_provider() {
         "cloudstack",
         "tinkerbell",
         "nutanix",
-        "kind/node",
         "eks-anywhere-cluster-controller",
         "flux",
     ] {
@@ -88,7 +89,7 @@ fn ubuntu_leaves_out_bottlerocket_containers() {
 #[test]
 fn the_embedded_catalog_lists_its_images_and_unknown_versions_are_errors() {
     let inputs = ReleaseInputs::embedded().unwrap();
-    let bundle = BundleData::from_inputs(&inputs).unwrap();
+    let bundle = BundleData::embedded().unwrap();
     let images = image_list(
         &bundle,
         &inputs.distros,
@@ -114,4 +115,37 @@ fn the_embedded_catalog_lists_its_images_and_unknown_versions_are_errors() {
     )
     .unwrap_err();
     assert!(matches!(err, ImagesError::NoSuchVersion { .. }));
+}
+
+/// Offline, the list must not be silently shorter than the Bundles manifest the catalog came
+/// from: for every version and OS the embedded catalog lists exactly what the sample lists,
+/// management components (cert-manager, Cluster API, kubeadm, etcdadm, CAPAS), Cilium and the
+/// kind node image included.
+#[test]
+fn the_embedded_catalog_lists_what_its_bundles_manifest_lists() {
+    let inputs = ReleaseInputs::embedded().unwrap();
+    let (embedded, sample) = (BundleData::embedded().unwrap(), sample());
+    for os in [OsFamily::Ubuntu, OsFamily::Bottlerocket] {
+        let selection = Selection {
+            kube_versions: vec![],
+            os_families: vec![os],
+        };
+        let uris = |bundle: &BundleData| -> Vec<String> {
+            let list = image_list(bundle, &inputs.distros, &selection).unwrap();
+            list.into_iter().map(|i| i.uri).collect()
+        };
+        let listed = uris(&embedded);
+        assert_eq!(listed, uris(&sample), "{os:?}");
+        for needle in [
+            "cert-manager-webhook:",
+            "cilium/operator-generic:",
+            "cilium/cilium:",
+            "kind/node:",
+        ] {
+            assert!(
+                listed.iter().any(|u| u.contains(needle)),
+                "{needle} in {listed:?}"
+            );
+        }
+    }
 }

@@ -23,8 +23,7 @@ fn files(
     let release = &args.selection.release;
     let bundles = match &release.bundles {
         Some(path) => settings::read_text(path, "the Bundles manifest", io)?,
-        None => serde_saphyr::to_string(&settings::release_inputs(release, io)?.bundles)
-            .map_err(|e| exit::usage(io, format!("cannot write the embedded Bundles: {e}")))?,
+        None => snow_api::release::ReleaseInputs::embedded_bundles_yaml().to_owned(),
     };
     let file = |path: String, content: Vec<u8>| ArchiveFile { path, content };
     let mut files = vec![file("bundles.yaml".into(), bundles.into_bytes())];

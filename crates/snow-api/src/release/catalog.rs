@@ -64,6 +64,12 @@ impl ReleaseInputs {
         EMBEDDED.clone()
     }
 
+    /// The embedded Bundles manifest as written: every section, also those the typed
+    /// [`Bundles`] does not keep (what an image list or an offline archive needs whole).
+    pub fn embedded_bundles_yaml() -> &'static str {
+        EMBEDDED_BUNDLES
+    }
+
     /// Inputs from a Bundles manifest, with the embedded EKS-D facts for the releases it names.
     pub fn from_bundles(bundles: Bundles) -> Result<ReleaseInputs, ReleaseError> {
         let mut inputs = ReleaseInputs {
