@@ -38,11 +38,11 @@ pub use input::{
     InputError, MAX_CA_BUNDLE_BYTES, MAX_CREDENTIALS_BYTES, load_ca_bundle, load_credentials,
 };
 pub use provider::DeviceCredentialsProvider;
+pub use registry::{RegistryCredentials, registry_credentials_secret};
 pub use report::inputs_summary;
 pub use rustls_pki_types::UnixTime;
-pub use registry::{RegistryCredentials, registry_credentials_secret};
 pub use secret::{SecretBytes, SecretString};
-pub use ssh_key::SshKeyPair;
+pub use ssh_key::{SshKeyPair, default_key_name};
 
 /// Whether a finding with this check id is in the list.
 pub fn has_check(findings: &[snow_api::Finding], check: &str) -> bool {

@@ -69,9 +69,7 @@ pub fn from_env(
         .hint(format!("export {USERNAME_VAR} and {PASSWORD_VAR}, or set authenticate: false"))
     };
     match (username, password) {
-        (Some(username), Some(password)) => {
-            Ok(Some(RegistryCredentials::new(username, password)))
-        }
+        (Some(username), Some(password)) => Ok(Some(RegistryCredentials::new(username, password))),
         (username, password) => Err([
             username.is_none().then(|| unset(USERNAME_VAR)),
             password.is_none().then(|| unset(PASSWORD_VAR)),
@@ -80,6 +78,27 @@ pub fn from_env(
         .flatten()
         .collect()),
     }
+}
+
+/// Fills an empty `caCertContent` of the spec's mirror with `ca` (what EKS Anywhere does with
+/// the file named by `EKSA_REGISTRY_MIRROR_CA`). Returns whether it did.
+pub fn fill_mirror_ca(spec: &mut ClusterSpec, ca: String) -> bool {
+    match spec.cluster.spec.registry_mirror_configuration.as_mut() {
+        Some(m) if m.ca_cert_content.as_deref().is_none_or(str::is_empty) => {
+            m.ca_cert_content = Some(ca);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Whether [`fill_mirror_ca`] would fill something (so the CA file is only read then).
+pub fn wants_mirror_ca(spec: &ClusterSpec) -> bool {
+    spec.cluster
+        .spec
+        .registry_mirror_configuration
+        .as_ref()
+        .is_some_and(|m| m.ca_cert_content.as_deref().is_none_or(str::is_empty))
 }
 
 /// `eksa-system/registry-credentials`, as EKS Anywhere's cluster manager creates it:
@@ -117,15 +136,26 @@ mod tests {
     fn unset_variables_are_findings_on_the_field() {
         let findings = from_env(&spec(true), None, None).unwrap_err();
         assert_eq!(findings.len(), 2);
-        assert!(findings[0].message.starts_with("REGISTRY_USERNAME is not set"));
-        assert!(findings[1].message.starts_with("REGISTRY_PASSWORD is not set"));
+        assert!(
+            findings[0]
+                .message
+                .starts_with("REGISTRY_USERNAME is not set")
+        );
+        assert!(
+            findings[1]
+                .message
+                .starts_with("REGISTRY_PASSWORD is not set")
+        );
         assert_eq!(
             findings[0].field.as_deref(),
             Some("spec.registryMirrorConfiguration.authenticate")
         );
         assert!(from_env(&spec(false), None, None).unwrap().is_none());
         let empty = from_env(&spec(true), Some(String::new()), Some(String::new().into()));
-        assert!(empty.unwrap().is_some(), "set but empty counts, as EKS Anywhere");
+        assert!(
+            empty.unwrap().is_some(),
+            "set but empty counts, as EKS Anywhere"
+        );
     }
 
     #[test]

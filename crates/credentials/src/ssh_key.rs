@@ -4,8 +4,8 @@
 
 use crate::secret::SecretBytes;
 use aws_lc_rs::encoding::AsDer;
-use aws_lc_rs::signature::KeyPair as _;
 use aws_lc_rs::rsa::{KeyPair, KeySize, PublicKeyComponents};
+use aws_lc_rs::signature::KeyPair as _;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use std::fmt;
@@ -53,6 +53,23 @@ impl fmt::Debug for SshKeyPair {
             .field("private_pem", &self.private_pem)
             .finish()
     }
+}
+
+/// EKS Anywhere's name for the default key: `eksa-default-<cluster>-<uuid4>`.
+pub fn default_key_name(cluster: &str) -> Result<String, KeyGenError> {
+    let mut b = [0u8; 16];
+    aws_lc_rs::rand::fill(&mut b).map_err(|e| KeyGenError(e.to_string()))?;
+    b[6] = (b[6] & 0x0f) | 0x40; // version 4
+    b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    Ok(format!(
+        "eksa-default-{cluster}-{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    ))
 }
 
 /// `ssh-rsa <base64 of the SSH wire encoding: string "ssh-rsa", mpint e, mpint n> comment`
@@ -106,6 +123,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn default_names_are_uuid4() {
+        let name = default_key_name("edge").unwrap();
+        let uuid = name.strip_prefix("eksa-default-edge-").unwrap();
+        let parts: Vec<&str> = uuid.split('-').collect();
+        assert_eq!(
+            parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
+            [8, 4, 4, 4, 12]
+        );
+        assert!(parts[2].starts_with('4'));
+        assert!(matches!(&parts[3][..1], "8" | "9" | "a" | "b"));
+        assert_ne!(name, default_key_name("edge").unwrap());
+    }
+
+    #[test]
     fn mpints_follow_rfc4253() {
         let mut out = Vec::new();
         ssh_mpint(&mut out, &[0x00, 0x80, 0x01]);
@@ -154,7 +185,11 @@ mod tests {
             eprintln!("ssh-keygen is not installed: the OpenSSH check is skipped");
             return;
         };
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let derived = String::from_utf8(out.stdout).unwrap();
         let key = |l: &str| l.split(' ').take(2).collect::<Vec<_>>().join(" ");
         assert_eq!(key(derived.trim()), key(line));

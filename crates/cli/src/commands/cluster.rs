@@ -17,8 +17,11 @@ use snow_lifecycle::{
     self as lifecycle, ClusterRequest, CreateOptions, DeleteOptions, Event, LifecycleError,
     Timeouts, UpgradeOptions, WaitOptions,
     kubeconfig::{self, Written},
+    ssh_key,
 };
-use snow_validate::{DeviceFiles, PreflightOptions, preflight_from_files};
+use snow_validate::{
+    DeviceFiles, PreflightOptions, chores::import_default_key, preflight_from_files,
+};
 use std::{future::Future, path::PathBuf, process::ExitCode, time::Duration};
 
 /// Runs `snowctl create cluster` (its `--dry-run` is `render`).
@@ -46,9 +49,14 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
     let outcome = block_on(io, |io| async move {
         let mgmt = session.management.connect(io).await?;
         let release = session.release()?;
+        let mut on_event = printer(io, global.verbose);
+        let key = session
+            .default_key(&mgmt, &args.render, &mut on_event)
+            .await?;
+        drop(on_event);
         let created = lifecycle::create(
             &mgmt,
-            &session.request(&release),
+            &session.request(&release, key.as_deref()),
             &CreateOptions { wait },
             &mut printer(io, global.verbose),
         )
@@ -103,9 +111,18 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
     let outcome = block_on(io, |io| async move {
         let mgmt = session.management.connect(io).await?;
         let release = session.release()?;
+        let key = match dry_run {
+            true => ssh_key::recorded_name(&mgmt, session.spec.spec.name()).await?,
+            false => {
+                let mut on_event = printer(io, global.verbose);
+                session
+                    .default_key(&mgmt, &args.render, &mut on_event)
+                    .await?
+            }
+        };
         let outcome = lifecycle::upgrade(
             &mgmt,
-            &session.request(&release),
+            &session.request(&release, key.as_deref()),
             &UpgradeOptions { wait, dry_run },
             &mut printer(io, global.verbose),
         )
@@ -213,11 +230,50 @@ impl Session {
         io: &mut Io<'_>,
     ) -> Result<Session, ExitCode> {
         let management = settings::management(management, io)?;
+        let spec = settings::load_spec(&render.file, io)?;
+        if let Err(unset) = settings::registry_login(&spec.spec) {
+            io.err(&output::findings_text(&unset, "environment", None));
+            return Err(ExitCode::from(exit::FINDINGS));
+        }
         Ok(Session {
-            spec: settings::load_spec(&render.file, io)?,
-            render: RenderSettings::resolve(render, io)?,
+            render: RenderSettings::resolve(render, &spec.spec, io)?,
+            spec,
             management,
         })
+    }
+
+    /// EKS Anywhere's default key when a machine config has an empty `sshKeyName`: its name,
+    /// after importing it on every device of those configs that lacks it.
+    async fn default_key(
+        &self,
+        mgmt: &lifecycle::Management,
+        render: &RenderArgs,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Option<String>, LifecycleError> {
+        let spec = &self.spec.spec;
+        let rejected = |findings| LifecycleError::Rejected {
+            cluster: spec.name().to_owned(),
+            findings,
+        };
+        let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let Some(key) = ssh_key::default_key(mgmt, spec, &dir, on_event).await? else {
+            return Ok(None);
+        };
+        let (credentials, ca_bundle) =
+            settings::device_files(&render.device_files).map_err(|f| rejected(vec![*f]))?;
+        let files = DeviceFiles {
+            credentials: &credentials,
+            ca_bundle: &ca_bundle,
+            request_timeout: Duration::from_secs(10),
+        };
+        let import = import_default_key(spec, files, &key.name, key.public_key.as_deref())
+            .await
+            .map_err(|f| rejected(vec![*f]))?;
+        on_event(Event::Note(import.to_string().trim_end().to_owned()));
+        match import.failures() {
+            failures if failures.is_empty() => Ok(Some(key.name)),
+            failures => Err(rejected(failures)),
+        }
     }
 
     fn release(&self) -> Result<ClusterRelease<'_>, LifecycleError> {
@@ -226,12 +282,18 @@ impl Session {
             .map_err(LifecycleError::Render)
     }
 
-    fn request<'a>(&'a self, release: &'a ClusterRelease<'a>) -> ClusterRequest<'a> {
+    fn request<'a>(
+        &'a self,
+        release: &'a ClusterRelease<'a>,
+        default_ssh_key_name: Option<&'a str>,
+    ) -> ClusterRequest<'a> {
         ClusterRequest {
             spec: &self.spec.spec,
             spec_text: &self.spec.text,
             release,
             secrets: self.render.secrets(),
+            default_ssh_key_name,
+            registry_credentials: self.render.registry.as_ref(),
         }
     }
 }

@@ -20,7 +20,10 @@ pub fn run(args: RenderArgs, io: &mut Io<'_>) -> ExitCode {
 
 fn render(args: &RenderArgs, io: &mut Io<'_>) -> Result<(), ExitCode> {
     let spec = settings::load_spec(&args.file, io)?.spec;
-    let loaded = RenderSettings::resolve(args, io)?;
+    let loaded = RenderSettings::resolve(args, &spec, io)?;
+    if let Some(note) = snow_lifecycle::ssh_key::dry_run_note(&spec) {
+        io.err(&format!("note: {note}\n"));
+    }
     let failed = |io: &mut Io<'_>, err: String| {
         io.err(&format!("error: {err}\n"));
         ExitCode::from(exit::FINDINGS)
