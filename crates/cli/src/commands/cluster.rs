@@ -251,13 +251,13 @@ impl Session {
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Option<String>, LifecycleError> {
         let spec = &self.spec.spec;
-        let rejected = |findings| LifecycleError::Rejected {
-            cluster: spec.name().to_owned(),
-            findings,
-        };
         let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let Some(key) = ssh_key::default_key(mgmt, spec, &dir, on_event).await? else {
             return Ok(None);
+        };
+        let rejected = |findings| LifecycleError::DefaultKey {
+            name: key.name.clone(),
+            findings,
         };
         let (credentials, ca_bundle) =
             settings::device_files(&render.device_files).map_err(|f| rejected(vec![*f]))?;
@@ -402,8 +402,14 @@ fn finish(outcome: Result<(), LifecycleError>, io: &mut Io<'_>) -> ExitCode {
         Ok(()) => return ExitCode::SUCCESS,
         Err(err) => err,
     };
-    if let LifecycleError::Rejected { findings, .. } = &err {
-        io.err(&output::findings_text(findings, "spec", None));
+    match &err {
+        LifecycleError::Rejected { findings, .. } => {
+            io.err(&output::findings_text(findings, "spec", None))
+        }
+        LifecycleError::DefaultKey { findings, .. } => {
+            io.err(&output::findings_text(findings, "devices", None))
+        }
+        _ => {}
     }
     io.err(&format!("❌ error: {err}\n"));
     if let Some(hint) = err.hint() {
