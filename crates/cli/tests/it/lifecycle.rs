@@ -131,7 +131,12 @@ impl Mgmt {
     }
 
     async fn snowctl_with(&self, args: &[&str], kubeconfig: &Path) -> Output {
+        self.snowctl_env(args, kubeconfig, &[]).await
+    }
+
+    async fn snowctl_env(&self, args: &[&str], kubeconfig: &Path, env: &[(&str, &str)]) -> Output {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
+        cmd.envs(env.iter().copied());
         cmd.args(args)
             .arg("--kubeconfig")
             .arg(kubeconfig)
@@ -947,4 +952,157 @@ async fn an_empty_ssh_key_name_gets_one_default_key_imported_where_missing_and_k
     );
     assert_eq!(std::fs::read_to_string(&public).unwrap(), broken);
     assert_eq!(key_fingerprint(&devices.clients[1], &name).await, None);
+}
+
+const MIRROR_PASSWORD: &str = "Pa55-w0rd-SECRET-xyz";
+const MIRROR_CA: &str =
+    "-----BEGIN CERTIFICATE-----\nMIIBmirrorTESTca\n-----END CERTIFICATE-----\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authenticated_mirror_gets_its_secret_and_the_password_is_never_shown() {
+    use base64::Engine as _;
+    let m = management().await;
+    let spec_text = spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large").replace(
+        "  kubernetesVersion: \"1.33\"\n",
+        "  kubernetesVersion: \"1.33\"\n  registryMirrorConfiguration: {endpoint: 10.1.1.5, port: \"5000\", authenticate: true}\n",
+    );
+    let path = m.write_spec("cluster.yaml", &spec_text);
+    let ca = m.dir.path().join("mirror-ca.pem");
+    std::fs::write(&ca, MIRROR_CA).unwrap();
+    let ca = ca.to_str().unwrap();
+    let mut args = vec!["-v", "create", "cluster", "-f", path.to_str().unwrap()];
+    args.extend(FAST);
+
+    // Without the variables: findings on the field, nothing applied.
+    let unset = m
+        .snowctl_env(&args, &m.kubeconfig, &[("EKSA_REGISTRY_MIRROR_CA", ca)])
+        .await;
+    assert_eq!(unset.status.code(), Some(1), "{}", show(&unset));
+    let stderr = text(&unset.stderr);
+    for want in [
+        "REGISTRY_USERNAME is not set",
+        "REGISTRY_PASSWORD is not set",
+        "spec.registryMirrorConfiguration.authenticate",
+    ] {
+        assert!(stderr.contains(want), "missing {want:?}\n{}", show(&unset));
+    }
+    assert!(m.get(CORE, "Cluster", "edge").is_none());
+
+    let env = [
+        ("EKSA_REGISTRY_MIRROR_CA", ca),
+        ("REGISTRY_USERNAME", "robot"),
+        ("REGISTRY_PASSWORD", MIRROR_PASSWORD),
+    ];
+    let out = m.snowctl_env(&args, &m.kubeconfig, &env).await;
+    assert!(out.status.success(), "{}", show(&out));
+    let b64 = base64::engine::general_purpose::STANDARD.encode(MIRROR_PASSWORD);
+    let shown = show(&out);
+    assert!(
+        !shown.contains(MIRROR_PASSWORD) && !shown.contains(&b64),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("applied Secret/registry-credentials"),
+        "{shown}"
+    );
+
+    // The Secret as EKS Anywhere's cluster manager makes it, and the nodes' mirror files
+    // (authenticate adds nothing to them on Snow; the CA comes from EKSA_REGISTRY_MIRROR_CA).
+    let secret = m.get("v1", "Secret", "registry-credentials").unwrap();
+    let decoded = |key: &str| {
+        String::from_utf8(base64_decode(secret["data"][key].as_str().unwrap())).unwrap()
+    };
+    assert_eq!(decoded("password"), MIRROR_PASSWORD);
+    let kct = m
+        .get(
+            "bootstrap.cluster.x-k8s.io/v1beta2",
+            "KubeadmConfigTemplate",
+            "edge-md-0-1",
+        )
+        .unwrap();
+    let kcp = m
+        .get(
+            "controlplane.cluster.x-k8s.io/v1beta2",
+            "KubeadmControlPlane",
+            "edge",
+        )
+        .unwrap();
+    let worker = &kct["spec"]["template"]["spec"];
+    let cp = &kcp["spec"]["kubeadmConfigSpec"];
+    insta::assert_yaml_snapshot!(
+        "authenticated_mirror",
+        serde_json::json!({
+            "secret": {
+                "metadata": {"name": secret["metadata"]["name"], "namespace": secret["metadata"]["namespace"]},
+                "type": secret["type"],
+                "data": {"username": decoded("username"), "password": "<checked above, not snapshotted>"},
+            },
+            "workerFiles": worker["files"],
+            "workerPreKubeadmCommands": worker["preKubeadmCommands"],
+            "controlPlaneFiles": cp["files"].as_array().map(|f| f.iter().filter(|f| f["path"].as_str().unwrap_or_default().contains("containerd")).cloned().collect::<Vec<_>>()),
+        })
+    );
+
+    // render: the Secret only when secrets are asked for; --no-secrets shows neither form.
+    let render = m
+        .snowctl_env(
+            &[
+                "create",
+                "cluster",
+                "--dry-run",
+                "-f",
+                path.to_str().unwrap(),
+            ],
+            &m.kubeconfig,
+            &env,
+        )
+        .await;
+    assert!(
+        text(&render.stdout).contains("name: registry-credentials"),
+        "{}",
+        show(&render)
+    );
+    let quiet = m
+        .snowctl_env(
+            &[
+                "create",
+                "cluster",
+                "--dry-run",
+                "-f",
+                path.to_str().unwrap(),
+                "--no-secrets",
+            ],
+            &m.kubeconfig,
+            &env,
+        )
+        .await;
+    assert!(quiet.status.success(), "{}", show(&quiet));
+    let shown = show(&quiet);
+    assert!(
+        !shown.contains(MIRROR_PASSWORD) && !shown.contains(&b64),
+        "{shown}"
+    );
+    assert!(!shown.contains("registry-credentials"), "{shown}");
+
+    // An unreadable CA file is a usage error naming it.
+    let missing = m.dir.path().join("no-such-ca.pem");
+    let bad = m
+        .snowctl_env(
+            &[
+                "create",
+                "cluster",
+                "--dry-run",
+                "-f",
+                path.to_str().unwrap(),
+            ],
+            &m.kubeconfig,
+            &[("EKSA_REGISTRY_MIRROR_CA", missing.to_str().unwrap())],
+        )
+        .await;
+    assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
+    assert!(
+        text(&bad.stderr).contains("no-such-ca.pem"),
+        "{}",
+        show(&bad)
+    );
 }
