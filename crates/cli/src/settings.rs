@@ -126,7 +126,11 @@ pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
         && !ca.is_empty()
         && registry::wants_mirror_ca(spec)
     {
-        let ca = read_text(Path::new(&ca), &format!("{MIRROR_CA_VAR}"), io)?;
+        let ca = read_text(
+            Path::new(&ca),
+            "the registry mirror CA (EKSA_REGISTRY_MIRROR_CA)",
+            io,
+        )?;
         registry::fill_mirror_ca(spec, ca);
     }
     match report.into_valid() {
