@@ -152,6 +152,15 @@ pub enum LifecycleError {
 }
 
 impl LifecycleError {
+    /// The findings behind the error, with what they are about (`spec`, `devices`).
+    pub fn findings(&self) -> Option<(&'static str, &[Finding])> {
+        match self {
+            LifecycleError::Rejected { findings, .. } => Some(("spec", findings)),
+            LifecycleError::DefaultKey { findings, .. } => Some(("devices", findings)),
+            _ => None,
+        }
+    }
+
     /// What the user can do about it.
     pub fn hint(&self) -> Option<String> {
         Some(match self {

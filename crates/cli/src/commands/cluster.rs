@@ -266,12 +266,11 @@ impl Session {
             ca_bundle: &ca_bundle,
             request_timeout: Duration::from_secs(10),
         };
-        let import = import_default_key(spec, files, &key.name, key.public_key.as_deref())
-            .await
-            .map_err(|f| rejected(vec![*f]))?;
+        let import = import_default_key(spec, files, &key.name, key.public_key.as_deref()).await;
+        let import = import.map_err(|f| rejected(vec![*f]))?;
         on_event(Event::Note(import.to_string().trim_end().to_owned()));
         match import.failures() {
-            failures if failures.is_empty() => Ok(Some(key.name)),
+            failures if failures.is_empty() => Ok(Some(key.name.clone())),
             failures => Err(rejected(failures)),
         }
     }
@@ -402,14 +401,8 @@ fn finish(outcome: Result<(), LifecycleError>, io: &mut Io<'_>) -> ExitCode {
         Ok(()) => return ExitCode::SUCCESS,
         Err(err) => err,
     };
-    match &err {
-        LifecycleError::Rejected { findings, .. } => {
-            io.err(&output::findings_text(findings, "spec", None))
-        }
-        LifecycleError::DefaultKey { findings, .. } => {
-            io.err(&output::findings_text(findings, "devices", None))
-        }
-        _ => {}
+    if let Some((about, findings)) = err.findings() {
+        io.err(&output::findings_text(findings, about, None));
     }
     io.err(&format!("❌ error: {err}\n"));
     if let Some(hint) = err.hint() {
