@@ -192,7 +192,7 @@ pub(crate) fn machine_template(ctx: &Ctx<'_>, name: &str, machine: &SnowMachineC
         json!(
             s.ssh_key_name
                 .as_deref()
-                .filter(|k| !k.is_empty())
+                .filter(|k| !k.trim().is_empty())
                 .or(ctx.default_ssh_key_name)
                 .unwrap_or_default()
         ),
