@@ -112,6 +112,8 @@ fn main() -> ExitCode {
                 credentials,
                 ca_bundle,
             }),
+        default_ssh_key_name: None,
+        registry_credentials: None,
     };
 
     let runtime = match tokio::runtime::Builder::new_current_thread()

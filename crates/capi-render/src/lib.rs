@@ -36,7 +36,7 @@ use snow_api::{
     types::snow::SnowMachineConfig,
     validate::syntax::KubeVersion,
 };
-use snow_credentials::{CaBundle, CredentialsFile};
+use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials};
 
 /// Why a cluster could not be rendered.
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +68,12 @@ pub struct RenderOptions<'a> {
     pub secrets: Option<SecretInputs<'a>>,
     /// Names of templates already on the management cluster (upgrades); `None` for a new cluster.
     pub names: Option<&'a Names>,
+    /// The key pair name for machine configs whose `sshKeyName` is empty: EKS Anywhere's
+    /// generated `eksa-default-<cluster>-<uuid4>`. `None` renders their `sshKeyName` empty.
+    pub default_ssh_key_name: Option<&'a str>,
+    /// Render `eksa-system/registry-credentials` (the mirror's login, as EKS Anywhere creates it
+    /// for `authenticate: true`) from this; `None` leaves it out.
+    pub registry_credentials: Option<&'a RegistryCredentials>,
 }
 
 /// One rendered object. Its `Debug` leaves out the YAML of Secrets (the identity Secret holds
@@ -115,7 +121,7 @@ pub fn to_yaml(objects: &[RenderedObject]) -> String {
 
 /// Renders every object of a cluster, in a stable order: Cluster, KubeadmControlPlane,
 /// AWSSnowCluster, control-plane AWSSnowMachineTemplate, [EtcdadmCluster, etcd
-/// AWSSnowMachineTemplate], the identity Secret, the control-plane and etcd AWSSnowIPPools, then
+/// AWSSnowMachineTemplate], the identity Secret, the registry-credentials Secret, the control-plane and etcd AWSSnowIPPools, then
 /// per worker group KubeadmConfigTemplate, MachineDeployment, AWSSnowMachineTemplate, then the
 /// worker AWSSnowIPPools, then the MachineHealthChecks.
 pub fn render(
@@ -142,11 +148,17 @@ pub fn render(
         distro: release.distro,
         names: opts.names.unwrap_or(&initial),
         version,
+        default_ssh_key_name: opts.default_ssh_key_name,
     };
     let mut out = Vec::new();
     let cp_machines = control_plane(&ctx, &mut out)?;
     if let Some(secrets) = opts.secrets {
         out.push(identity_secret(name, secrets)?);
+    }
+    if let Some(login) = opts.registry_credentials {
+        out.push(secret(&snow_credentials::registry_credentials_secret(
+            login,
+        ))?);
     }
     for pool in objects::referenced_pools(cp_machines.iter().copied()) {
         if let Some(p) = objects::ip_pool(&pool, spec) {
@@ -225,7 +237,7 @@ fn control_plane<'a>(
         ),
     )?;
     emit(
-        objects::machine_template(&ctx.names.control_plane_template, cp_machine),
+        objects::machine_template(ctx, &ctx.names.control_plane_template, cp_machine),
         out,
     )?;
     let mut machines = vec![cp_machine];
@@ -236,7 +248,7 @@ fn control_plane<'a>(
             out,
         )?;
         emit(
-            objects::machine_template(&ctx.names.etcd_template, etcd_machine),
+            objects::machine_template(ctx, &ctx.names.etcd_template, etcd_machine),
             out,
         )?;
         machines.push(etcd_machine);
@@ -249,16 +261,20 @@ fn identity_secret(
     cluster: &str,
     secrets: SecretInputs<'_>,
 ) -> Result<RenderedObject, RenderError> {
-    let secret = snow_credentials::encode::capas_cluster_secret(
+    secret(&snow_credentials::encode::capas_cluster_secret(
         cluster,
         secrets.credentials,
         secrets.ca_bundle,
-    );
+    ))
+}
+
+/// A Secret as a rendered object.
+fn secret(secret: &snow_credentials::KubeSecret) -> Result<RenderedObject, RenderError> {
     let yaml = engine::render("secret", &secret.to_json()).map_err(RenderError::Template)?;
     Ok(RenderedObject {
         api_version: "v1".into(),
         kind: "Secret".into(),
-        name: snow_credentials::encode::capas_cluster_secret_name(cluster),
+        name: secret.metadata().name.clone(),
         yaml,
     })
 }
@@ -304,7 +320,7 @@ fn workers<'a>(
             out,
         )?;
         emit(
-            objects::machine_template(&wn.machine_template, machine),
+            objects::machine_template(ctx, &wn.machine_template, machine),
             out,
         )?;
     }

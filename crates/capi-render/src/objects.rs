@@ -43,6 +43,7 @@ pub(crate) struct Ctx<'a> {
     pub distro: &'a KubeDistro,
     pub names: &'a Names,
     pub version: KubeVersion,
+    pub default_ssh_key_name: Option<&'a str>,
 }
 
 fn os_of(m: &SnowMachineConfig) -> &str {
@@ -126,7 +127,7 @@ fn strings(items: &[&str]) -> Vec<Value> {
 // ---------------------------------------------------------------------------------------------
 // Machine templates and IP pools
 
-pub(crate) fn machine_template(name: &str, machine: &SnowMachineConfig) -> Planned {
+pub(crate) fn machine_template(ctx: &Ctx<'_>, name: &str, machine: &SnowMachineConfig) -> Planned {
     let s = &machine.spec;
     let mut spec = Map::new();
     spec.insert(
@@ -187,7 +188,14 @@ pub(crate) fn machine_template(name: &str, machine: &SnowMachineConfig) -> Plann
     );
     spec.insert(
         "sshKeyName".into(),
-        json!(s.ssh_key_name.clone().unwrap_or_default()),
+        // An empty name is EKS Anywhere's "generate one": the generated name replaces it.
+        json!(
+            s.ssh_key_name
+                .as_deref()
+                .filter(|k| !k.trim().is_empty())
+                .or(ctx.default_ssh_key_name)
+                .unwrap_or_default()
+        ),
     );
     Planned {
         template: "machine-template",

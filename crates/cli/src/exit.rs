@@ -39,8 +39,8 @@ pub fn failed(io: &mut Io<'_>, what: impl Display) -> ExitCode {
 /// Says what went wrong in the lifecycle and what to do; exit 2 when the input (a kubeconfig,
 /// the components) cannot be used, else 1.
 pub fn lifecycle(io: &mut Io<'_>, err: &LifecycleError) -> ExitCode {
-    if let LifecycleError::Rejected { findings, .. } = err {
-        io.err(&snow_api::finding_text::text(findings, "spec", None, &[]));
+    if let Some((about, findings)) = err.findings() {
+        io.err(&snow_api::finding_text::text(findings, about, None, &[]));
     }
     io.err(&format!("❌ error: {err}\n"));
     if let Some(hint) = err.hint() {

@@ -16,7 +16,7 @@ use snow_api::{
     Finding, ValidSpec,
     release::{Bundles, ClusterRelease, Release, ReleaseInputs},
 };
-use snow_credentials::{CaBundle, CredentialsFile};
+use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials, SecretString, registry};
 use snow_lifecycle::{Timeouts, WaitOptions};
 use snow_validate::{DeviceFiles, FilesReport, PreflightOptions, preflight_from_files};
 use std::{
@@ -96,11 +96,27 @@ pub struct SpecFile {
     pub spec: ValidSpec,
 }
 
+/// The variable naming the registry mirror's CA file.
+pub const MIRROR_CA_VAR: &str = "EKSA_REGISTRY_MIRROR_CA";
+
+/// The mirror's login from `REGISTRY_USERNAME`/`REGISTRY_PASSWORD` when the spec has
+/// `authenticate: true`; each unset variable is a finding on that field.
+pub fn registry_login(
+    spec: &snow_api::ClusterSpec,
+) -> Result<Option<RegistryCredentials>, Vec<Finding>> {
+    let var = |name| std::env::var(name).ok();
+    registry::from_env(
+        spec,
+        var(registry::USERNAME_VAR),
+        var(registry::PASSWORD_VAR).map(SecretString::new),
+    )
+}
+
 /// Reads and checks a spec; with error findings, shows them all and returns exit 1.
 pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
     let name = output::source_name(path);
     let text = read_text(path, "the cluster spec", io)?;
-    let report = snow_api::check(&text).map_err(|err| {
+    let mut report = snow_api::check(&text).map_err(|err| {
         io.err(&output::diagnostic(
             &err.to_finding(&name),
             &name,
@@ -108,6 +124,18 @@ pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
         ));
         ExitCode::from(exit::USAGE)
     })?;
+    // EKS Anywhere's default: an empty mirror caCertContent is the file EKSA_REGISTRY_MIRROR_CA names.
+    if let (Some(spec), Some(ca)) = (&mut report.spec, std::env::var_os(MIRROR_CA_VAR))
+        && !ca.is_empty()
+        && registry::wants_mirror_ca(spec)
+    {
+        let ca = read_text(
+            Path::new(&ca),
+            "the registry mirror CA (EKSA_REGISTRY_MIRROR_CA)",
+            io,
+        )?;
+        registry::fill_mirror_ca(spec, ca);
+    }
     match report.into_valid() {
         Ok(spec) => Ok(SpecFile { text, spec }),
         Err(report) => {
@@ -140,6 +168,30 @@ pub fn release_inputs(args: &ReleaseArgs, io: &mut Io<'_>) -> Result<ReleaseInpu
     Ok(inputs)
 }
 
+/// The device files (flags or environment) with a request timeout; a missing one is a finding
+/// that says how to give it.
+pub fn device_files(
+    files: &OptionalDeviceFiles,
+    timeout: std::time::Duration,
+) -> Result<DeviceFiles<'_>, Box<Finding>> {
+    let missing = |flag: &str, env: &str| {
+        let finding = Finding::error(
+            "preflight.input",
+            format!("checking the devices needs {flag} or {env}"),
+        );
+        Box::new(finding.hint(format!(
+            "pass {flag} FILE or set {env}; or run with --offline for the static checks only"
+        )))
+    };
+    Ok(DeviceFiles {
+        credentials: (files.credentials.as_deref())
+            .ok_or_else(|| missing("--credentials", "EKSA_AWS_CREDENTIALS_FILE"))?,
+        ca_bundle: (files.ca_bundle.as_deref())
+            .ok_or_else(|| missing("--ca-bundle", "EKSA_AWS_CA_BUNDLES_FILE"))?,
+        request_timeout: timeout,
+    })
+}
+
 /// Preflight of `spec` against its devices, from the device files (flags or environment), each
 /// request bounded by `timeout`; with a terminal, one progress line per device. `Err` is input
 /// that cannot be used at all (a file missing or unreadable), as one finding that says what to do.
@@ -150,28 +202,7 @@ pub fn preflight(
     skip_ip_check: bool,
     io: &mut Io<'_>,
 ) -> Result<FilesReport, Box<Finding>> {
-    let missing = |flag: &str, env: &str| {
-        let finding = Finding::error(
-            "preflight.input",
-            format!("checking the devices needs {flag} or {env}"),
-        );
-        Box::new(finding.hint(format!(
-            "pass {flag} FILE or set {env}; or run with --offline for the static checks only"
-        )))
-    };
-    let credentials = files
-        .credentials
-        .as_deref()
-        .ok_or_else(|| missing("--credentials", "EKSA_AWS_CREDENTIALS_FILE"))?;
-    let ca_bundle = files
-        .ca_bundle
-        .as_deref()
-        .ok_or_else(|| missing("--ca-bundle", "EKSA_AWS_CA_BUNDLES_FILE"))?;
-    let files = DeviceFiles {
-        credentials,
-        ca_bundle,
-        request_timeout: timeout,
-    };
+    let files = device_files(files, timeout)?;
     let options = PreflightOptions {
         skip_ip_check,
         ..PreflightOptions::default()
@@ -209,11 +240,17 @@ pub struct RenderSettings {
     pub contract: Option<Contract>,
     /// The device files for the identity Secret, loaded and free of errors.
     pub secrets: Option<(CredentialsFile, CaBundle)>,
+    /// The registry mirror's login (`authenticate: true`), like the identity Secret a secret.
+    pub registry: Option<RegistryCredentials>,
 }
 
 impl RenderSettings {
     /// From the render flags.
-    pub fn resolve(args: &RenderArgs, io: &mut Io<'_>) -> Result<RenderSettings, ExitCode> {
+    pub fn resolve(
+        args: &RenderArgs,
+        spec: &ValidSpec,
+        io: &mut Io<'_>,
+    ) -> Result<RenderSettings, ExitCode> {
         let inputs = release_inputs(&args.release, io)?;
         let contract = args
             .contract
@@ -236,10 +273,19 @@ impl RenderSettings {
                 None
             }
         };
+        let registry = match (args.no_secrets, registry_login(spec)) {
+            (true, _) => None,
+            (false, Ok(login)) => login,
+            (false, Err(_)) => {
+                io.err("note: the registry-credentials Secret is left out: set REGISTRY_USERNAME and REGISTRY_PASSWORD, or pass --no-secrets\n");
+                None
+            }
+        };
         Ok(RenderSettings {
             inputs,
             contract,
             secrets,
+            registry,
         })
     }
 
@@ -265,6 +311,8 @@ impl RenderSettings {
         RenderOptions {
             secrets: self.secrets(),
             names: None,
+            default_ssh_key_name: None,
+            registry_credentials: self.registry.as_ref(),
         }
     }
 }

@@ -139,6 +139,9 @@ async fn converge<S: DeviceSource>(
             credentials: &credentials,
             ca_bundle: &bundle,
         }),
+        // No default key and no mirror login here: this path renders sshKeyName as declared.
+        default_ssh_key_name: None,
+        registry_credentials: None,
     };
     let pass = reconcile::pass(mgmt, &request, &ctx.manager).await?;
     out.writes += pass.writes;

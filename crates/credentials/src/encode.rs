@@ -135,7 +135,7 @@ fn serialize_data<S: Serializer>(
 }
 
 impl KubeSecret {
-    fn new(
+    pub(crate) fn new(
         name: String,
         namespace: String,
         labels: BTreeMap<String, String>,

@@ -8,6 +8,8 @@
 //! - [`ClusterctlEnv`], [`eksa_identity_secret`], [`capas_cluster_secret`],
 //!   [`capas_bootstrap_secret`]: the encodings CAPAS and EKS-A read.
 //! - [`DeviceCredentialsProvider`]: static per-device credentials for the AWS SDK.
+//! - [`SshKeyPair`]: the default RSA-4096 SSH key pair; [`RegistryCredentials`]: the registry
+//!   mirror's login and its Secret.
 //!
 //! No network IO; the only IO is reading the two files ([`load_credentials`],
 //! [`load_ca_bundle`]). Secrets are reachable only through the code that signs or encodes.
@@ -20,8 +22,10 @@ pub mod ini;
 mod input;
 pub mod limits;
 pub mod provider;
+pub mod registry;
 mod report;
 pub mod secret;
+pub mod ssh_key;
 
 pub use bundle::{BundleCertificate, CaBundle, Coverage, KeyAlgorithm, format_utc};
 pub use check::{CheckReport, DeviceStatus, EXPIRY_WARNING_DAYS, check};
@@ -34,9 +38,11 @@ pub use input::{
     InputError, MAX_CA_BUNDLE_BYTES, MAX_CREDENTIALS_BYTES, load_ca_bundle, load_credentials,
 };
 pub use provider::DeviceCredentialsProvider;
+pub use registry::{RegistryCredentials, registry_credentials_secret};
 pub use report::{Checked, inputs_summary};
 pub use rustls_pki_types::UnixTime;
 pub use secret::{SecretBytes, SecretString};
+pub use ssh_key::{SshKeyPair, default_key_name};
 
 /// Whether a finding with this check id is in the list.
 pub fn has_check(findings: &[snow_api::Finding], check: &str) -> bool {

@@ -106,6 +106,9 @@ pub(crate) async fn converge(
     inventory.contract = contract.as_str().to_owned();
     inventory.spec = req.spec_text.to_owned();
     inventory.objects.extend(refs.iter().cloned());
+    if let Some(name) = req.default_ssh_key_name {
+        inventory.ssh_key_name = Some(name.to_owned());
+    }
     on_event(Event::Step(format!(
         "Applying {} objects of cluster {cluster} (server-side, field manager {})",
         objects.len(),

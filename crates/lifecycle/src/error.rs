@@ -66,6 +66,14 @@ pub enum LifecycleError {
         /// Every reason, as findings with field paths.
         findings: Vec<Finding>,
     },
+    /// The default SSH key could not be put on every device (the findings name each device).
+    #[error("the default SSH key pair {name} is not on every device: {} device(s) failed", .findings.len())]
+    DefaultKey {
+        /// The key pair name.
+        name: String,
+        /// One per device that failed, or the device files' problem.
+        findings: Vec<Finding>,
+    },
     /// `create` found the cluster already there with different templates.
     #[error(
         "cluster {cluster} already exists and differs from the spec:\n  - {}",
@@ -144,6 +152,15 @@ pub enum LifecycleError {
 }
 
 impl LifecycleError {
+    /// The findings behind the error, with what they are about (`spec`, `devices`).
+    pub fn findings(&self) -> Option<(&'static str, &[Finding])> {
+        match self {
+            LifecycleError::Rejected { findings, .. } => Some(("spec", findings)),
+            LifecycleError::DefaultKey { findings, .. } => Some(("devices", findings)),
+            _ => None,
+        }
+    }
+
     /// What the user can do about it.
     pub fn hint(&self) -> Option<String> {
         Some(match self {
@@ -169,6 +186,9 @@ impl LifecycleError {
             LifecycleError::Render(_) => "check the spec with snowctl validate".into(),
             LifecycleError::Rejected { .. } => {
                 "keep the fields that cannot change as they are on the cluster; create a new cluster for the rest".into()
+            }
+            LifecycleError::DefaultKey { .. } => {
+                "make each device named above reachable with its profile in EKSA_AWS_CREDENTIALS_FILE and run again, or set sshKeyName to a key pair every device has".into()
             }
             LifecycleError::ExistsDiffers { .. } => {
                 "use snowctl upgrade cluster to change an existing cluster".into()

@@ -44,6 +44,9 @@ pub struct Inventory {
     pub spec: String,
     /// Every object applied so far.
     pub objects: BTreeSet<ObjectRef>,
+    /// The generated default key pair name (`eksa-default-<cluster>-<uuid4>`), kept so re-runs
+    /// and upgrades render and import the same key.
+    pub ssh_key_name: Option<String>,
 }
 
 impl Inventory {
@@ -54,6 +57,7 @@ impl Inventory {
             contract: String::new(),
             spec: String::new(),
             objects: BTreeSet::new(),
+            ssh_key_name: None,
         }
     }
 
@@ -65,7 +69,7 @@ impl Inventory {
     /// The ConfigMap.
     pub fn to_object(&self) -> Value {
         let objects: Vec<&ObjectRef> = self.objects.iter().collect();
-        json!({
+        let mut object = json!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {
@@ -82,7 +86,11 @@ impl Inventory {
                 "spec.yaml": self.spec,
                 "objects": serde_json::to_string_pretty(&objects).unwrap_or_default(),
             },
-        })
+        });
+        if let Some(name) = &self.ssh_key_name {
+            object["data"]["sshKeyName"] = json!(name);
+        }
+        object
     }
 
     /// Reads the ConfigMap; `None` when it is not an inventory.
@@ -94,6 +102,7 @@ impl Inventory {
             contract: data["contract"].as_str().unwrap_or_default().to_owned(),
             spec: data["spec.yaml"].as_str().unwrap_or_default().to_owned(),
             objects: objects.into_iter().collect(),
+            ssh_key_name: data["sshKeyName"].as_str().map(str::to_owned),
         })
     }
 
@@ -140,6 +149,7 @@ mod tests {
             }]
             .into_iter()
             .collect(),
+            ssh_key_name: Some("eksa-default-edge-1".into()),
         };
         let object = inventory.to_object();
         assert_eq!(object["metadata"]["name"], "edge-snowctl");

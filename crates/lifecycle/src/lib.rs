@@ -28,6 +28,8 @@
 //!     spec_text: &text,
 //!     release: &release,
 //!     secrets: None,
+//!     default_ssh_key_name: None,
+//!     registry_credentials: None,
 //! };
 //! let created = lifecycle::create(&mgmt, &request, &CreateOptions::default(), &mut |e| {
 //!     eprintln!("{e}");
@@ -51,6 +53,7 @@ mod live;
 mod management;
 mod providers;
 pub mod reconcile;
+pub mod ssh_key;
 mod upgrade;
 mod wait;
 
@@ -92,6 +95,12 @@ pub struct ClusterRequest<'a> {
     /// Render the CAPAS identity Secret from these files; `None` expects it on the management
     /// cluster already.
     pub secrets: Option<SecretInputs<'a>>,
+    /// The default key pair name for machine configs with an empty `sshKeyName`
+    /// ([`ssh_key::default_key`]); recorded in the inventory.
+    pub default_ssh_key_name: Option<&'a str>,
+    /// The registry mirror's login, for `authenticate: true`: applied as
+    /// `eksa-system/registry-credentials`.
+    pub registry_credentials: Option<&'a snow_credentials::RegistryCredentials>,
 }
 
 impl ClusterRequest<'_> {
@@ -100,6 +109,8 @@ impl ClusterRequest<'_> {
         RenderOptions {
             secrets: self.secrets,
             names: None,
+            default_ssh_key_name: self.default_ssh_key_name,
+            registry_credentials: self.registry_credentials,
         }
     }
 }

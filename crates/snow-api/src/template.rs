@@ -284,7 +284,7 @@ fn machine_config(w: &mut String, name: &str, opts: &TemplateOptions) {
     let _ = writeln!(w, "  physicalNetworkConnector: SFP_PLUS");
     let _ = writeln!(
         w,
-        "  # Empty: snowctl generates a key pair and imports it on every device."
+        "  # Empty: create generates an RSA-4096 key pair once (./<cluster>/eks-a-id_rsa), names it\n  # eksa-default-<cluster>-<uuid4> and imports it on each of these devices that lacks it."
     );
     let _ = writeln!(
         w,

@@ -39,6 +39,25 @@ impl KeyImport {
     }
 }
 
+impl KeyImport {
+    /// One error finding per device that failed, naming the device.
+    pub fn failures(&self) -> Vec<snow_api::Finding> {
+        self.devices
+            .iter()
+            .filter_map(|(device, outcome)| match outcome {
+                KeyOutcome::Failed(e) => Some(
+                    snow_api::Finding::error(
+                        "ssh-key.import",
+                        format!("key pair {} on device {device}: {e}", self.name),
+                    )
+                    .device(device),
+                ),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 impl fmt::Display for KeyImport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (device, outcome) in &self.devices {
@@ -129,6 +148,72 @@ pub async fn import_key<D: FleetDevice>(
             )),
         ));
     }
+    KeyImport {
+        name: name.to_owned(),
+        devices,
+    }
+}
+
+/// The devices of the machine configs whose `sshKeyName` is empty: EKS Anywhere imports its
+/// default key on each of them (and only those).
+pub fn default_key_devices(plan: &crate::Plan) -> Vec<DeviceIp> {
+    let mut seen = std::collections::BTreeSet::new();
+    plan.machines
+        .values()
+        .filter(|m| m.ssh_key_name.is_none())
+        .flat_map(|m| m.devices.iter().copied())
+        .filter(|d| seen.insert(*d))
+        .collect()
+}
+
+/// EKS Anywhere's default key on every device of a machine config with an empty `sshKeyName`:
+/// `DescribeKeyPairs` (KeyNames=[name]) on each, `ImportKeyPair` where it is missing. Without
+/// `public_key` (the key files are not at hand) nothing is imported and a device that lacks the
+/// name fails. `Err` is device files that cannot be used at all.
+pub async fn import_default_key(
+    spec: &snow_api::ClusterSpec,
+    files: crate::DeviceFiles<'_>,
+    name: &str,
+    public_key: Option<&str>,
+) -> Result<KeyImport, Box<snow_api::Finding>> {
+    let ips = default_key_devices(&crate::Plan::from_spec(spec));
+    if ips.is_empty() {
+        return Ok(KeyImport {
+            name: name.to_owned(),
+            devices: Vec::new(),
+        });
+    }
+    let fleet = crate::fleet_from_files(files, &ips)?;
+    let (devices, missing) = (fleet.devices, fleet.without_credentials);
+    let Some(key) = public_key else {
+        // Describe only: a key made elsewhere cannot be re-created, and a new one under the same
+        // name would differ from the devices' copies.
+        let mut import = import_key_where_present(&devices, name).await;
+        import.devices.extend(missing.iter().map(|ip| {
+            (
+                ip.to_string(),
+                KeyOutcome::Failed(format!(
+                    "no credentials for device {ip} in the credentials file"
+                )),
+            )
+        }));
+        return Ok(import);
+    };
+    Ok(import_key(&devices, &missing, name, key.as_bytes()).await)
+}
+
+async fn import_key_where_present<D: FleetDevice>(devices: &[D], name: &str) -> KeyImport {
+    let devices = futures_util::future::join_all(devices.iter().map(|d| async move {
+        let outcome = match d.key_pair_exists(name).await {
+            Ok(true) => KeyOutcome::AlreadyPresent,
+            Ok(false) => KeyOutcome::Failed(format!(
+                "key pair {name} is not on the device, and its public key file is not at hand to import it"
+            )),
+            Err(e) => KeyOutcome::Failed(format!("DescribeKeyPairs: {e}")),
+        };
+        (d.ip().to_string(), outcome)
+    }))
+    .await;
     KeyImport {
         name: name.to_owned(),
         devices,

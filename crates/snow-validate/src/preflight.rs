@@ -538,7 +538,7 @@ impl<'a> DeviceCheck<'a> {
         let ip = self.ip;
         let Some(key) = &m.ssh_key_name else {
             self.findings.push(
-                Finding::info("preflight.key-pair", format!("sshKeyName is empty: a key pair eksa-default-{}-<uuid> will be generated and imported on device {ip} at create", self.plan.cluster))
+                Finding::info("preflight.key-pair", format!("sshKeyName is empty: create uses the default key pair eksa-default-{}-<uuid4> (generated once as ./{}/eks-a-id_rsa, its name recorded for re-runs) and imports it on device {ip} if the device lacks it", self.plan.cluster, self.plan.cluster))
                     .object(&m.object)
                     .field("spec.sshKeyName")
                     .device(&self.device),

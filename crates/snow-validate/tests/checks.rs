@@ -318,9 +318,13 @@ fn empty_ami_and_key_are_looked_up_and_reported() {
         "{}",
         missing.message
     );
-    assert!(findings.iter().any(|f| f.check == "preflight.key-pair"
-        && f.severity == Severity::Info
-        && f.message.contains("will be generated and imported")));
+    assert!(findings.iter().any(|f| {
+        f.check == "preflight.key-pair"
+            && f.severity == Severity::Info
+            && f.message
+                .contains("create uses the default key pair eksa-default-")
+            && f.message.contains("if the device lacks it")
+    }));
 }
 
 #[test]

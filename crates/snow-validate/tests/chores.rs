@@ -309,3 +309,96 @@ fn cleanup_deletes_dnis_then_terminates_and_reports_what_it_could_not_do() {
         );
     });
 }
+
+/// A spec whose control plane (config `a`, on `d0`) has an empty `sshKeyName` and whose workers
+/// (config `b`, on `d1`) name their own key.
+fn default_key_spec(d0: IpAddr, d1: IpAddr) -> snow_api::ClusterSpec {
+    let text = format!(
+        r#"apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: Cluster
+metadata: {{name: edge}}
+spec:
+  controlPlaneConfiguration:
+    count: 1
+    endpoint: {{host: 192.0.2.10}}
+    machineGroupRef: {{kind: SnowMachineConfig, name: a}}
+  workerNodeGroupConfigurations:
+  - {{name: md-0, count: 1, machineGroupRef: {{kind: SnowMachineConfig, name: b}}}}
+---
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: SnowMachineConfig
+metadata: {{name: a}}
+spec: {{devices: ["{d0}"], sshKeyName: ""}}
+---
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: SnowMachineConfig
+metadata: {{name: b}}
+spec: {{devices: ["{d1}"], sshKeyName: own}}
+"#
+    );
+    snow_api::check(&text).unwrap().spec.unwrap()
+}
+
+#[test]
+fn the_default_key_goes_only_where_sshkeyname_is_empty_and_is_never_made_up() {
+    rt().block_on(async {
+        let ca = TestCa::new("snow test CA").unwrap();
+        let f = fleet(&ca, 2, &[]).await;
+        let dir = tempfile::tempdir().unwrap();
+        let credentials = dir.path().join("credentials");
+        let ca_bundle = dir.path().join("ca.pem");
+        let ini: String = f
+            .ips
+            .iter()
+            .map(|ip| format!("[{ip}]\naws_access_key_id = {ACCESS_KEY}\naws_secret_access_key = {SECRET}\nregion = snow\n\n"))
+            .collect();
+        std::fs::write(&credentials, ini).unwrap();
+        std::fs::write(&ca_bundle, ca.pem()).unwrap();
+        let files = || snow_validate::DeviceFiles {
+            credentials: &credentials,
+            ca_bundle: &ca_bundle,
+            request_timeout: Duration::from_secs(5),
+        };
+        let spec = default_key_spec(f.ips[0], f.ips[1]);
+        let (d0, name) = (f.ips[0].to_string(), "eksa-default-edge-test");
+        let line = KEY_MATERIAL;
+
+        let import = chores::import_default_key(&spec, files(), name, Some(line))
+            .await
+            .unwrap();
+        assert_eq!(import.devices, vec![(d0.clone(), KeyOutcome::Imported)]);
+        let keys = |i: usize| {
+            let device = &f.devices[i];
+            async move {
+                let out = device.ec2().describe_key_pairs().send().await.unwrap();
+                out.key_pairs()
+                    .iter()
+                    .filter_map(|k| k.key_name().map(str::to_owned))
+                    .collect::<Vec<_>>()
+            }
+        };
+        assert_eq!(keys(0).await, [name]);
+        assert!(keys(1).await.is_empty(), "the workers name their own key");
+
+        // Present: nothing imported. Without the public key, a device that lacks it fails.
+        let again = chores::import_default_key(&spec, files(), name, None)
+            .await
+            .unwrap();
+        assert_eq!(again.devices, vec![(d0.clone(), KeyOutcome::AlreadyPresent)]);
+        f.devices[0]
+            .ec2()
+            .delete_key_pair()
+            .key_name(name)
+            .send()
+            .await
+            .unwrap();
+        let lost = chores::import_default_key(&spec, files(), name, None)
+            .await
+            .unwrap();
+        let failures = lost.failures();
+        assert_eq!(failures.len(), 1);
+        assert_eq!(failures[0].device.as_deref(), Some(d0.as_str()));
+        assert!(failures[0].message.contains("public key file is not at hand"));
+        assert!(keys(0).await.is_empty(), "nothing was imported without the key");
+    });
+}

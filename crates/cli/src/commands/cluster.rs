@@ -17,7 +17,9 @@ use snow_lifecycle::{
     self as lifecycle, ClusterRequest, CreateOptions, DeleteOptions, Event, LifecycleError,
     Timeouts, UpgradeOptions, WaitOptions,
     kubeconfig::{self, Written},
+    ssh_key,
 };
+use snow_validate::chores::import_default_key;
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 
 /// Runs `snowctl create cluster` (its `--dry-run` is `render`).
@@ -37,9 +39,14 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
     block_on(io, async move |io| {
         let mgmt = session.management.connect(io).await?;
         let release = session.release()?;
+        let mut on_event = printer(io, global.verbose);
+        let key = session
+            .default_key(&mgmt, &args.render, &mut on_event)
+            .await?;
+        drop(on_event);
         let created = lifecycle::create(
             &mgmt,
-            &session.request(&release),
+            &session.request(&release, key.as_deref()),
             &CreateOptions { wait },
             &mut printer(io, global.verbose),
         )
@@ -84,9 +91,18 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
     block_on(io, async move |io| {
         let mgmt = session.management.connect(io).await?;
         let release = session.release()?;
+        let key = match dry_run {
+            true => ssh_key::recorded_name(&mgmt, session.spec.spec.name()).await?,
+            false => {
+                let mut on_event = printer(io, global.verbose);
+                session
+                    .default_key(&mgmt, &args.render, &mut on_event)
+                    .await?
+            }
+        };
         let outcome = lifecycle::upgrade(
             &mgmt,
-            &session.request(&release),
+            &session.request(&release, key.as_deref()),
             &UpgradeOptions { wait, dry_run },
             &mut printer(io, global.verbose),
         )
@@ -192,11 +208,49 @@ impl Session {
             return Err(exit::usage(io, why));
         }
         let management = settings::management(management, io)?;
+        let spec = settings::load_spec(&render.file, io)?;
+        if let Err(unset) = settings::registry_login(&spec.spec) {
+            io.err(&snow_api::finding_text::text(
+                &unset,
+                "environment",
+                None,
+                &[],
+            ));
+            return Err(ExitCode::from(exit::FINDINGS));
+        }
         Ok(Session {
-            spec: settings::load_spec(&render.file, io)?,
-            render: RenderSettings::resolve(render, io)?,
+            render: RenderSettings::resolve(render, &spec.spec, io)?,
+            spec,
             management,
         })
+    }
+
+    /// EKS Anywhere's default key when a machine config has an empty `sshKeyName`: its name,
+    /// after importing it on every device of those configs that lacks it.
+    async fn default_key(
+        &self,
+        mgmt: &lifecycle::Management,
+        render: &RenderArgs,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Option<String>, LifecycleError> {
+        let spec = &self.spec.spec;
+        let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let Some(key) = ssh_key::default_key(mgmt, spec, &dir, on_event).await? else {
+            return Ok(None);
+        };
+        let rejected = |findings| LifecycleError::DefaultKey {
+            name: key.name.clone(),
+            findings,
+        };
+        let files = settings::device_files(&render.device_files, Duration::from_secs(10))
+            .map_err(|f| rejected(vec![*f]))?;
+        let import = import_default_key(spec, files, &key.name, key.public_key.as_deref()).await;
+        let import = import.map_err(|f| rejected(vec![*f]))?;
+        on_event(Event::Note(import.to_string().trim_end().to_owned()));
+        match import.failures() {
+            failures if failures.is_empty() => Ok(Some(key.name.clone())),
+            failures => Err(rejected(failures)),
+        }
     }
 
     fn release(&self) -> Result<ClusterRelease<'_>, LifecycleError> {
@@ -205,12 +259,18 @@ impl Session {
             .map_err(LifecycleError::Render)
     }
 
-    fn request<'a>(&'a self, release: &'a ClusterRelease<'a>) -> ClusterRequest<'a> {
+    fn request<'a>(
+        &'a self,
+        release: &'a ClusterRelease<'a>,
+        default_ssh_key_name: Option<&'a str>,
+    ) -> ClusterRequest<'a> {
         ClusterRequest {
             spec: &self.spec.spec,
             spec_text: &self.spec.text,
             release,
             secrets: self.render.secrets(),
+            default_ssh_key_name,
+            registry_credentials: self.render.registry.as_ref(),
         }
     }
 }

@@ -13,7 +13,13 @@ use std::process::ExitCode;
 /// Runs `snowctl render`.
 pub fn run(args: &RenderArgs, io: &mut Io<'_>) -> Outcome {
     let spec = settings::load_spec(&args.file, io)?.spec;
-    let loaded = RenderSettings::resolve(args, io)?;
+    let loaded = RenderSettings::resolve(args, &spec, io)?;
+    if let Some(note) = snow_lifecycle::ssh_key::dry_run_note(&spec) {
+        io.err(&format!(
+            "note: {note}
+"
+        ));
+    }
     let release = loaded.release(&spec).map_err(|e| exit::failed(io, e))?;
     let objects = match &args.existing {
         None => capi_render::render(&spec, &release, &loaded.options())

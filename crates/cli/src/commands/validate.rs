@@ -34,6 +34,12 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
         findings.extend(inputs.missing_version(&report));
     }
     let mut preflight_json = None;
+    if let (false, Some(Err(unset))) = (
+        args.offline,
+        report.spec.as_ref().map(settings::registry_login),
+    ) {
+        findings.extend(unset);
+    }
     if !args.offline {
         if let (false, Some(spec)) = (snow_api::has_errors(&report.findings), &report.spec) {
             match device_checks(spec, &args, io) {

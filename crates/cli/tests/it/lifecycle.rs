@@ -110,6 +110,7 @@ spec:
     - {{index: 1, dhcp: true, primary: true}}
   osFamily: ubuntu
   physicalNetworkConnector: SFP_PLUS
+  sshKeyName: edge-key
 "#,
             DEVICES[0], DEVICES[1]
         ));
@@ -130,7 +131,12 @@ impl Mgmt {
     }
 
     async fn snowctl_with(&self, args: &[&str], kubeconfig: &Path) -> Output {
+        self.snowctl_env(args, kubeconfig, &[]).await
+    }
+
+    async fn snowctl_env(&self, args: &[&str], kubeconfig: &Path, env: &[(&str, &str)]) -> Output {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
+        cmd.envs(env.iter().copied());
         cmd.args(args)
             .arg("--kubeconfig")
             .arg(kubeconfig)
@@ -735,5 +741,368 @@ async fn without_capas_create_says_how_to_install_it_and_applies_nothing() {
             .objects()
             .iter()
             .all(|o| o["metadata"]["namespace"] != NS)
+    );
+}
+
+/// Two devices, each a moto server over TLS (EC2 on `127.0.0.x:8243`), and the device files for
+/// them written over the management fixture's.
+struct MotoDevices {
+    ips: Vec<IpAddr>,
+    _motos: Vec<snow_test_devices::Moto>,
+    clients: Vec<snow_validate::SnowDevice>,
+}
+
+async fn moto_devices(m: &Mgmt) -> MotoDevices {
+    let ca = TestCa::new("moto devices").unwrap();
+    let ips: Vec<IpAddr> = (0..2).map(|_| snow_test_devices::loopback_ip()).collect();
+    let (bundle, mut ini, mut motos) = (ca.pem().to_owned(), String::new(), Vec::new());
+    for (i, ip) in ips.iter().enumerate() {
+        let cert = ca.server_certificate(*ip).unwrap();
+        ini.push_str(&format!(
+            "[{ip}]\naws_access_key_id = AKIDMOTODEVICE{i}\naws_secret_access_key = secretMOTOdevice{i}xyz\nregion = snow\n\n"
+        ));
+        let ip = *ip;
+        motos.push(tokio::task::spawn_blocking(move || {
+            snow_test_devices::Moto::start(ip, 8243, &cert, &[])
+        }));
+    }
+    let mut started = Vec::new();
+    for moto in motos {
+        started.push(moto.await.unwrap().unwrap_or_else(|e| panic!("{e}")));
+    }
+    std::fs::write(&m.credentials, &ini).unwrap();
+    std::fs::write(&m.ca_bundle, &bundle).unwrap();
+    let creds = snow_credentials::CredentialsFile::parse("credentials", ini.into_bytes()).0;
+    let (ca_bundle, _) = snow_credentials::CaBundle::parse("ca", bundle.into_bytes());
+    let trust = snow_validate::Trust::from_bundle(&ca_bundle).unwrap();
+    let (clients, missing) = snow_validate::SnowDevice::fleet(
+        &creds,
+        &trust,
+        snow_validate::ClientConfig::default(),
+        ips.iter().map(|ip| snow_api::DeviceIp::from(*ip)),
+    );
+    assert!(missing.is_empty());
+    MotoDevices {
+        ips,
+        _motos: started,
+        clients,
+    }
+}
+
+/// The fingerprint moto holds for key pair `name` on a device, if it has it.
+async fn key_fingerprint(device: &snow_validate::SnowDevice, name: &str) -> Option<String> {
+    let out = device
+        .ec2()
+        .describe_key_pairs()
+        .send()
+        .await
+        .expect("DescribeKeyPairs");
+    out.key_pairs()
+        .iter()
+        .find(|k| k.key_name() == Some(name))
+        .map(|k| k.key_fingerprint().unwrap_or_default().to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_ssh_key_name_gets_one_default_key_imported_where_missing_and_kept_on_reruns() {
+    let m = management().await;
+    let devices = moto_devices(&m).await;
+    let mut spec_text = spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large")
+        .replace("  sshKeyName: edge-key\n", "  sshKeyName: \"\"\n");
+    for (old, new) in DEVICES.iter().zip(&devices.ips) {
+        spec_text = spec_text.replace(old, &new.to_string());
+    }
+    let path = m.write_spec("cluster.yaml", &spec_text);
+    let private = m.dir.path().join("edge/eks-a-id_rsa");
+    let public = m.dir.path().join("edge/eks-a-id_rsa.pub");
+
+    // render and --dry-run say which name a create would use, and make no file.
+    let dry = m
+        .snowctl(&[
+            "create",
+            "cluster",
+            "-f",
+            path.to_str().unwrap(),
+            "--dry-run",
+        ])
+        .await;
+    assert!(dry.status.success(), "{}", show(&dry));
+    assert!(
+        text(&dry.stderr).contains("else eksa-default-edge-<uuid4>"),
+        "{}",
+        show(&dry)
+    );
+    assert!(!private.exists() && !public.exists());
+
+    let out = create(&m, &path).await;
+    assert!(out.status.success(), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    let saved = format!(
+        "Private key saved to {p}. Use 'ssh -i {p} <username>@<Node-IP-Address>' to login to your cluster node",
+        p = private.display()
+    );
+    assert!(stderr.contains(&saved), "{}", show(&out));
+    let inventory = m.get("v1", "ConfigMap", "edge-snowctl").unwrap();
+    let name = inventory["data"]["sshKeyName"].as_str().unwrap().to_owned();
+    assert!(name.starts_with("eksa-default-edge-"), "{name}");
+    for ip in &devices.ips {
+        assert!(
+            stderr.contains(&format!("{ip}: key pair {name} imported")),
+            "{}",
+            show(&out)
+        );
+    }
+    for template in ["edge-control-plane-1", "edge-md-0-1"] {
+        let t = m.get(INFRA, "AWSSnowMachineTemplate", template).unwrap();
+        assert_eq!(t["spec"]["template"]["spec"]["sshKeyName"], name.as_str());
+    }
+    #[cfg(unix)]
+    for file in [&private, &public] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", file.display());
+    }
+    let (private_pem, public_line) = (
+        std::fs::read(&private).unwrap(),
+        std::fs::read_to_string(&public).unwrap(),
+    );
+    assert!(public_line.starts_with("ssh-rsa AAAA"), "{public_line}");
+    let first = key_fingerprint(&devices.clients[0], &name).await.unwrap();
+    assert_eq!(
+        key_fingerprint(&devices.clients[1], &name).await.as_ref(),
+        Some(&first)
+    );
+
+    // A re-run after the key vanished from one device: imported there only, same name and files.
+    devices.clients[1]
+        .ec2()
+        .delete_key_pair()
+        .key_name(&name)
+        .send()
+        .await
+        .expect("DeleteKeyPair");
+    let again = create(&m, &path).await;
+    assert!(again.status.success(), "{}", show(&again));
+    let stderr = text(&again.stderr);
+    assert!(!stderr.contains("Private key saved"), "{}", show(&again));
+    let (d0, d1) = (devices.ips[0], devices.ips[1]);
+    assert!(
+        stderr.contains(&format!("{d0}: key pair {name} already present")),
+        "{}",
+        show(&again)
+    );
+    assert!(
+        stderr.contains(&format!("{d1}: key pair {name} imported")),
+        "{}",
+        show(&again)
+    );
+    assert_eq!(std::fs::read(&private).unwrap(), private_pem);
+    assert_eq!(std::fs::read_to_string(&public).unwrap(), public_line);
+    assert_eq!(
+        key_fingerprint(&devices.clients[1], &name).await.as_ref(),
+        Some(&first)
+    );
+    let inventory = m.get("v1", "ConfigMap", "edge-snowctl").unwrap();
+    assert_eq!(inventory["data"]["sshKeyName"], name.as_str());
+
+    // An upgrade renders the same name: nothing to roll.
+    let plan = m
+        .snowctl(&[
+            "upgrade",
+            "cluster",
+            "-f",
+            path.to_str().unwrap(),
+            "--dry-run",
+        ])
+        .await;
+    assert!(plan.status.success(), "{}", show(&plan));
+    assert!(
+        text(&plan.stdout).contains(&format!("sshKeyName: {name}")),
+        "{}",
+        show(&plan)
+    );
+    assert_eq!(
+        m.names(INFRA, "AWSSnowMachineTemplate"),
+        ["edge-control-plane-1", "edge-md-0-1"]
+    );
+
+    // A device that refuses the import (moto rejects material that is not a key) is an error
+    // naming it; the files stay as they are.
+    devices.clients[1]
+        .ec2()
+        .delete_key_pair()
+        .key_name(&name)
+        .send()
+        .await
+        .expect("DeleteKeyPair");
+    let broken = format!("ssh-rsa AAAAnot-a-key {name}\n");
+    std::fs::write(&public, &broken).unwrap();
+    let refused = create(&m, &path).await;
+    assert_eq!(refused.status.code(), Some(1), "{}", show(&refused));
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains(&format!("key pair {name} on device {d1}: ImportKeyPair")),
+        "{}",
+        show(&refused)
+    );
+    assert!(
+        !stderr.contains(&format!("device {d0}:")),
+        "{}",
+        show(&refused)
+    );
+    assert_eq!(std::fs::read_to_string(&public).unwrap(), broken);
+    assert_eq!(key_fingerprint(&devices.clients[1], &name).await, None);
+}
+
+const MIRROR_PASSWORD: &str = "Pa55-w0rd-SECRET-xyz";
+const MIRROR_CA: &str =
+    "-----BEGIN CERTIFICATE-----\nMIIBmirrorTESTca\n-----END CERTIFICATE-----\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authenticated_mirror_gets_its_secret_and_the_password_is_never_shown() {
+    use base64::Engine as _;
+    let m = management().await;
+    let spec_text = spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large").replace(
+        "  kubernetesVersion: \"1.33\"\n",
+        "  kubernetesVersion: \"1.33\"\n  registryMirrorConfiguration: {endpoint: 10.1.1.5, port: \"5000\", authenticate: true}\n",
+    );
+    let path = m.write_spec("cluster.yaml", &spec_text);
+    let ca = m.dir.path().join("mirror-ca.pem");
+    std::fs::write(&ca, MIRROR_CA).unwrap();
+    let ca = ca.to_str().unwrap();
+    let mut args = vec!["-v", "create", "cluster", "-f", path.to_str().unwrap()];
+    args.extend(FAST);
+
+    // Without the variables: findings on the field, nothing applied.
+    let unset = m
+        .snowctl_env(&args, &m.kubeconfig, &[("EKSA_REGISTRY_MIRROR_CA", ca)])
+        .await;
+    assert_eq!(unset.status.code(), Some(1), "{}", show(&unset));
+    let stderr = text(&unset.stderr);
+    for want in [
+        "REGISTRY_USERNAME is not set",
+        "REGISTRY_PASSWORD is not set",
+        "spec.registryMirrorConfiguration.authenticate",
+    ] {
+        assert!(stderr.contains(want), "missing {want:?}\n{}", show(&unset));
+    }
+    assert!(m.get(CORE, "Cluster", "edge").is_none());
+
+    let env = [
+        ("EKSA_REGISTRY_MIRROR_CA", ca),
+        ("REGISTRY_USERNAME", "robot"),
+        ("REGISTRY_PASSWORD", MIRROR_PASSWORD),
+    ];
+    let out = m.snowctl_env(&args, &m.kubeconfig, &env).await;
+    assert!(out.status.success(), "{}", show(&out));
+    let b64 = base64::engine::general_purpose::STANDARD.encode(MIRROR_PASSWORD);
+    let shown = show(&out);
+    assert!(
+        !shown.contains(MIRROR_PASSWORD) && !shown.contains(&b64),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("applied Secret/registry-credentials"),
+        "{shown}"
+    );
+
+    // The Secret as EKS Anywhere's cluster manager makes it, and the nodes' mirror files
+    // (authenticate adds nothing to them on Snow; the CA comes from EKSA_REGISTRY_MIRROR_CA).
+    let secret = m.get("v1", "Secret", "registry-credentials").unwrap();
+    let decoded = |key: &str| {
+        String::from_utf8(base64_decode(secret["data"][key].as_str().unwrap())).unwrap()
+    };
+    assert_eq!(decoded("password"), MIRROR_PASSWORD);
+    let kct = m
+        .get(
+            "bootstrap.cluster.x-k8s.io/v1beta2",
+            "KubeadmConfigTemplate",
+            "edge-md-0-1",
+        )
+        .unwrap();
+    let kcp = m
+        .get(
+            "controlplane.cluster.x-k8s.io/v1beta2",
+            "KubeadmControlPlane",
+            "edge",
+        )
+        .unwrap();
+    let worker = &kct["spec"]["template"]["spec"];
+    let cp = &kcp["spec"]["kubeadmConfigSpec"];
+    insta::assert_yaml_snapshot!(
+        "authenticated_mirror",
+        serde_json::json!({
+            "secret": {
+                "metadata": {"name": secret["metadata"]["name"], "namespace": secret["metadata"]["namespace"]},
+                "type": secret["type"],
+                "data": {"username": decoded("username"), "password": "<checked above, not snapshotted>"},
+            },
+            "workerFiles": worker["files"],
+            "workerPreKubeadmCommands": worker["preKubeadmCommands"],
+            "controlPlaneFiles": cp["files"].as_array().map(|f| f.iter().filter(|f| f["path"].as_str().unwrap_or_default().contains("containerd")).cloned().collect::<Vec<_>>()),
+        })
+    );
+
+    // render: the Secret only when secrets are asked for; --no-secrets shows neither form.
+    let render = m
+        .snowctl_env(
+            &[
+                "create",
+                "cluster",
+                "--dry-run",
+                "-f",
+                path.to_str().unwrap(),
+            ],
+            &m.kubeconfig,
+            &env,
+        )
+        .await;
+    assert!(
+        text(&render.stdout).contains("name: registry-credentials"),
+        "{}",
+        show(&render)
+    );
+    let quiet = m
+        .snowctl_env(
+            &[
+                "create",
+                "cluster",
+                "--dry-run",
+                "-f",
+                path.to_str().unwrap(),
+                "--no-secrets",
+            ],
+            &m.kubeconfig,
+            &env,
+        )
+        .await;
+    assert!(quiet.status.success(), "{}", show(&quiet));
+    let shown = show(&quiet);
+    assert!(
+        !shown.contains(MIRROR_PASSWORD) && !shown.contains(&b64),
+        "{shown}"
+    );
+    assert!(!shown.contains("registry-credentials"), "{shown}");
+
+    // An unreadable CA file is a usage error naming it.
+    let missing = m.dir.path().join("no-such-ca.pem");
+    let bad = m
+        .snowctl_env(
+            &[
+                "create",
+                "cluster",
+                "--dry-run",
+                "-f",
+                path.to_str().unwrap(),
+            ],
+            &m.kubeconfig,
+            &[("EKSA_REGISTRY_MIRROR_CA", missing.to_str().unwrap())],
+        )
+        .await;
+    assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
+    assert!(
+        text(&bad.stderr).contains("no-such-ca.pem"),
+        "{}",
+        show(&bad)
     );
 }

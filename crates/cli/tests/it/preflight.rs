@@ -219,3 +219,68 @@ fn preflight_without_credentials_is_a_usage_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn an_authenticated_mirror_without_its_variables_is_a_preflight_finding_on_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let ip = loopback_ip();
+    let cluster = spec(dir.path(), &[ip]);
+    let text = std::fs::read_to_string(&cluster).unwrap().replacen(
+        "  kubernetesVersion:",
+        "  registryMirrorConfiguration: {endpoint: 10.1.1.5, authenticate: true}\n  kubernetesVersion:",
+        1,
+    );
+    let cluster = write(dir.path(), "mirror.yaml", &text);
+    let ca = TestCa::new("nothing listens").unwrap();
+    let credentials = write(
+        dir.path(),
+        "credentials",
+        &format!(
+            "[{ip}]\naws_access_key_id = {ACCESS_KEY}\naws_secret_access_key = {SECRET}\nregion = snow\n"
+        ),
+    );
+    let bundle = write(dir.path(), "ca.pem", ca.pem());
+    let validate = |env: &[(&str, &str)]| {
+        let out = snowctl()
+            .args(["validate", "-o", "json", "--timeout", "2", "-f"])
+            .arg(&cluster)
+            .arg("--credentials")
+            .arg(&credentials)
+            .arg("--ca-bundle")
+            .arg(&bundle)
+            .env_remove("REGISTRY_USERNAME")
+            .env_remove("REGISTRY_PASSWORD")
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mirror: Vec<serde_json::Value> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["check"] == "registry-mirror.credentials")
+            .cloned()
+            .collect();
+        (out.status.code(), mirror)
+    };
+    let (code, mirror) = validate(&[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(mirror.len(), 2, "{mirror:?}");
+    for (finding, var) in mirror
+        .iter()
+        .zip(["REGISTRY_USERNAME", "REGISTRY_PASSWORD"])
+    {
+        assert_eq!(
+            finding["field"],
+            "spec.registryMirrorConfiguration.authenticate"
+        );
+        assert!(
+            finding["message"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("{var} is not set"))
+        );
+    }
+    let (_, mirror) = validate(&[("REGISTRY_USERNAME", "robot"), ("REGISTRY_PASSWORD", "pw")]);
+    assert!(mirror.is_empty(), "{mirror:?}");
+}

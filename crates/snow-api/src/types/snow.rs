@@ -75,7 +75,8 @@ pub struct SnowMachineConfigSpec {
     /// `SFP_PLUS`, `QSFP` or `RJ45`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub physical_network_connector: Option<String>,
-    /// The key pair on the devices; empty means snowctl generates and imports one.
+    /// The key pair on the devices; empty means `create` uses a default key pair
+    /// (`eksa-default-<cluster>-<uuid4>`, generated once) and imports it where it is missing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh_key_name: Option<String>,
 }

@@ -1,0 +1,173 @@
+//! The registry mirror's login, for `registryMirrorConfiguration.authenticate: true`.
+//!
+//! As EKS Anywhere: the login comes from `REGISTRY_USERNAME` and `REGISTRY_PASSWORD` (a variable
+//! that is set counts, even when empty; an unset one is an error), and the CLI stores it in the
+//! Secret `eksa-system/registry-credentials` with the keys `username` and `password` (raw values;
+//! serialised `data` is base64 of each). EKS Anywhere's Snow templates render nothing from it:
+//! `authenticate` does not change the Snow machine or bootstrap templates.
+
+use crate::encode::{EKSA_SYSTEM_NAMESPACE, KubeSecret};
+use crate::secret::{SecretBytes, SecretString};
+use snow_api::{ClusterSpec, Finding};
+use std::collections::BTreeMap;
+
+/// The variable holding the mirror's user name.
+pub const USERNAME_VAR: &str = "REGISTRY_USERNAME";
+/// The variable holding the mirror's password.
+pub const PASSWORD_VAR: &str = "REGISTRY_PASSWORD";
+/// The Secret EKS Anywhere creates for an authenticated mirror (namespace `eksa-system`).
+pub const SECRET_NAME: &str = "registry-credentials";
+/// The finding id of an unset variable.
+pub const CHECK: &str = "registry-mirror.credentials";
+
+/// A user name and a password that never prints (`Debug` shows the user name only).
+#[derive(Clone, Debug)]
+pub struct RegistryCredentials {
+    username: String,
+    password: SecretString,
+}
+
+impl RegistryCredentials {
+    /// The login.
+    pub fn new(username: String, password: SecretString) -> RegistryCredentials {
+        RegistryCredentials { username, password }
+    }
+
+    /// The user name.
+    pub fn username(&self) -> &str {
+        &self.username
+    }
+}
+
+/// Whether the spec asks for an authenticated mirror.
+pub fn authenticate(spec: &ClusterSpec) -> bool {
+    spec.cluster
+        .spec
+        .registry_mirror_configuration
+        .as_ref()
+        .and_then(|m| m.authenticate)
+        .unwrap_or(false)
+}
+
+/// The login the spec needs from the two variables (`None`: unset), or one finding per unset
+/// variable, on the `authenticate` field. `Ok(None)` when the spec does not authenticate.
+pub fn from_env(
+    spec: &ClusterSpec,
+    username: Option<String>,
+    password: Option<SecretString>,
+) -> Result<Option<RegistryCredentials>, Vec<Finding>> {
+    if !authenticate(spec) {
+        return Ok(None);
+    }
+    let unset = |var: &str| {
+        Finding::error(
+            CHECK,
+            format!("{var} is not set: registryMirrorConfiguration.authenticate is true, so the mirror's login is read from {USERNAME_VAR} and {PASSWORD_VAR}"),
+        )
+        .object(format!("Cluster/{}", spec.name()))
+        .field("spec.registryMirrorConfiguration.authenticate")
+        .hint(format!("export {USERNAME_VAR} and {PASSWORD_VAR}, or set authenticate: false"))
+    };
+    match (username, password) {
+        (Some(username), Some(password)) => Ok(Some(RegistryCredentials::new(username, password))),
+        (username, password) => Err([
+            username.is_none().then(|| unset(USERNAME_VAR)),
+            password.is_none().then(|| unset(PASSWORD_VAR)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()),
+    }
+}
+
+/// Fills an empty `caCertContent` of the spec's mirror with `ca` (what EKS Anywhere does with
+/// the file named by `EKSA_REGISTRY_MIRROR_CA`). Returns whether it did.
+pub fn fill_mirror_ca(spec: &mut ClusterSpec, ca: String) -> bool {
+    match spec.cluster.spec.registry_mirror_configuration.as_mut() {
+        Some(m) if m.ca_cert_content.as_deref().is_none_or(str::is_empty) => {
+            m.ca_cert_content = Some(ca);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Whether [`fill_mirror_ca`] would fill something (so the CA file is only read then).
+pub fn wants_mirror_ca(spec: &ClusterSpec) -> bool {
+    spec.cluster
+        .spec
+        .registry_mirror_configuration
+        .as_ref()
+        .is_some_and(|m| m.ca_cert_content.as_deref().is_none_or(str::is_empty))
+}
+
+/// `eksa-system/registry-credentials`, as EKS Anywhere's cluster manager creates it:
+/// `data: {username, password}` holding the raw values.
+pub fn registry_credentials_secret(login: &RegistryCredentials) -> KubeSecret {
+    KubeSecret::new(
+        SECRET_NAME.to_owned(),
+        EKSA_SYSTEM_NAMESPACE.to_owned(),
+        BTreeMap::new(),
+        BTreeMap::from([
+            (
+                "username".to_owned(),
+                SecretBytes::new(login.username.as_bytes().to_vec()),
+            ),
+            (
+                "password".to_owned(),
+                SecretBytes::new(login.password.expose_for_signing().as_bytes().to_vec()),
+            ),
+        ]),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(authenticate: bool) -> ClusterSpec {
+        let text = format!(
+            "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {{name: edge}}\nspec:\n  registryMirrorConfiguration: {{endpoint: 10.0.0.5, authenticate: {authenticate}}}\n"
+        );
+        snow_api::check(&text).unwrap().spec.unwrap()
+    }
+
+    #[test]
+    fn unset_variables_are_findings_on_the_field() {
+        let findings = from_env(&spec(true), None, None).unwrap_err();
+        assert_eq!(findings.len(), 2);
+        assert!(
+            findings[0]
+                .message
+                .starts_with("REGISTRY_USERNAME is not set")
+        );
+        assert!(
+            findings[1]
+                .message
+                .starts_with("REGISTRY_PASSWORD is not set")
+        );
+        assert_eq!(
+            findings[0].field.as_deref(),
+            Some("spec.registryMirrorConfiguration.authenticate")
+        );
+        assert!(from_env(&spec(false), None, None).unwrap().is_none());
+        let empty = from_env(&spec(true), Some(String::new()), Some(String::new().into()));
+        assert!(
+            empty.unwrap().is_some(),
+            "set but empty counts, as EKS Anywhere"
+        );
+    }
+
+    #[test]
+    fn the_secret_holds_the_login_and_debug_shows_no_password() {
+        let login = RegistryCredentials::new("robot".into(), "hunter2-PASS".to_owned().into());
+        assert!(!format!("{login:?}").contains("hunter2"));
+        let secret = registry_credentials_secret(&login);
+        assert!(!format!("{secret:?}").contains("hunter2"));
+        let json = secret.to_json();
+        assert_eq!(json["metadata"]["name"], "registry-credentials");
+        assert_eq!(json["metadata"]["namespace"], "eksa-system");
+        assert_eq!(json["data"]["password"], "aHVudGVyMi1QQVNT");
+        assert_eq!(json["data"]["username"], "cm9ib3Q=");
+    }
+}
