@@ -85,10 +85,10 @@ pub struct InitArgs {
     #[arg(long, requires = "dry_run")]
     pub show_secrets: bool,
     /// How long each Deployment may take to become Available.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = snow_lifecycle::parse_duration)]
     pub wait_timeout: std::time::Duration,
     /// How often to look at the objects waited for.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration, hide = true)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = snow_lifecycle::parse_duration, hide = true)]
     pub poll_interval: std::time::Duration,
 }
 
@@ -140,6 +140,10 @@ pub struct ReleaseArgs {
     /// EKS Distro Release manifests for the bundle's Kubernetes versions (repeatable).
     #[arg(long = "eksd-release", value_name = "FILE")]
     pub eksd_releases: Vec<PathBuf>,
+    /// An archive of `snowctl download artifacts`: its Bundles and EKS-D Release manifests
+    /// instead of the embedded catalog (nothing is read from the network).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["bundles", "eksd_releases"])]
+    pub artifacts: Option<PathBuf>,
 }
 
 /// The management cluster to work on.
@@ -157,49 +161,20 @@ pub struct ManagementArgs {
 #[derive(Debug, Args)]
 pub struct WaitArgs {
     /// How long to wait for the control plane to be ready.
-    #[arg(long, value_name = "DURATION", default_value = "60m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60m", value_parser = snow_lifecycle::parse_duration)]
     pub control_plane_wait_timeout: std::time::Duration,
     /// How long to wait for external etcd to be ready.
-    #[arg(long, value_name = "DURATION", default_value = "60m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60m", value_parser = snow_lifecycle::parse_duration)]
     pub external_etcd_wait_timeout: std::time::Duration,
     /// How long to wait per worker machine (a group waits this times its machine count).
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = snow_lifecycle::parse_duration)]
     pub per_machine_wait_timeout: std::time::Duration,
     /// Wait without time limits.
     #[arg(long)]
     pub no_timeouts: bool,
     /// How often to look at the objects waited for.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration, hide = true)]
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = snow_lifecycle::parse_duration, hide = true)]
     pub poll_interval: std::time::Duration,
-}
-
-/// Reads `90s`, `10m`, `1h30m`, `500ms` or a number of seconds.
-pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    let bad = || format!("`{text}` is not a duration: write e.g. 90s, 10m, 1h30m");
-    let text = text.trim();
-    if let Ok(secs) = text.parse::<u64>() {
-        return Ok(std::time::Duration::from_secs(secs));
-    }
-    let mut total = std::time::Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
-        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
-        rest = &rest[digits..];
-        let unit = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let part = match &rest[..unit] {
-            "ms" => std::time::Duration::from_millis(n),
-            "s" => std::time::Duration::from_secs(n),
-            "m" => std::time::Duration::from_secs(n.saturating_mul(60)),
-            "h" => std::time::Duration::from_secs(n.saturating_mul(3600)),
-            _ => return Err(bad()),
-        };
-        total = total.saturating_add(part);
-        rest = &rest[unit..];
-    }
-    Ok(total)
 }
 
 /// `snowctl upgrade …`
@@ -249,13 +224,13 @@ pub struct DeleteClusterArgs {
     #[command(flatten)]
     pub management: ManagementArgs,
     /// How long to wait for the cluster and its machines to be deleted.
-    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = snow_lifecycle::parse_duration)]
     pub delete_timeout: std::time::Duration,
     /// Wait without a time limit.
     #[arg(long)]
     pub no_timeouts: bool,
     /// How often to look.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration, hide = true)]
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = snow_lifecycle::parse_duration, hide = true)]
     pub poll_interval: std::time::Duration,
 }
 

@@ -151,19 +151,49 @@ pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
     }
 }
 
-/// The release catalog: the embedded one or `--bundles`, plus every `--eksd-release`.
+/// The Bundles text (`None`: the embedded catalog) and the EKS-D Releases (name, text).
+type Manifests = (Option<String>, Vec<(String, String)>);
+
+/// The release manifests given: the Bundles text (`--bundles`, or the archive's with
+/// `--artifacts`; `None` for the embedded catalog) and every EKS-D Release (name, text).
+pub fn release_manifests(
+    args: &ReleaseArgs,
+    io: &mut Io<'_>,
+) -> Result<Manifests, ExitCode> {
+    if let Some(path) = &args.artifacts {
+        let archive = snow_images::Archive::open(path).map_err(|e| exit::usage(io, e))?;
+        let (bundles, eksd) = archive
+            .release_manifests()
+            .map_err(|e| exit::usage(io, e))?;
+        return Ok((Some(bundles), eksd));
+    }
+    let bundles = match &args.bundles {
+        Some(path) => Some(read_text(path, "the bundles manifest", io)?),
+        None => None,
+    };
+    let mut eksd = Vec::new();
+    for path in &args.eksd_releases {
+        eksd.push((
+            output::source_name(path),
+            read_text(path, "the EKS-D release", io)?,
+        ));
+    }
+    Ok((bundles, eksd))
+}
+
+/// The release catalog: the embedded one, `--bundles` or `--artifacts`, plus every EKS-D
+/// Release given.
 pub fn release_inputs(args: &ReleaseArgs, io: &mut Io<'_>) -> Result<ReleaseInputs, ExitCode> {
-    let mut inputs = match &args.bundles {
+    let (bundles, eksd) = release_manifests(args, io)?;
+    let mut inputs = match bundles {
         None => ReleaseInputs::embedded(),
-        Some(path) => Bundles::from_yaml(&read_text(path, "the bundles manifest", io)?)
-            .and_then(ReleaseInputs::from_bundles),
+        Some(text) => Bundles::from_yaml(&text).and_then(ReleaseInputs::from_bundles),
     }
     .map_err(|err| exit::usage(io, err))?;
-    for path in &args.eksd_releases {
-        let text = read_text(path, "the EKS-D release", io)?;
+    for (name, text) in eksd {
         Release::from_yaml(&text)
             .and_then(|r| inputs.add_release(&r))
-            .map_err(|err| exit::usage(io, format!("{}: {err}", output::source_name(path))))?;
+            .map_err(|err| exit::usage(io, format!("{name}: {err}")))?;
     }
     Ok(inputs)
 }
@@ -423,8 +453,8 @@ pub fn image_selection(
     let inputs = release_inputs(&args.release, io)?;
     // The Bundles manifest holds sections the release catalog does not keep (the management
     // components' images): they are read from the file itself.
-    let bundle = match &args.release.bundles {
-        Some(path) => BundleData::from_yaml(&read_text(path, "the Bundles manifest", io)?),
+    let bundle = match release_manifests(&args.release, io)?.0 {
+        Some(text) => BundleData::from_yaml(&text),
         None => BundleData::embedded(),
     }
     .map_err(|e| exit::usage(io, e))?;

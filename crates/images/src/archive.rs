@@ -502,6 +502,28 @@ impl Archive {
         Some(self.read_entry(entry, JSON_MAX))
     }
 
+    /// The release manifests `snowctl download artifacts` stores beside the images: the Bundles
+    /// manifest (`bundles.yaml`) and the EKS-D Release manifests (`eksd/<file>`, by file name),
+    /// what offline commands read instead of the embedded catalog. An archive without
+    /// `bundles.yaml` (e.g. a `docker save` archive) is an error that says so.
+    pub fn release_manifests(&self) -> Result<(String, Vec<(String, String)>), String> {
+        let text = |path: &str| -> Result<String, String> {
+            let bytes = self.file(path).ok_or_else(|| {
+                format!(
+                    "{} holds no {FILES_DIR}{path}: pass an archive written by `snowctl download artifacts`",
+                    self.path.display()
+                )
+            })??;
+            String::from_utf8(bytes).map_err(|_| format!("{FILES_DIR}{path} is not UTF-8 text"))
+        };
+        let bundles = text("bundles.yaml")?;
+        let eksd = (self.files().into_iter())
+            .filter(|f| f.starts_with("eksd/"))
+            .map(|f| Ok((f.clone(), text(&f)?)))
+            .collect::<Result<_, String>>()?;
+        Ok((bundles, eksd))
+    }
+
     /// Why blobs may be missing: the archive is cut short (when it is).
     fn truncation_note(&self) -> String {
         self.truncated

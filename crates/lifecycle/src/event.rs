@@ -78,6 +78,49 @@ impl Event {
     }
 }
 
+/// The lines a person follows: every milestone, and every event with `verbose`; without it, a
+/// wait says only when its count moves (`⏳ Control plane: 2/3 ready`), so a long wait is
+/// visibly alive without a line per poll.
+#[derive(Debug, Default)]
+pub struct Milestones {
+    verbose: bool,
+    last: Option<(Stage, u32)>,
+}
+
+impl Milestones {
+    /// All events as lines with `verbose`, else milestones and moving counts.
+    pub fn new(verbose: bool) -> Milestones {
+        Milestones {
+            verbose,
+            last: None,
+        }
+    }
+
+    /// The line to show for `event`, if any.
+    pub fn line(&mut self, event: &Event) -> Option<String> {
+        match event {
+            Event::Waiting {
+                stage,
+                ready,
+                total,
+                ..
+            } if !self.verbose => {
+                let now = Some((stage.clone(), *ready));
+                if now == self.last {
+                    return None;
+                }
+                self.last = now;
+                Some(match stage {
+                    Stage::Deletion => format!("⏳ Cluster deletion: {ready} object(s) left"),
+                    _ => format!("⏳ {stage}: {ready}/{total} ready"),
+                })
+            }
+            _ if self.verbose || !event.is_detail() => Some(event.to_string()),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

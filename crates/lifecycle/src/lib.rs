@@ -62,13 +62,13 @@ pub use create::{CreateOptions, Created, create};
 pub use delete::{DeleteOptions, Deleted, Located, delete, locate};
 pub use describe::{Condition, Described, Node, describe};
 pub use error::LifecycleError;
-pub use event::{Event, Stage};
+pub use event::{Event, Milestones, Stage};
 pub use immutable::immutable_changes;
 pub use inventory::{INVENTORY_SUFFIX, Inventory, MANAGED_BY, ObjectRef};
 pub use management::{Management, plural};
 pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
 pub use upgrade::{UpgradeOptions, UpgradeOutcome, upgrade};
-pub use wait::{Timeouts, WaitOptions};
+pub use wait::{Timeouts, WaitOptions, parse_duration};
 
 /// The device credentials a [`ClusterRequest`] renders the identity Secret from.
 pub use capi_render::SecretInputs;

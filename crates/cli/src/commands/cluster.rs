@@ -311,29 +311,13 @@ fn device_checks(
     Ok(())
 }
 
-/// Prints milestones, and detail with `-v`. Without `-v` a wait still says when its count
-/// moves (`⏳ Control plane: 2/3 ready`), so a long wait is visibly alive.
+/// Prints milestones, and detail with `-v` (`snow_lifecycle::Milestones`).
 fn printer<'a, 'b>(io: &'a mut Io<'b>, verbose: u8) -> impl FnMut(Event) + 'a {
-    let mut last: Option<(lifecycle::Stage, u32)> = None;
-    move |event| match &event {
-        Event::Waiting {
-            stage,
-            ready,
-            total,
-            ..
-        } if verbose == 0 => {
-            let now = Some((stage.clone(), *ready));
-            if now != last {
-                if *stage == lifecycle::Stage::Deletion {
-                    io.err(&format!("⏳ Cluster deletion: {ready} object(s) left\n"));
-                } else {
-                    io.err(&format!("⏳ {stage}: {ready}/{total} ready\n"));
-                }
-                last = now;
-            }
+    let mut milestones = lifecycle::Milestones::new(verbose > 0);
+    move |event| {
+        if let Some(line) = milestones.line(&event) {
+            io.err(&format!("{line}\n"));
         }
-        _ if verbose > 0 || !event.is_detail() => io.err(&format!("{event}\n")),
-        _ => {}
     }
 }
 

@@ -5,10 +5,11 @@
 use crate::{
     args::{DownloadArtifactsArgs, OutputFormat},
     exit::{self, Outcome},
-    output::{self, Io},
+    output::Io,
     progress,
     settings::{self, GlobalSettings},
 };
+use snow_api::release::ReleaseInputs;
 use snow_images::{ArchiveFile, DownloadConfig, Platforms};
 use std::process::ExitCode;
 
@@ -20,17 +21,12 @@ fn files(
     images: &[snow_images::ListedImage],
     io: &mut Io<'_>,
 ) -> Result<Vec<ArchiveFile>, ExitCode> {
-    let release = &args.selection.release;
-    let bundles = match &release.bundles {
-        Some(path) => settings::read_text(path, "the Bundles manifest", io)?,
-        None => snow_api::release::ReleaseInputs::embedded_bundles_yaml().to_owned(),
-    };
+    let (bundles, eksd) = settings::release_manifests(&args.selection.release, io)?;
+    let bundles = bundles.unwrap_or_else(|| ReleaseInputs::embedded_bundles_yaml().to_owned());
     let file = |path: String, content: Vec<u8>| ArchiveFile { path, content };
     let mut files = vec![file("bundles.yaml".into(), bundles.into_bytes())];
-    for path in &release.eksd_releases {
-        let text = settings::read_text(path, "the EKS-D release", io)?;
-        let name = output::source_name(path);
-        let name = name.rsplit('/').next().unwrap_or(&name);
+    for (name, text) in eksd {
+        let name = name.rsplit('/').next().unwrap_or(&name).to_owned();
         files.push(file(format!("eksd/{name}"), text.into_bytes()));
     }
     let list = serde_json::to_vec_pretty(images).unwrap_or_default();

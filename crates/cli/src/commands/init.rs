@@ -8,7 +8,7 @@ use crate::{
 };
 use snow_credentials::ClusterctlEnv;
 use snow_lifecycle::{
-    Event,
+    Event, Milestones,
     init::{self, InitOptions},
 };
 use std::process::ExitCode;
@@ -42,9 +42,10 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     };
     let outcome = exit::runtime(io, false)?.block_on(async {
         let mgmt = management.connect(io).await?;
+        let mut milestones = Milestones::new(global.verbose > 0);
         let mut print = |event: Event| {
-            if global.verbose > 0 || !event.is_detail() {
-                io.err(&format!("{event}\n"));
+            if let Some(line) = milestones.line(&event) {
+                io.err(&format!("{line}\n"));
             }
         };
         init::init(&mgmt, &prepared, &options, &mut print).await

@@ -102,6 +102,49 @@ fn download_artifacts_then_import_from_the_archive_offline() {
         "{listed}"
     );
 
+    // The archive's release manifests stand in for --bundles (here: the sample it was made from).
+    let run = |args: &[&str]| snowctl().args(args).output().unwrap();
+    let spec = dir.path().join("cluster.yaml");
+    let generate = ["generate", "clusterconfig", "edge", "--provider", "snow"];
+    let out = run(&[
+        &generate[..],
+        &["--devices", "192.168.1.11", "--endpoint", "192.168.1.100"],
+    ]
+    .concat());
+    std::fs::write(&spec, &out.stdout).unwrap();
+    let (spec, archive) = (spec.to_str().unwrap(), file.to_str().unwrap());
+    for (command, rest) in [
+        (vec!["render", "-f", spec, "--no-secrets"], "render"),
+        (vec!["import-images", "--list"], "list"),
+    ] {
+        let with_archive = run(&[&command[..], &["--artifacts", archive]].concat());
+        let with_bundles = run(&[&command[..], &["--bundles", SAMPLE]].concat());
+        assert!(
+            with_archive.status.success(),
+            "{rest}: {}",
+            String::from_utf8_lossy(&with_archive.stderr)
+        );
+        assert!(!with_archive.stdout.is_empty());
+        assert_eq!(with_archive.stdout, with_bundles.stdout, "{rest}");
+    }
+    let not_an_archive = run(&["render", "-f", spec, "--no-secrets", "--artifacts", spec]);
+    assert_eq!(not_an_archive.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&not_an_archive.stderr);
+    assert!(
+        stderr.starts_with("error: ") && stderr.contains("not a tar"),
+        "{stderr}"
+    );
+    let both = run(&[
+        "render",
+        "-f",
+        spec,
+        "--artifacts",
+        archive,
+        "--bundles",
+        SAMPLE,
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+
     let registry = format!("{}/site", target.host);
     let import = || {
         let mut cmd = snowctl();
