@@ -38,6 +38,7 @@
 
 mod applied;
 mod apply;
+pub mod bootstrap;
 mod create;
 mod delete;
 mod describe;
