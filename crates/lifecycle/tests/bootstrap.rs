@@ -52,7 +52,8 @@ spec:
     if mirror {
         text.push_str(MIRROR);
     }
-    text.push_str("---
+    text.push_str(
+        "---
 apiVersion: anywhere.eks.amazonaws.com/v1alpha1
 kind: SnowDatacenterConfig
 metadata: {name: dc}
@@ -71,7 +72,8 @@ spec:
   network:
     directNetworkInterfaces:
     - {index: 1, primary: true, dhcp: true}
-");
+",
+    );
     snow_api::check(&text)
         .unwrap()
         .into_valid()
@@ -227,10 +229,7 @@ async fn kind_creates_once_is_found_again_and_is_deleted() {
     assert_eq!(kind.kubeconfig(), kubeconfig);
 
     let mut events = Vec::new();
-    let mgmt = kind
-        .create_or_find(&mut |e| events.push(e))
-        .await
-        .unwrap();
+    let mgmt = kind.create_or_find(&mut |e| events.push(e)).await.unwrap();
     mgmt.ping().await.unwrap();
     assert_eq!(
         events,
@@ -263,16 +262,25 @@ async fn kind_creates_once_is_found_again_and_is_deleted() {
     // kind read the generated config, and the files it mounts are where it says.
     let seen = std::fs::read_to_string(fake.path("config.seen")).unwrap();
     assert_eq!(seen, kind.files().config);
-    assert!(seen.contains(&format!("hostPath: \"{}/kubernetes/audit-policy.yaml\"", generated.display())));
+    assert!(seen.contains(&format!(
+        "hostPath: \"{}/kubernetes/audit-policy.yaml\"",
+        generated.display()
+    )));
     assert_eq!(
         std::fs::read_to_string(generated.join("kubernetes/audit-policy.yaml")).unwrap(),
         bootstrap::AUDIT_POLICY
     );
-    let hosts = std::fs::read_to_string(generated.join("certs.d/public.ecr.aws/hosts.toml")).unwrap();
-    assert!(hosts.contains("[host.\"https://10.0.0.7:5000/v2/eks-anywhere\"]"), "{hosts}");
+    let hosts =
+        std::fs::read_to_string(generated.join("certs.d/public.ecr.aws/hosts.toml")).unwrap();
+    assert!(
+        hosts.contains("[host.\"https://10.0.0.7:5000/v2/eks-anywhere\"]"),
+        "{hosts}"
+    );
     assert!(generated.join("certs.d/10.0.0.7:5000/ca.crt").is_file());
     assert!(
-        fake.api.get("v1", "Namespace", None, "eksa-system").is_some(),
+        fake.api
+            .get("v1", "Namespace", None, "eksa-system")
+            .is_some(),
         "eksa-system was created on the cluster"
     );
 
@@ -321,7 +329,10 @@ async fn kind_creates_once_is_found_again_and_is_deleted() {
     // After delete, the next run creates anew.
     let mut fresh = Vec::new();
     kind.create_or_find(&mut |e| fresh.push(e)).await.unwrap();
-    assert_eq!(fresh[0], Event::Step("Creating new bootstrap cluster".into()));
+    assert_eq!(
+        fresh[0],
+        Event::Step("Creating new bootstrap cluster".into())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -334,13 +345,25 @@ async fn kind_failure_carries_the_exit_status_and_stderr() {
     .unwrap();
     let kind = fake.kind(fake.options());
     let err = kind.create_or_find(&mut |_| {}).await.unwrap_err();
-    let LifecycleError::Command { command, status, stderr } = &err else {
+    let LifecycleError::Command {
+        command,
+        status,
+        stderr,
+    } = &err
+    else {
         panic!("{err:?}");
     };
-    assert!(command.contains("create cluster --name mgmt-eks-a-cluster"), "{command}");
+    assert!(
+        command.contains("create cluster --name mgmt-eks-a-cluster"),
+        "{command}"
+    );
     assert_eq!(status, "exit status: 1");
     assert!(stderr.ends_with("Multi-User System.*\""), "{stderr}");
-    assert!(err.to_string().contains("failed (exit status: 1):\nCreating cluster"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("failed (exit status: 1):\nCreating cluster"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -354,8 +377,14 @@ async fn missing_kind_or_docker_names_the_bootstrap_kubeconfig_alternative() {
         ..fake.options()
     });
     let err = no_kind.create_or_find(&mut |_| {}).await.unwrap_err();
-    assert!(matches!(&err, LifecycleError::ToolMissing { tool, .. } if tool == "kind"), "{err:?}");
-    assert!(err.to_string().contains("--bootstrap-kubeconfig FILE"), "{err}");
+    assert!(
+        matches!(&err, LifecycleError::ToolMissing { tool, .. } if tool == "kind"),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("--bootstrap-kubeconfig FILE"),
+        "{err}"
+    );
     assert!(err.hint().unwrap().contains("--bootstrap-kubeconfig FILE"));
 
     let no_docker = fake.kind(KindOptions {
@@ -366,8 +395,14 @@ async fn missing_kind_or_docker_names_the_bootstrap_kubeconfig_alternative() {
         no_docker.create_or_find(&mut |_| {}).await.unwrap_err(),
         no_docker.delete(&mut |_| {}).await.unwrap_err(),
     ] {
-        assert!(matches!(&err, LifecycleError::ToolMissing { tool, .. } if tool.ends_with("docker")), "{err:?}");
-        assert!(err.to_string().contains("--bootstrap-kubeconfig FILE"), "{err}");
+        assert!(
+            matches!(&err, LifecycleError::ToolMissing { tool, .. } if tool.ends_with("docker")),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string().contains("--bootstrap-kubeconfig FILE"),
+            "{err}"
+        );
     }
     assert!(fake.calls().is_empty(), "kind never ran");
 }
@@ -381,10 +416,16 @@ async fn an_existing_cluster_is_connected_to_and_left_alone() {
     assert_eq!(existing.kubeconfig(), kubeconfig);
 
     let mut events = Vec::new();
-    let mgmt = existing.create_or_find(&mut |e| events.push(e)).await.unwrap();
+    let mgmt = existing
+        .create_or_find(&mut |e| events.push(e))
+        .await
+        .unwrap();
     assert_eq!(
         events,
-        [Event::Step(format!("Using existing bootstrap cluster at {}", mgmt.server()))]
+        [Event::Step(format!(
+            "Using existing bootstrap cluster at {}",
+            mgmt.server()
+        ))]
     );
     let writes = api.writes();
     existing.delete(&mut |e| events.push(e)).await.unwrap();
@@ -403,6 +444,10 @@ async fn an_existing_cluster_is_connected_to_and_left_alone() {
 /// cluster. `SNOWCTL_E2E_KIND_NODE_IMAGE` replaces the bundle's kind node image (the embedded
 /// bundle's is a development build that no public registry serves).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(
+    clippy::print_stderr,
+    reason = "the skip note and kind's progress, for `--nocapture`"
+)]
 async fn real_kind_when_opted_in() {
     if std::env::var_os("SNOWCTL_E2E_KIND").is_none_or(|v| v != "1") {
         eprintln!("skipped: set SNOWCTL_E2E_KIND=1 to run kind and docker for real");
@@ -430,7 +475,10 @@ async fn real_kind_when_opted_in() {
     .unwrap();
     let mut log = |e: Event| eprintln!("{e}");
     let mgmt = kind.create_or_find(&mut log).await.unwrap();
-    let ns = mgmt.get("v1", "Namespace", None, "eksa-system").await.unwrap();
+    let ns = mgmt
+        .get("v1", "Namespace", None, "eksa-system")
+        .await
+        .unwrap();
     assert!(ns.is_some());
     kind.create_or_find(&mut log).await.unwrap();
     kind.delete(&mut log).await.unwrap();

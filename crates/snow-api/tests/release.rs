@@ -141,7 +141,11 @@ fn wrong_documents_are_refused() {
 #[test]
 fn the_kind_node_image_is_read_from_the_sample_and_the_embedded_catalog_or_named_when_missing() {
     let bundles = Bundles::from_yaml(&shared("bundles/eksa-bundle-release-sample.yaml")).unwrap();
-    let sample = bundles.versions_bundle("1.31").unwrap().kind_node().unwrap();
+    let sample = bundles
+        .versions_bundle("1.31")
+        .unwrap()
+        .kind_node()
+        .unwrap();
     assert_eq!(
         sample.uri,
         "public.ecr.aws/release-container-registry/kubernetes-sigs/kind/node:v1.31.14-eks-d-1-31-47-eks-a-v0.0.0-dev-build.1"
@@ -149,7 +153,11 @@ fn the_kind_node_image_is_read_from_the_sample_and_the_embedded_catalog_or_named
     let embedded = snow_api::release::ReleaseInputs::embedded().unwrap();
     for version in embedded.bundles.kube_versions() {
         let vb = embedded.bundles.versions_bundle(&version).unwrap();
-        let from_sample = bundles.versions_bundle(&version).unwrap().kind_node().unwrap();
+        let from_sample = bundles
+            .versions_bundle(&version)
+            .unwrap()
+            .kind_node()
+            .unwrap();
         assert_eq!(vb.kind_node().unwrap().uri, from_sample.uri, "{version}");
     }
 

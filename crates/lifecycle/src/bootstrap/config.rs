@@ -182,7 +182,10 @@ pub fn kind_files(spec: &ValidSpec, release: &ClusterRelease<'_>, generated: &Pa
             q(&generated.join(CERTS_DIR).to_string_lossy())
         ));
         for (registry, hosts) in m.registry_hosts() {
-            certs.push((Path::new(CERTS_DIR).join(registry).join("hosts.toml"), hosts));
+            certs.push((
+                Path::new(CERTS_DIR).join(registry).join("hosts.toml"),
+                hosts,
+            ));
         }
         if let Some(ca) = m.ca() {
             let mut ca = ca.to_owned();

@@ -17,8 +17,7 @@ mod kind;
 mod process;
 
 pub use config::{
-    AUDIT_POLICY, AUDIT_POLICY_FILE, CERTS_DIR, CONFIG_FILE, KindFiles, kind_files,
-    kind_node_image,
+    AUDIT_POLICY, AUDIT_POLICY_FILE, CERTS_DIR, CONFIG_FILE, KindFiles, kind_files, kind_node_image,
 };
 pub use existing::Existing;
 pub use kind::{Kind, KindOptions, NAMESPACE, internal_name};
@@ -51,8 +50,8 @@ pub trait BootstrapCluster {
 pub enum Bootstrap {
     /// One the operator already has.
     Existing(Existing),
-    /// A kind cluster snowctl makes and deletes.
-    Kind(Kind),
+    /// A kind cluster snowctl makes and deletes (boxed: it holds its generated files).
+    Kind(Box<Kind>),
 }
 
 impl BootstrapCluster for Bootstrap {

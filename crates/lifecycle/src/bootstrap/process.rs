@@ -137,7 +137,9 @@ fn run_blocking(
             after: format!("{}s", timeout.as_secs()),
             stderr,
         }),
-        Some(status) if status.success() => Ok(text(out_rx.recv_timeout(DRAIN).unwrap_or_default())),
+        Some(status) if status.success() => {
+            Ok(text(out_rx.recv_timeout(DRAIN).unwrap_or_default()))
+        }
         Some(status) => Err(failed(status.to_string(), stderr)),
     }
 }
@@ -153,18 +155,28 @@ mod tests {
     #[tokio::test]
     async fn output_status_and_stderr_tail() {
         let sh_path = Path::new("/bin/sh");
-        let out = run(sh_path, sh("echo hello; echo noise >&2"), Duration::from_secs(10))
-            .await
-            .unwrap();
+        let out = run(
+            sh_path,
+            sh("echo hello; echo noise >&2"),
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
         assert_eq!(out, "hello");
 
         let script = "head -c 100000 /dev/zero | tr '\\0' x >&2; echo LAST >&2; exit 3";
-        let err = run(sh_path, sh(script), Duration::from_secs(10)).await.unwrap_err();
+        let err = run(sh_path, sh(script), Duration::from_secs(10))
+            .await
+            .unwrap_err();
         let LifecycleError::Command { status, stderr, .. } = &err else {
             panic!("{err:?}");
         };
         assert_eq!(status, "exit status: 3");
-        assert!(stderr.ends_with("LAST") && stderr.len() <= STDERR_TAIL, "{}", stderr.len());
+        assert!(
+            stderr.ends_with("LAST") && stderr.len() <= STDERR_TAIL,
+            "{}",
+            stderr.len()
+        );
     }
 
     #[tokio::test]
