@@ -130,14 +130,19 @@ impl Kind {
 
     /// The arguments of `kind delete cluster`.
     pub fn delete_args(&self) -> Vec<OsString> {
-        vec![
-            "delete".into(),
-            "cluster".into(),
+        self.named(["delete", "cluster"])
+    }
+
+    /// `kind <verb> <noun> --name <name> --kubeconfig <file>`.
+    fn named(&self, command: [&str; 2]) -> Vec<OsString> {
+        let mut args: Vec<OsString> = command.iter().map(OsString::from).collect();
+        args.extend([
             "--name".into(),
             self.name.clone().into(),
             "--kubeconfig".into(),
             self.kubeconfig.clone().into(),
-        ]
+        ]);
+        args
     }
 
     /// kind, after checking that it and docker are installed.
@@ -205,8 +210,7 @@ impl BootstrapCluster for Kind {
                 self.name
             )));
             if !self.kubeconfig.exists() {
-                let mut args: Vec<OsString> = vec!["export".into(), "kubeconfig".into()];
-                args.extend(self.delete_args().into_iter().skip(2));
+                let args = self.named(["export", "kubeconfig"]);
                 process::run(&kind, args, self.options.command_timeout).await?;
             }
         } else {
