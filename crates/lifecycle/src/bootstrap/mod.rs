@@ -10,6 +10,24 @@
 //!   `<dir>/<cluster>/generated/`), found again by a re-run, deleted with `kind delete cluster`.
 //!
 //! [`Bootstrap`] holds either, for callers that choose at run time.
+//!
+//! ```no_run
+//! # async fn demo(spec: &snow_api::ValidSpec) -> Result<(), Box<dyn std::error::Error>> {
+//! use snow_lifecycle::bootstrap::{Bootstrap, BootstrapCluster, Existing, Kind, KindOptions};
+//! let inputs = snow_api::release::ReleaseInputs::embedded()?;
+//! let release = inputs.resolve(spec, None)?;
+//! let given: Option<std::path::PathBuf> = None; // --bootstrap-kubeconfig FILE
+//! let bootstrap = match given {
+//!     Some(file) => Bootstrap::Existing(Existing::new(file, None)),
+//!     None => Bootstrap::Kind(Box::new(Kind::new(spec, &release, KindOptions::default())?)),
+//! };
+//! let mut on_event = |e: snow_lifecycle::Event| eprintln!("{e}");
+//! let mgmt = bootstrap.create_or_find(&mut on_event).await?; // a re-run finds it again
+//! // … install the providers on `mgmt`, create the cluster, move it …
+//! # let _ = mgmt;
+//! bootstrap.delete(&mut on_event).await?; // kind: `kind delete cluster`; existing: nothing
+//! # Ok(()) }
+//! ```
 
 mod config;
 mod existing;
