@@ -27,7 +27,7 @@ pub mod yaml;
 
 pub use contract::Contract;
 pub use names::Names;
-pub use objects::NAMESPACE;
+pub use objects::{Mirror as RegistryMirror, NAMESPACE};
 
 use objects::{Ctx, Planned, WorkerNames};
 use snow_api::{

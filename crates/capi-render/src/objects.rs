@@ -388,8 +388,10 @@ fn proxy_file(ctx: &Ctx<'_>, proxy: &ProxyConfiguration) -> Value {
 }
 
 /// The registry mirror as rendered: base `host:port`, registry → endpoint map (sorted), and the
-/// core (public.ecr.aws) API endpoint.
-struct Mirror {
+/// core (public.ecr.aws) API endpoint. Public (as `RegistryMirror`) for the kind bootstrap
+/// cluster, whose containerd takes the same `hosts.toml` files and whose images are rewritten.
+#[derive(Debug, Clone)]
+pub struct Mirror {
     base: String,
     namespaces: BTreeMap<String, String>,
     ca: Option<String>,
@@ -397,7 +399,9 @@ struct Mirror {
 }
 
 impl Mirror {
-    fn new(m: &RegistryMirrorConfiguration) -> Mirror {
+    /// The mirror of a spec's `registryMirrorConfiguration`: each `ociNamespaces` registry maps
+    /// to `<endpoint>:<port>[/<namespace>]`; without namespaces, `public.ecr.aws` maps to the base.
+    pub fn new(m: &RegistryMirrorConfiguration) -> Mirror {
         let base = format!(
             "{}:{}",
             m.endpoint.as_deref().unwrap_or(""),
@@ -426,6 +430,42 @@ impl Mirror {
             namespaces,
             ca: m.ca_cert_content.clone().filter(|c| !c.is_empty()),
             insecure: m.insecure_skip_verify == Some(true),
+        }
+    }
+
+    /// `<endpoint>:<port>`.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The mirror's CA certificate (PEM), when the spec has one.
+    pub fn ca(&self) -> Option<&str> {
+        self.ca.as_deref()
+    }
+
+    /// One `(registry, hosts.toml)` per mirrored registry, registries sorted: containerd's
+    /// `certs.d/<registry>/hosts.toml`.
+    pub fn registry_hosts(&self) -> Vec<(String, String)> {
+        self.namespaces
+            .iter()
+            .map(|(registry, mapped)| {
+                (
+                    registry.clone(),
+                    self.hosts_toml(registry, &self.api_endpoint(mapped)),
+                )
+            })
+            .collect()
+    }
+
+    /// An image URI with its registry replaced by the mirror's (EKS Anywhere's
+    /// `ReplaceRegistry`): `public.ecr.aws/eks-distro/etcd:v3` becomes
+    /// `<base>[/<namespace>]/eks-distro/etcd:v3`; a registry that is not mirrored stays.
+    pub fn rewrite(&self, uri: &str) -> String {
+        let (host, rest) = uri.split_once('/').unwrap_or((uri, ""));
+        match self.namespaces.get(host) {
+            Some(mapped) if !rest.is_empty() => format!("{mapped}/{rest}"),
+            Some(mapped) => mapped.clone(),
+            None => uri.to_owned(),
         }
     }
 
@@ -472,9 +512,9 @@ impl Mirror {
             "owner": "root:root",
             "path": format!("/etc/containerd/certs.d/{}/hosts.toml", self.base),
         }));
-        for (registry, mapped) in &self.namespaces {
+        for (registry, content) in self.registry_hosts() {
             files.push(json!({
-                "content": self.hosts_toml(registry, &self.api_endpoint(mapped)),
+                "content": content,
                 "owner": "root:root",
                 "path": format!("/etc/containerd/certs.d/{registry}/hosts.toml"),
             }));

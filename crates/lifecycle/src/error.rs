@@ -149,6 +149,48 @@ pub enum LifecycleError {
         /// Why.
         reason: String,
     },
+    /// A tool the kind bootstrap cluster needs is not installed.
+    #[error(
+        "`{tool}` was not found ({searched}): the built-in bootstrap cluster runs kind, which needs kind and docker; or pass --bootstrap-kubeconfig FILE to use a cluster you already have (k3s, kind, any Kubernetes) as the bootstrap cluster"
+    )]
+    ToolMissing {
+        /// `kind` or `docker`.
+        tool: String,
+        /// Where it was looked for.
+        searched: String,
+    },
+    /// A tool failed.
+    #[error("`{command}` failed ({status}){}", tail(.stderr))]
+    Command {
+        /// The command line.
+        command: String,
+        /// The exit status, or why it could not run.
+        status: String,
+        /// The end of its stderr.
+        stderr: String,
+    },
+    /// A tool did not finish in time and was stopped.
+    #[error("`{command}` did not finish within {after} and was stopped{}", tail(.stderr))]
+    CommandTimeout {
+        /// The command line.
+        command: String,
+        /// How long it was given.
+        after: String,
+        /// The end of its stderr.
+        stderr: String,
+    },
+    /// The release bundle lacks something the step needs.
+    #[error("{0}")]
+    Release(#[from] snow_api::release::ReleaseError),
+}
+
+/// `: <stderr>` when there is one.
+fn tail(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!(":\n{stderr}")
+    }
 }
 
 impl LifecycleError {
@@ -209,6 +251,15 @@ impl LifecycleError {
             LifecycleError::ComponentNotReady { object, .. } => format!(
                 "look at {object} and its pods (kubectl describe, kubectl get events); run snowctl init again to keep waiting, or raise --wait-timeout"
             ),
+            LifecycleError::ToolMissing { .. } => {
+                "install kind (https://kind.sigs.k8s.io) and docker, or pass --bootstrap-kubeconfig FILE".into()
+            }
+            LifecycleError::Command { .. } | LifecycleError::CommandTimeout { .. } => {
+                "the command's own message is above; fix its cause and run snowctl again (it resumes), or pass --bootstrap-kubeconfig FILE to use another cluster".into()
+            }
+            LifecycleError::Release(_) => {
+                "pass --bundles with an EKS Anywhere bundle that has the cluster's Kubernetes version and its eksD.kindNode image".into()
+            }
             LifecycleError::NotFound { .. } => {
                 "check the name and --kubeconfig (kubectl get clusters.cluster.x-k8s.io -n eksa-system lists the clusters)".into()
             }

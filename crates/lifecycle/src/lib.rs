@@ -12,7 +12,8 @@
 //! [`reconcile::delete_pass`], which make one non-blocking step each.
 //!
 //! Nothing here prints or reads flags: progress goes to a callback as [`Event`]s, failures are
-//! [`LifecycleError`]s. The only files touched are kubeconfigs ([`kubeconfig`]).
+//! [`LifecycleError`]s. The only files touched are kubeconfigs ([`kubeconfig`]) and the kind
+//! bootstrap cluster's generated files ([`bootstrap`]).
 //!
 //! ```no_run
 //! # async fn demo(text: String) -> Result<(), Box<dyn std::error::Error>> {
@@ -40,6 +41,7 @@
 
 mod applied;
 mod apply;
+pub mod bootstrap;
 mod create;
 mod delete;
 mod describe;

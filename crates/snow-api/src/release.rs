@@ -227,6 +227,10 @@ pub struct EksDRelease {
     /// Git commit.
     #[serde(default)]
     pub git_commit: String,
+    /// The kind node image of this EKS-D release (the bootstrap cluster's node); read it with
+    /// [`VersionsBundle::kind_node`], which checks it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind_node: Option<Image>,
 }
 
 /// Bottlerocket host containers.
@@ -367,6 +371,24 @@ impl VersionsBundle {
             });
         }
         Ok(snow)
+    }
+}
+
+impl VersionsBundle {
+    /// The kind node image (`eksD.kindNode`), or an error naming what is missing: the image, its
+    /// URI or its tag.
+    pub fn kind_node(&self) -> Result<&Image, ReleaseError> {
+        let manifest = format!("Bundles {}", self.kube_version);
+        let image = self
+            .eks_d
+            .kind_node
+            .as_ref()
+            .ok_or_else(|| ReleaseError::Missing {
+                manifest: manifest.clone(),
+                item: "eksD.kindNode".into(),
+            })?;
+        require_tagged(image, &manifest, "eksD.kindNode")?;
+        Ok(image)
     }
 }
 

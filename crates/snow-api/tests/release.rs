@@ -137,3 +137,42 @@ fn wrong_documents_are_refused() {
         Err(ReleaseError::Parse { .. })
     ));
 }
+
+#[test]
+fn the_kind_node_image_is_read_from_the_sample_and_the_embedded_catalog_or_named_when_missing() {
+    let bundles = Bundles::from_yaml(&shared("bundles/eksa-bundle-release-sample.yaml")).unwrap();
+    let sample = bundles
+        .versions_bundle("1.31")
+        .unwrap()
+        .kind_node()
+        .unwrap();
+    assert_eq!(
+        sample.uri,
+        "public.ecr.aws/release-container-registry/kubernetes-sigs/kind/node:v1.31.14-eks-d-1-31-47-eks-a-v0.0.0-dev-build.1"
+    );
+    let embedded = snow_api::release::ReleaseInputs::embedded().unwrap();
+    for version in embedded.bundles.kube_versions() {
+        let vb = embedded.bundles.versions_bundle(&version).unwrap();
+        let from_sample = bundles
+            .versions_bundle(&version)
+            .unwrap()
+            .kind_node()
+            .unwrap();
+        assert_eq!(vb.kind_node().unwrap().uri, from_sample.uri, "{version}");
+    }
+
+    let mut vb = bundles.versions_bundle("1.30").unwrap().clone();
+    vb.eks_d.kind_node = None;
+    assert_eq!(
+        vb.kind_node().unwrap_err().to_string(),
+        "Bundles 1.30: missing eksD.kindNode"
+    );
+    vb.eks_d.kind_node = Some(snow_api::release::Image {
+        uri: "public.ecr.aws/kind/node".into(),
+        ..Default::default()
+    });
+    assert!(matches!(
+        vb.kind_node().unwrap_err(),
+        ReleaseError::Untagged { .. }
+    ));
+}
