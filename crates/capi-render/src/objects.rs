@@ -381,15 +381,15 @@ fn proxy_file(ctx: &Ctx<'_>, proxy: &ProxyConfiguration) -> Value {
 
 /// The registry mirror as rendered: base `host:port`, registry → endpoint map (sorted), and the
 /// core (public.ecr.aws) API endpoint.
-struct Mirror {
-    base: String,
+pub(crate) struct Mirror {
+    pub(crate) base: String,
     namespaces: BTreeMap<String, String>,
     ca: Option<String>,
     insecure: bool,
 }
 
 impl Mirror {
-    fn new(m: &RegistryMirrorConfiguration) -> Mirror {
+    pub(crate) fn new(m: &RegistryMirrorConfiguration) -> Mirror {
         let base = format!(
             "{}:{}",
             m.endpoint.as_deref().unwrap_or(""),
@@ -418,6 +418,20 @@ impl Mirror {
             namespaces,
             ca: m.ca_cert_content.clone().filter(|c| !c.is_empty()),
             insecure: m.insecure_skip_verify == Some(true),
+        }
+    }
+
+    /// `url` (with or without a scheme) with its registry host replaced by its mirror, when the
+    /// mirror maps that registry (EKS Anywhere's `ReplaceRegistry`); otherwise unchanged.
+    pub(crate) fn replace_registry(&self, url: &str) -> String {
+        let (scheme, rest) = match url.split_once("://") {
+            Some((scheme, rest)) => (format!("{scheme}://"), rest),
+            None => (String::new(), url),
+        };
+        let host = rest.split('/').next().unwrap_or(rest);
+        match self.namespaces.get(host) {
+            Some(mapped) => format!("{scheme}{mapped}{}", &rest[host.len()..]),
+            None => url.to_owned(),
         }
     }
 

@@ -20,6 +20,7 @@ pub mod ini;
 mod input;
 pub mod limits;
 pub mod provider;
+pub mod registry;
 mod report;
 pub mod secret;
 
@@ -34,6 +35,7 @@ pub use input::{
     InputError, MAX_CA_BUNDLE_BYTES, MAX_CREDENTIALS_BYTES, load_ca_bundle, load_credentials,
 };
 pub use provider::DeviceCredentialsProvider;
+pub use registry::RegistryLogin;
 pub use report::inputs_summary;
 pub use rustls_pki_types::UnixTime;
 pub use secret::{SecretBytes, SecretString};

@@ -38,6 +38,7 @@
 
 mod applied;
 mod apply;
+pub mod cni;
 mod create;
 mod delete;
 mod describe;

@@ -143,7 +143,10 @@ fn the_cilium_section_is_read_and_checked_in_the_sample_and_the_embedded_catalog
     let text = shared("bundles/eksa-bundle-release-sample.yaml");
     let bundles = Bundles::from_yaml(&text).unwrap();
     let cilium = bundles.versions_bundle("1.30").unwrap().cilium().unwrap();
-    assert_eq!(cilium.cilium.uri, "public.ecr.aws/eks/cilium/cilium:v1.19.4-1");
+    assert_eq!(
+        cilium.cilium.uri,
+        "public.ecr.aws/eks/cilium/cilium:v1.19.4-1"
+    );
     assert_eq!(
         cilium.operator.uri,
         "public.ecr.aws/eks/cilium/operator-generic:v1.19.4-1"
@@ -159,7 +162,11 @@ fn the_cilium_section_is_read_and_checked_in_the_sample_and_the_embedded_catalog
             "{version}"
         );
     }
-    let no_cilium = text.replacen("    cilium:\n      cilium:", "    notCilium:\n      cilium:", 1);
+    let no_cilium = text.replacen(
+        "    cilium:\n      cilium:",
+        "    notCilium:\n      cilium:",
+        1,
+    );
     let err = Bundles::from_yaml(&no_cilium)
         .unwrap()
         .versions_bundle("1.30")

@@ -839,25 +839,47 @@ fn cilium_rules_are_eks_anywheres_and_report_their_fields() {
     let cilium = |body: &str| mutate(&[("      cilium: {}", &format!("      cilium: {body}"))]);
     assert_errors(
         &cilium("{policyEnforcementMode: strict}"),
-        &[("cluster.cni", "Cluster/edge", &field("policyEnforcementMode"))],
+        &[(
+            "cluster.cni",
+            "Cluster/edge",
+            &field("policyEnforcementMode"),
+        )],
     );
     assert_errors(
         &cilium("{policyEnforcementMode: always, skipUpgrade: true}"),
-        &[("cluster.cni", "Cluster/edge", &field("policyEnforcementMode"))],
+        &[(
+            "cluster.cni",
+            "Cluster/edge",
+            &field("policyEnforcementMode"),
+        )],
     );
     assert_errors(
         &cilium("{routingMode: direct}"),
-        &[("cluster.cni", "Cluster/edge", &field("ipv4NativeRoutingCIDR"))],
+        &[(
+            "cluster.cni",
+            "Cluster/edge",
+            &field("ipv4NativeRoutingCIDR"),
+        )],
     );
     assert_errors(
         &cilium("{routingMode: Direct}"),
         &[("cluster.cni", "Cluster/edge", &field("routingMode"))],
     );
     assert_errors(
-        &cilium("{routingMode: direct, ipv4NativeRoutingCIDR: 'fd00::/8', ipv6NativeRoutingCIDR: 10.0.0.0/8}"),
+        &cilium(
+            "{routingMode: direct, ipv4NativeRoutingCIDR: 'fd00::/8', ipv6NativeRoutingCIDR: 10.0.0.0/8}",
+        ),
         &[
-            ("cluster.cni", "Cluster/edge", &field("ipv4NativeRoutingCIDR")),
-            ("cluster.cni", "Cluster/edge", &field("ipv6NativeRoutingCIDR")),
+            (
+                "cluster.cni",
+                "Cluster/edge",
+                &field("ipv4NativeRoutingCIDR"),
+            ),
+            (
+                "cluster.cni",
+                "Cluster/edge",
+                &field("ipv6NativeRoutingCIDR"),
+            ),
         ],
     );
     assert_errors(
@@ -867,8 +889,16 @@ fn cilium_rules_are_eks_anywheres_and_report_their_fields() {
     assert_errors(
         &mutate(&[("      cilium: {}", "      cilium: {}\n      kindnetd: {}")]),
         &[
-            ("cluster.cni", "Cluster/edge", "spec.clusterNetwork.cniConfig"),
-            ("cluster.cni", "Cluster/edge", "spec.clusterNetwork.cniConfig.kindnetd"),
+            (
+                "cluster.cni",
+                "Cluster/edge",
+                "spec.clusterNetwork.cniConfig",
+            ),
+            (
+                "cluster.cni",
+                "Cluster/edge",
+                "spec.clusterNetwork.cniConfig.kindnetd",
+            ),
         ],
     );
     // Valid settings: no finding at all.
