@@ -317,6 +317,7 @@ fn policy_always_appends_the_allow_all_policies() {
 /// Real helm, opt-in: `SNOWCTL_E2E_HELM=1 SNOWCTL_E2E_CILIUM_CHART=/path/to/cilium-chart.tgz`.
 /// The chart path replaces the OCI reference so the render needs no network.
 #[test]
+#[allow(clippy::print_stderr, reason = "a skipped opt-in test says so")]
 fn real_helm_renders_a_local_cilium_chart() {
     if std::env::var("SNOWCTL_E2E_HELM").as_deref() != Ok("1") {
         eprintln!("skipped: set SNOWCTL_E2E_HELM=1 and SNOWCTL_E2E_CILIUM_CHART to run real helm");
