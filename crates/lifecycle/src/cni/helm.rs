@@ -35,7 +35,7 @@ pub struct HelmOptions {
     pub timeout: Duration,
     /// The most bytes of manifest accepted (default 64 MiB).
     pub max_output: usize,
-    /// How many times `helm template` is tried (default 10, as EKS Anywhere).
+    /// How many times a failing `helm template` is tried (default 10, as EKS Anywhere).
     pub attempts: u32,
     /// The pause between tries (default 5 s, as EKS Anywhere).
     pub retry_delay: Duration,
@@ -149,7 +149,8 @@ pub fn render_template(template: &HelmTemplate, opts: &HelmOptions) -> Result<St
     let out = loop {
         tries += 1;
         match run(opts, &args, &template.env, &Input::Bytes(values.as_bytes())) {
-            Err(HelmError::Failed { .. } | HelmError::TimedOut { .. }) if tries < opts.attempts => {
+            // A failure is tried again (a registry hiccup); a run that hit the time limit is not.
+            Err(HelmError::Failed { .. }) if tries < opts.attempts => {
                 thread::sleep(opts.retry_delay);
             }
             other => break other?,
