@@ -18,6 +18,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod cilium;
 pub mod contract;
 mod engine;
 pub mod names;

@@ -457,14 +457,17 @@ impl Mirror {
             .collect()
     }
 
-    /// An image URI with its registry replaced by the mirror's (EKS Anywhere's
-    /// `ReplaceRegistry`): `public.ecr.aws/eks-distro/etcd:v3` becomes
-    /// `<base>[/<namespace>]/eks-distro/etcd:v3`; a registry that is not mirrored stays.
+    /// An image URI or a URL (with or without a scheme, e.g. `oci://`) with its registry replaced
+    /// by the mirror's (EKS Anywhere's `ReplaceRegistry`): `public.ecr.aws/eks-distro/etcd:v3`
+    /// becomes `<base>[/<namespace>]/eks-distro/etcd:v3`; a registry that is not mirrored stays.
     pub fn rewrite(&self, uri: &str) -> String {
-        let (host, rest) = uri.split_once('/').unwrap_or((uri, ""));
+        let (scheme, rest) = match uri.split_once("://") {
+            Some((scheme, rest)) => (format!("{scheme}://"), rest),
+            None => (String::new(), uri),
+        };
+        let host = rest.split('/').next().unwrap_or(rest);
         match self.namespaces.get(host) {
-            Some(mapped) if !rest.is_empty() => format!("{mapped}/{rest}"),
-            Some(mapped) => mapped.clone(),
+            Some(mapped) => format!("{scheme}{mapped}{}", &rest[host.len()..]),
             None => uri.to_owned(),
         }
     }

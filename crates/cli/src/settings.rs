@@ -156,10 +156,7 @@ type Manifests = (Option<String>, Vec<(String, String)>);
 
 /// The release manifests given: the Bundles text (`--bundles`, or the archive's with
 /// `--artifacts`; `None` for the embedded catalog) and every EKS-D Release (name, text).
-pub fn release_manifests(
-    args: &ReleaseArgs,
-    io: &mut Io<'_>,
-) -> Result<Manifests, ExitCode> {
+pub fn release_manifests(args: &ReleaseArgs, io: &mut Io<'_>) -> Result<Manifests, ExitCode> {
     if let Some(path) = &args.artifacts {
         let archive = snow_images::Archive::open(path).map_err(|e| exit::usage(io, e))?;
         let (bundles, eksd) = archive

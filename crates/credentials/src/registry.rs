@@ -4,12 +4,16 @@
 //! that is set counts, even when empty; an unset one is an error), and the CLI stores it in the
 //! Secret `eksa-system/registry-credentials` with the keys `username` and `password` (raw values;
 //! serialised `data` is base64 of each). EKS Anywhere's Snow templates render nothing from it:
-//! `authenticate` does not change the Snow machine or bootstrap templates.
+//! `authenticate` does not change the Snow machine or bootstrap templates. For `helm registry
+//! login --password-stdin` (the Cilium chart) the password leaves only through
+//! [`RegistryCredentials::write_password`], and [`RegistryCredentials::redact`] blanks it out of
+//! a program's output.
 
 use crate::encode::{EKSA_SYSTEM_NAMESPACE, KubeSecret};
-use crate::secret::{SecretBytes, SecretString};
+use crate::secret::{REDACTED, SecretBytes, SecretString};
 use snow_api::{ClusterSpec, Finding};
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 
 /// The variable holding the mirror's user name.
 pub const USERNAME_VAR: &str = "REGISTRY_USERNAME";
@@ -33,9 +37,29 @@ impl RegistryCredentials {
         RegistryCredentials { username, password }
     }
 
-    /// The user name.
+    /// The user name (not a secret: it goes on command lines, as EKS Anywhere passes it).
     pub fn username(&self) -> &str {
         &self.username
+    }
+
+    /// Whether the password is empty (or only whitespace).
+    pub fn password_is_blank(&self) -> bool {
+        self.password.is_blank()
+    }
+
+    /// Writes the password, and nothing else, to `out` (a child process's stdin).
+    pub fn write_password(&self, out: &mut impl Write) -> io::Result<()> {
+        out.write_all(self.password.expose_for_signing().as_bytes())
+    }
+
+    /// `text` with every occurrence of the password replaced by `<redacted>`, for showing output
+    /// of a program that was handed the password.
+    pub fn redact(&self, text: &str) -> String {
+        let password = self.password.expose_for_signing();
+        if password.is_empty() {
+            return text.to_owned();
+        }
+        text.replace(password, REDACTED)
     }
 }
 
@@ -169,5 +193,20 @@ mod tests {
         assert_eq!(json["metadata"]["namespace"], "eksa-system");
         assert_eq!(json["data"]["password"], "aHVudGVyMi1QQVNT");
         assert_eq!(json["data"]["username"], "cm9ib3Q=");
+    }
+
+    #[test]
+    fn the_password_leaves_only_through_stdin_writing() {
+        let login =
+            RegistryCredentials::new("admin".into(), SecretString::new("hunter2-pw".into()));
+        assert!(!format!("{login:?}").contains("hunter2-pw"));
+        let mut out = Vec::new();
+        login.write_password(&mut out).unwrap();
+        assert_eq!(out, b"hunter2-pw");
+        assert_eq!(
+            login.redact("denied for admin:hunter2-pw"),
+            "denied for admin:<redacted>"
+        );
+        assert!(!login.password_is_blank());
     }
 }

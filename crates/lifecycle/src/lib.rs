@@ -42,6 +42,7 @@
 mod applied;
 mod apply;
 pub mod bootstrap;
+pub mod cni;
 mod create;
 mod delete;
 mod describe;

@@ -21,6 +21,7 @@
 //! (its tests use `latest`).
 
 mod check;
+pub mod cni;
 pub mod crd;
 pub mod defaults;
 pub mod device;

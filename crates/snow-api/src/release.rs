@@ -185,6 +185,9 @@ pub struct VersionsBundle {
     /// Bottlerocket host containers.
     #[serde(default)]
     pub bottlerocket_host_containers: Option<BottlerocketHostContainers>,
+    /// Cilium, the CNI: its Helm chart and images.
+    #[serde(default)]
+    pub cilium: Option<CiliumBundle>,
     /// cert-manager (installed by `snowctl init` before the providers).
     #[serde(default)]
     pub cert_manager: Option<CertManagerBundle>,
@@ -277,6 +280,25 @@ pub struct CertManagerBundle {
     #[serde(default)]
     pub manifest: Manifest,
     /// The cert-manager version, e.g. `v1.20.2+abcdef1`.
+    #[serde(default)]
+    pub version: String,
+}
+
+/// Cilium in a versions bundle.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CiliumBundle {
+    /// The agent image, e.g. `public.ecr.aws/eks/cilium/cilium:v1.19.4-1`.
+    #[serde(default)]
+    pub cilium: Image,
+    /// The operator image, e.g. `public.ecr.aws/eks/cilium/operator-generic:v1.19.4-1`.
+    #[serde(default)]
+    pub operator: Image,
+    /// The Helm chart as an OCI artifact, e.g. `public.ecr.aws/eks/cilium/cilium:1.19.4-1` (the
+    /// tag is the chart version).
+    #[serde(default)]
+    pub helm_chart: Image,
+    /// The Cilium version, e.g. `v1.19.4-1`.
     #[serde(default)]
     pub version: String,
 }
@@ -389,6 +411,24 @@ impl VersionsBundle {
             })?;
         require_tagged(image, &manifest, "eksD.kindNode")?;
         Ok(image)
+    }
+
+    /// The Cilium section, or an error naming what is missing: the section, or an image URI or
+    /// its tag (the chart's tag is its version).
+    pub fn cilium(&self) -> Result<&CiliumBundle, ReleaseError> {
+        let manifest = format!("Bundles {}", self.kube_version);
+        let cilium = self.cilium.as_ref().ok_or_else(|| ReleaseError::Missing {
+            manifest: manifest.clone(),
+            item: "the cilium section".into(),
+        })?;
+        for (image, item) in [
+            (&cilium.cilium, "cilium.cilium"),
+            (&cilium.operator, "cilium.operator"),
+            (&cilium.helm_chart, "cilium.helmChart"),
+        ] {
+            require_tagged(image, &manifest, item)?;
+        }
+        Ok(cilium)
     }
 }
 

@@ -176,3 +176,53 @@ fn the_kind_node_image_is_read_from_the_sample_and_the_embedded_catalog_or_named
         ReleaseError::Untagged { .. }
     ));
 }
+
+#[test]
+fn the_cilium_section_is_read_and_checked_in_the_sample_and_the_embedded_catalog() {
+    let text = shared("bundles/eksa-bundle-release-sample.yaml");
+    let bundles = Bundles::from_yaml(&text).unwrap();
+    let cilium = bundles.versions_bundle("1.30").unwrap().cilium().unwrap();
+    assert_eq!(
+        cilium.cilium.uri,
+        "public.ecr.aws/eks/cilium/cilium:v1.19.4-1"
+    );
+    assert_eq!(
+        cilium.operator.uri,
+        "public.ecr.aws/eks/cilium/operator-generic:v1.19.4-1"
+    );
+    assert_eq!(cilium.helm_chart.tag(), Some("1.19.4-1"));
+    assert_eq!(cilium.version, "v1.19.4-1");
+    let embedded = snow_api::release::ReleaseInputs::embedded().unwrap();
+    for version in embedded.bundles.kube_versions() {
+        let vb = embedded.bundles.versions_bundle(&version).unwrap();
+        assert_eq!(
+            vb.cilium().unwrap(),
+            bundles.versions_bundle(&version).unwrap().cilium().unwrap(),
+            "{version}"
+        );
+    }
+    let no_cilium = text.replacen(
+        "    cilium:\n      cilium:",
+        "    notCilium:\n      cilium:",
+        1,
+    );
+    let err = Bundles::from_yaml(&no_cilium)
+        .unwrap()
+        .versions_bundle("1.30")
+        .unwrap()
+        .cilium()
+        .unwrap_err();
+    assert_eq!(err.to_string(), "Bundles 1.30: missing the cilium section");
+    let untagged = text.replacen(
+        "uri: public.ecr.aws/eks/cilium/cilium:1.19.4-1",
+        "uri: public.ecr.aws/eks/cilium/cilium",
+        1,
+    );
+    let err = Bundles::from_yaml(&untagged)
+        .unwrap()
+        .versions_bundle("1.30")
+        .unwrap()
+        .cilium()
+        .unwrap_err();
+    assert!(matches!(err, ReleaseError::Untagged { .. }), "{err}");
+}

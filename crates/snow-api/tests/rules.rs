@@ -832,3 +832,119 @@ fn identity_providers_are_read_and_checked() {
                 && f.object.as_deref() == Some("OIDCConfig/edge-oidc"))
     );
 }
+
+#[test]
+fn cilium_rules_are_eks_anywheres_and_report_their_fields() {
+    let field = |f: &str| format!("spec.clusterNetwork.cniConfig.cilium.{f}");
+    let cilium = |body: &str| mutate(&[("      cilium: {}", &format!("      cilium: {body}"))]);
+    assert_errors(
+        &cilium("{policyEnforcementMode: strict}"),
+        &[(
+            "cluster.cni",
+            "Cluster/edge",
+            &field("policyEnforcementMode"),
+        )],
+    );
+    assert_errors(
+        &cilium("{policyEnforcementMode: always, skipUpgrade: true}"),
+        &[(
+            "cluster.cni",
+            "Cluster/edge",
+            &field("policyEnforcementMode"),
+        )],
+    );
+    assert_errors(
+        &cilium("{routingMode: direct}"),
+        &[(
+            "cluster.cni",
+            "Cluster/edge",
+            &field("ipv4NativeRoutingCIDR"),
+        )],
+    );
+    assert_errors(
+        &cilium("{routingMode: Direct}"),
+        &[("cluster.cni", "Cluster/edge", &field("routingMode"))],
+    );
+    assert_errors(
+        &cilium(
+            "{routingMode: direct, ipv4NativeRoutingCIDR: 'fd00::/8', ipv6NativeRoutingCIDR: 10.0.0.0/8}",
+        ),
+        &[
+            (
+                "cluster.cni",
+                "Cluster/edge",
+                &field("ipv4NativeRoutingCIDR"),
+            ),
+            (
+                "cluster.cni",
+                "Cluster/edge",
+                &field("ipv6NativeRoutingCIDR"),
+            ),
+        ],
+    );
+    assert_errors(
+        &cilium("{helmValues: [a, b]}"),
+        &[("cluster.cni", "Cluster/edge", &field("helmValues"))],
+    );
+    assert_errors(
+        &mutate(&[("      cilium: {}", "      cilium: {}\n      kindnetd: {}")]),
+        &[
+            (
+                "cluster.cni",
+                "Cluster/edge",
+                "spec.clusterNetwork.cniConfig",
+            ),
+            (
+                "cluster.cni",
+                "Cluster/edge",
+                "spec.clusterNetwork.cniConfig.kindnetd",
+            ),
+        ],
+    );
+    // Valid settings: no finding at all.
+    for ok in [
+        "{policyEnforcementMode: always, egressMasqueradeInterfaces: eth0, cniExclusive: false}",
+        "{routingMode: direct, ipv4NativeRoutingCIDR: 10.0.0.0/16, ipv6NativeRoutingCIDR: 'fd00::/104'}",
+        "{skipUpgrade: true}",
+        "{helmValues: {ipam: {mode: kubernetes}}}",
+    ] {
+        let report = check(&cilium(ok)).unwrap();
+        assert!(report.findings.is_empty(), "{ok}: {:#?}", report.findings);
+        let valid = report.into_valid().unwrap();
+        let _ = valid.cilium();
+    }
+    // What EKS Anywhere ignores is said, as a warning.
+    let report = check(&cilium("{helmValues: {}, policyEnforcementMode: never}")).unwrap();
+    let warnings: Vec<_> = report
+        .findings
+        .iter()
+        .map(|f| (f.severity, f.field.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        warnings,
+        [(Severity::Warning, field("policyEnforcementMode"))]
+    );
+    assert!(report.findings[0].line.is_some());
+}
+
+#[test]
+fn a_valid_spec_gives_its_typed_cilium_settings() {
+    use snow_api::cni::{PolicyEnforcementMode, Routing};
+    let text = mutate(&[(
+        "      cilium: {}",
+        "      cilium:\n        policyEnforcementMode: always\n        routingMode: direct\n        ipv4NativeRoutingCIDR: 10.0.0.0/16\n        skipUpgrade: false",
+    )]);
+    let cilium = check(&text).unwrap().into_valid().unwrap().cilium();
+    assert_eq!(
+        cilium.policy_enforcement_mode,
+        Some(PolicyEnforcementMode::Always)
+    );
+    assert_eq!(
+        cilium.routing,
+        Routing::Direct {
+            ipv4: "10.0.0.0/16".parse().unwrap(),
+            ipv6: None
+        }
+    );
+    assert!(cilium.is_managed());
+}

@@ -8,12 +8,13 @@ use super::{
     },
 };
 use crate::{
+    cni::{self, CILIUM_FIELD},
     crd::Kind,
     finding::Finding,
     spec::{ClusterSpec, object_id},
     types::{
         NamedRef,
-        cluster::{MachineHealthCheck, Taint},
+        cluster::{CiliumConfig, MachineHealthCheck, Taint},
     },
 };
 use ipnet::IpNet;
@@ -260,6 +261,19 @@ fn cluster_network(spec: &ClusterSpec, f: &mut Findings) -> (Option<IpNet>, Opti
             "use `cniConfig: {cilium: {}}`",
         );
     }
+    if let Some(config) = net.cni_config.as_ref() {
+        if config.cilium.is_some() && config.kindnetd.is_some() {
+            f.error(
+                "cluster.cni",
+                "spec.clusterNetwork.cniConfig",
+                "cannot specify more than one cni plugins",
+                "keep only `cilium`",
+            );
+        }
+        if let Some(cilium) = &config.cilium {
+            cilium_settings(cilium, f);
+        }
+    }
     match net.cni.as_deref() {
         Some(_) if net.cni_config.is_some() => f.error(
             "cluster.cni",
@@ -296,6 +310,17 @@ fn cluster_network(spec: &ClusterSpec, f: &mut Findings) -> (Option<IpNet>, Opti
         None => {}
     }
     (pods, services)
+}
+
+/// The problems of reading `cniConfig.cilium` (`crate::cni` holds the rules).
+fn cilium_settings(cilium: &CiliumConfig, f: &mut Findings) {
+    for p in cni::read(cilium).1 {
+        let field = format!("{CILIUM_FIELD}.{}", p.field);
+        match p.level {
+            cni::Level::Error => f.error("cluster.cni", &field, p.message, p.hint),
+            cni::Level::Warning => f.warning("cluster.cni", &field, p.message, p.hint),
+        }
+    }
 }
 
 fn control_plane(

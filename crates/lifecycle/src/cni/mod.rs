@@ -1,0 +1,3 @@
+//! The cluster's CNI (Cilium): rendering its manifest.
+
+pub mod helm;
