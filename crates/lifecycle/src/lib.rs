@@ -9,7 +9,9 @@
 //! One function per operation, each with its options type: [`create`] ([`CreateOptions`]),
 //! [`upgrade`] ([`UpgradeOptions`]), [`delete`] ([`DeleteOptions`]), [`describe`]; and, for
 //! controllers that reconcile level-based instead of waiting, [`reconcile::pass`] and
-//! [`reconcile::delete_pass`], which make one non-blocking step each.
+//! [`reconcile::delete_pass`], which make one non-blocking step each. [`move_cluster()`] moves a
+//! cluster's Cluster API objects to another management cluster or a backup directory, and
+//! [`restore`] brings a backup back.
 //!
 //! Nothing here prints or reads flags: progress goes to a callback as [`Event`]s, failures are
 //! [`LifecycleError`]s. The only files touched are kubeconfigs ([`kubeconfig`]).
@@ -49,6 +51,7 @@ mod inventory;
 pub mod kubeconfig;
 mod live;
 mod management;
+pub mod move_cluster;
 mod providers;
 pub mod reconcile;
 mod upgrade;
@@ -63,6 +66,7 @@ pub use event::{Event, Stage};
 pub use immutable::immutable_changes;
 pub use inventory::{INVENTORY_SUFFIX, Inventory, MANAGED_BY, ObjectRef};
 pub use management::{Management, plural};
+pub use move_cluster::{Destination, MoveOptions, Moved, move_cluster, restore};
 pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
 pub use upgrade::{UpgradeOptions, UpgradeOutcome, upgrade};
 pub use wait::{Timeouts, WaitOptions};
