@@ -20,10 +20,10 @@
 //!
 //! Pause is honoured as Cluster API does: a Cluster with `spec.paused: true` or the
 //! `cluster.x-k8s.io/paused` annotation, and everything of that cluster (and any object carrying
-//! the annotation), is left alone. Like Cluster API's MachineDeployment and KubeadmControlPlane
-//! controllers, the Cluster becomes a (non-controller) owner of the machine templates its
-//! control plane, etcd cluster and MachineDeployments use, which is how `clusterctl move` finds
-//! them.
+//! the annotation), is left alone. Like Cluster API's MachineDeployment, KubeadmControlPlane and
+//! MachineHealthCheck controllers, the Cluster becomes a (non-controller) owner of the machine
+//! templates its control plane, etcd cluster and MachineDeployments use and of its
+//! MachineHealthChecks, which is how `clusterctl move` finds them.
 
 use super::Shared;
 use super::apply::get_path;
@@ -456,6 +456,13 @@ impl Pass<'_> {
                 if let Some(updated) = self.update(new) {
                     cluster = updated;
                 }
+            }
+        }
+        // Cluster API's MachineHealthCheck controller makes the Cluster an owner of its checks.
+        for (_, mhc) in self.all("machinehealthchecks", CLUSTER_GROUP) {
+            if s(&mhc, &["metadata", "namespace"]) == ns && s(&mhc, &["spec", "clusterName"]) == name
+            {
+                self.own(&mhc, &cluster, false);
             }
         }
         if let Some((_, etcd)) = self.find_ref(&cluster["spec"]["managedExternalEtcdRef"], &ns) {

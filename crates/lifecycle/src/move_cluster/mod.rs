@@ -332,6 +332,7 @@ async fn provider_reasons(
             Some(_) => {}
         }
     }
+    reasons.sort();
     Ok(reasons)
 }
 
@@ -404,12 +405,22 @@ async fn patch(
     }
 }
 
-fn pause_patch(paused: bool) -> Value {
-    if paused {
-        json!({"metadata": {"annotations": {PAUSED: MOVE_PAUSE}}, "spec": {"paused": true}})
+fn pause_patch() -> Value {
+    json!({"metadata": {"annotations": {PAUSED: MOVE_PAUSE}}, "spec": {"paused": true}})
+}
+
+/// Undoes [`pause_patch`] on `paused` (the Cluster as paused): annotations that held only the
+/// pause go away entirely, as they were.
+fn unpause_patch(paused: &Value) -> Value {
+    let others = paused["metadata"]["annotations"]
+        .as_object()
+        .is_some_and(|a| a.keys().any(|k| k != PAUSED));
+    let annotations = if others {
+        json!({PAUSED: null})
     } else {
-        json!({"metadata": {"annotations": {PAUSED: null}}, "spec": {"paused": null}})
-    }
+        Value::Null
+    };
+    json!({"metadata": {"annotations": annotations}, "spec": {"paused": null}})
 }
 
 /// `(uid, resourceVersion)` of everything of `kinds` in the namespace.
@@ -499,9 +510,12 @@ pub async fn move_cluster(
         )));
     } else {
         on_event(Event::Step(format!("Pausing cluster {name}")));
-        patch(from, &cluster_kind, ns, name, &pause_patch(true)).await?;
+        patch(from, &cluster_kind, ns, name, &pause_patch()).await?;
     }
     let graph = settle(from, name, options, on_event).await?;
+    let unpause = the_cluster(&graph, name)
+        .map(|c| unpause_patch(&c.object))
+        .unwrap_or_else(|| unpause_patch(&Value::Null));
     match to {
         Destination::Directory(dir) => {
             on_event(Event::Step(format!(
@@ -511,7 +525,7 @@ pub async fn move_cluster(
             )));
             let written = write_directory(&graph, dir, on_event)?;
             on_event(Event::Step(format!("Unpausing cluster {name}")));
-            patch(from, &cluster_kind, ns, name, &pause_patch(false)).await?;
+            patch(from, &cluster_kind, ns, name, &unpause).await?;
             Ok(Moved {
                 objects: written,
                 levels: graph.levels.len(),
@@ -539,7 +553,7 @@ pub async fn move_cluster(
             on_event(Event::Step(format!("Unpausing cluster {name} on the target")));
             if let Some(k) = found.get(&(cluster_kind.api_version.clone(), cluster_kind.kind.clone()))
             {
-                patch(target, k, ns, name, &pause_patch(false)).await?;
+                patch(target, k, ns, name, &unpause).await?;
             }
             Ok(moved)
         }
@@ -566,7 +580,7 @@ async fn finish_elsewhere(
     };
     if paused_by_move(&cluster) {
         on_event(Event::Step(format!("Unpausing cluster {name} on the target")));
-        patch(target, &kind, &options.namespace, name, &pause_patch(false)).await?;
+        patch(target, &kind, &options.namespace, name, &unpause_patch(&cluster)).await?;
     } else {
         on_event(Event::Note(format!(
             "Cluster {name} is on the target already and not on the source: nothing to move"
@@ -1027,7 +1041,7 @@ pub async fn restore(
         if kind.kind == "Cluster" && kind.group() == "cluster.x-k8s.io" && paused_by_move(&node.object)
         {
             on_event(Event::Step(format!("Unpausing cluster {}", node.name())));
-            patch(to, kind, node.namespace(), node.name(), &pause_patch(false)).await?;
+            patch(to, kind, node.namespace(), node.name(), &unpause_patch(&node.object)).await?;
         }
     }
     Ok(moved)
