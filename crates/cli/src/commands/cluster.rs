@@ -1,11 +1,11 @@
-//! `snowctl create|upgrade|delete|describe cluster`: the lifecycle on a management cluster.
+//! `snowctl create|upgrade|delete|describe|move cluster`: the lifecycle on a management cluster.
 //!
 //! Progress lines go to stderr (milestones always, detail with `-v`); results (the upgrade plan's
 //! objects with `--dry-run`, `describe`) go to stdout.
 
 use crate::{
     args::{
-        CreateClusterArgs, DeleteClusterArgs, DescribeClusterArgs, ManagementArgs,
+        CreateClusterArgs, DeleteClusterArgs, DescribeClusterArgs, ManagementArgs, MoveClusterArgs,
         OptionalDeviceFiles, OutputFormat, RenderArgs, UpgradeClusterArgs,
     },
     exit,
@@ -199,6 +199,68 @@ pub fn describe(args: DescribeClusterArgs, io: &mut Io<'_>) -> ExitCode {
     finish(outcome, io)
 }
 
+/// Runs `snowctl move cluster`: to another management cluster, to a directory, or from one.
+pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> ExitCode {
+    let to = args.to_kubeconfig.map(|kubeconfig| settings::Management {
+        kubeconfig,
+        context: args.to_context,
+    });
+    let source = match (&args.from_directory, settings::management(&args.management, io)) {
+        (Some(_), _) => None,
+        (None, Ok(m)) => Some(m),
+        (None, Err(code)) => return code,
+    };
+    let options = lifecycle::MoveOptions {
+        namespace: args.namespace,
+        ..lifecycle::MoveOptions::default()
+    };
+    let (name, to_directory, from_directory) = (args.name, args.to_directory, args.from_directory);
+    let outcome = block_on(io, |io| async move {
+        let target = match &to {
+            Some(to) => Some(to.connect_quietly().await?),
+            None => None,
+        };
+        let mut events = printer(io, global.verbose);
+        let (moved, what) = match (source, from_directory, target) {
+            (_, Some(dir), Some(target)) => {
+                let moved = lifecycle::restore(&dir, &target, &options, &mut events).await?;
+                (moved, format!("Restored {}", dir.display()))
+            }
+            (Some(source), None, target) => {
+                let name = name.unwrap_or_default();
+                let from = source.connect_quietly().await?;
+                let to = match (&target, &to_directory) {
+                    (Some(target), _) => lifecycle::Destination::Cluster(target),
+                    (None, Some(dir)) => lifecycle::Destination::Directory(dir),
+                    (None, None) => return Err(no_destination()),
+                };
+                let moved = lifecycle::move_cluster(&from, &name, to, &options, &mut events).await?;
+                let done = match &to_directory {
+                    Some(dir) => format!("Cluster {name} written to {}", dir.display()),
+                    None => format!("Cluster {name} moved"),
+                };
+                (moved, done)
+            }
+            _ => return Err(no_destination()),
+        };
+        drop(events);
+        io.err(&format!(
+            "🎉 {what}: {} object(s) in {} level(s), {} already there, {} deleted from the source\n",
+            moved.objects, moved.levels, moved.matched, moved.deleted
+        ));
+        Ok(())
+    });
+    finish(outcome, io)
+}
+
+/// A move without a destination (clap's rules prevent it; a usage error all the same).
+fn no_destination() -> LifecycleError {
+    LifecycleError::Kubeconfig {
+        path: "--to-kubeconfig".into(),
+        reason: "pass --to-kubeconfig FILE or --to-directory DIR".into(),
+    }
+}
+
 /// What create and upgrade share: the spec, the render settings and the management cluster.
 struct Session {
     spec: SpecFile,
@@ -348,7 +410,9 @@ fn finish(outcome: Result<(), LifecycleError>, io: &mut Io<'_>) -> ExitCode {
         io.err(&format!("  hint: {hint}\n"));
     }
     match err {
-        LifecycleError::Kubeconfig { .. } => ExitCode::from(exit::USAGE),
+        LifecycleError::Kubeconfig { .. } | LifecycleError::Backup { .. } => {
+            ExitCode::from(exit::USAGE)
+        }
         _ => ExitCode::from(exit::FINDINGS),
     }
 }

@@ -16,7 +16,7 @@ pub mod validate;
 use crate::{
     args::{
         Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand,
-        UpgradeCommand,
+        MoveCommand, UpgradeCommand,
     },
     output::Io,
     settings::GlobalSettings,
@@ -47,5 +47,6 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Describe(DescribeCommand::Cluster(args)) => cluster::describe(args, io),
         Command::Controller(args) => controller::run(args, global, io),
         Command::Init(args) => init::run(args, global, io),
+        Command::Move(MoveCommand::Cluster(args)) => cluster::move_cluster(args, global, io),
     }
 }
