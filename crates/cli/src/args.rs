@@ -74,7 +74,10 @@ pub enum MoveCommand {
 #[derive(Debug, Args)]
 pub struct MoveClusterArgs {
     /// The cluster name.
-    #[arg(required_unless_present = "from_directory", conflicts_with = "from_directory")]
+    #[arg(
+        required_unless_present = "from_directory",
+        conflicts_with = "from_directory"
+    )]
     pub name: Option<String>,
     /// The management cluster the cluster is on (--kubeconfig, --context).
     #[command(flatten)]

@@ -234,7 +234,10 @@ fn snapshot(api: &KubeStandIn) -> BTreeMap<(String, String), Value> {
 
 /// The source's objects are on the target with the same content; owner references point at the
 /// target's objects.
-fn assert_same(before: &BTreeMap<(String, String), Value>, after: &BTreeMap<(String, String), Value>) {
+fn assert_same(
+    before: &BTreeMap<(String, String), Value>,
+    after: &BTreeMap<(String, String), Value>,
+) {
     assert_eq!(
         before.keys().collect::<Vec<_>>(),
         after.keys().collect::<Vec<_>>(),
@@ -255,7 +258,12 @@ fn assert_same(before: &BTreeMap<(String, String), Value>, after: &BTreeMap<(Str
                 "{key:?} metadata.{field}"
             );
         }
-        let refs = |o: &Value| o["metadata"]["ownerReferences"].as_array().cloned().unwrap_or_default();
+        let refs = |o: &Value| {
+            o["metadata"]["ownerReferences"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        };
         let (s, t) = (refs(source), refs(target));
         assert_eq!(s.len(), t.len(), "{key:?} ownerReferences");
         for (s, t) in s.iter().zip(&t) {
@@ -264,7 +272,13 @@ fn assert_same(before: &BTreeMap<(String, String), Value>, after: &BTreeMap<(Str
                 t["uid"], after[owner]["metadata"]["uid"],
                 "{key:?} owner {owner:?} by its target UID"
             );
-            for field in ["apiVersion", "kind", "name", "controller", "blockOwnerDeletion"] {
+            for field in [
+                "apiVersion",
+                "kind",
+                "name",
+                "controller",
+                "blockOwnerDeletion",
+            ] {
                 assert_eq!(s[field], t[field], "{key:?} ownerReference {field}");
             }
         }
@@ -278,7 +292,9 @@ fn kinds(snapshot: &BTreeMap<(String, String), Value>) -> Vec<&str> {
 }
 
 fn unpaused(api: &KubeStandIn) -> bool {
-    let cluster = api.get(CORE, "Cluster", Some(NS), CLUSTER).expect("cluster");
+    let cluster = api
+        .get(CORE, "Cluster", Some(NS), CLUSTER)
+        .expect("cluster");
     cluster["spec"]["paused"].is_null()
         && cluster["metadata"]["annotations"]["cluster.x-k8s.io/paused"].is_null()
 }
@@ -343,9 +359,16 @@ async fn a_cluster_moves_object_by_object_and_the_target_takes_over() {
     assert_eq!(moved.deleted, before.len());
     assert_eq!(moved.matched, 0);
     assert_eq!(moved.levels, 3, "Cluster; its objects; Machines");
-    assert!(events.iter().any(|e| matches!(e, Event::Step(s) if s.starts_with("Pausing cluster edge"))));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Step(s) if s.starts_with("Pausing cluster edge")))
+    );
 
-    assert!(snapshot(&source.api).is_empty(), "nothing left on the source");
+    assert!(
+        snapshot(&source.api).is_empty(),
+        "nothing left on the source"
+    );
     let after = snapshot(&target.api);
     assert_same(&before, &after);
     assert!(unpaused(&target.api));
@@ -354,13 +377,18 @@ async fn a_cluster_moves_object_by_object_and_the_target_takes_over() {
     target.capi.resume();
     tokio::time::sleep(Duration::from_millis(400)).await;
     let later = snapshot(&target.api);
-    assert_eq!(later.keys().collect::<Vec<_>>(), after.keys().collect::<Vec<_>>());
+    assert_eq!(
+        later.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
     let cluster = &later[&("Cluster".to_owned(), CLUSTER.to_owned())];
     assert_eq!(cluster["status"]["phase"], "Provisioned");
 
     let listed = kubectl(&target, &["get", "clusters.cluster.x-k8s.io", "-A"]);
     assert!(
-        listed.lines().any(|l| l.starts_with(NS) && l.contains(CLUSTER)),
+        listed
+            .lines()
+            .any(|l| l.starts_with(NS) && l.contains(CLUSTER)),
         "{listed}"
     );
 }
@@ -404,8 +432,16 @@ async fn an_interrupted_move_run_again_completes() {
 
     let (result, events) = run_move(&source, &target).await;
     let moved = result.expect("the re-run completes");
-    assert!(events.iter().any(|e| matches!(e, Event::Note(n) if n.contains("paused by an earlier move"))));
-    assert_eq!(moved.matched, before.len(), "every object matched, none duplicated");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Note(n) if n.contains("paused by an earlier move")))
+    );
+    assert_eq!(
+        moved.matched,
+        before.len(),
+        "every object matched, none duplicated"
+    );
     assert!(snapshot(&source.api).is_empty());
     assert_same(&before, &snapshot(&target.api));
     assert!(unpaused(&target.api));
@@ -444,7 +480,10 @@ async fn a_backup_restores_into_an_empty_management_cluster() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&cluster_file).unwrap().permissions().mode();
+        let mode = std::fs::metadata(&cluster_file)
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
 

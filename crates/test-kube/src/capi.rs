@@ -460,7 +460,8 @@ impl Pass<'_> {
         }
         // Cluster API's MachineHealthCheck controller makes the Cluster an owner of its checks.
         for (_, mhc) in self.all("machinehealthchecks", CLUSTER_GROUP) {
-            if s(&mhc, &["metadata", "namespace"]) == ns && s(&mhc, &["spec", "clusterName"]) == name
+            if s(&mhc, &["metadata", "namespace"]) == ns
+                && s(&mhc, &["spec", "clusterName"]) == name
             {
                 self.own(&mhc, &cluster, false);
             }

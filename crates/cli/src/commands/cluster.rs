@@ -205,7 +205,10 @@ pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'
         kubeconfig,
         context: args.to_context,
     });
-    let source = match (&args.from_directory, settings::management(&args.management, io)) {
+    let source = match (
+        &args.from_directory,
+        settings::management(&args.management, io),
+    ) {
         (Some(_), _) => None,
         (None, Ok(m)) => Some(m),
         (None, Err(code)) => return code,
@@ -234,7 +237,8 @@ pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'
                     (None, Some(dir)) => lifecycle::Destination::Directory(dir),
                     (None, None) => return Err(no_destination()),
                 };
-                let moved = lifecycle::move_cluster(&from, &name, to, &options, &mut events).await?;
+                let moved =
+                    lifecycle::move_cluster(&from, &name, to, &options, &mut events).await?;
                 let done = match &to_directory {
                     Some(dir) => format!("Cluster {name} written to {}", dir.display()),
                     None => format!("Cluster {name} moved"),

@@ -15,8 +15,8 @@ pub mod validate;
 
 use crate::{
     args::{
-        Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand,
-        MoveCommand, UpgradeCommand,
+        Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand, MoveCommand,
+        UpgradeCommand,
     },
     output::Io,
     settings::GlobalSettings,

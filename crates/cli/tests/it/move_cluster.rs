@@ -56,7 +56,13 @@ fn move_cluster_help_and_usage_errors() {
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
     }
     // No source kubeconfig.
-    let r = run(&[os("move"), os("cluster"), os("edge"), os("--to-directory"), os("d")]);
+    let r = run(&[
+        os("move"),
+        os("cluster"),
+        os("edge"),
+        os("--to-directory"),
+        os("d"),
+    ]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("pass --kubeconfig FILE"), "{}", r.stderr);
 }
@@ -81,11 +87,20 @@ async fn an_unreachable_target_and_a_broken_backup_are_clear_errors() {
         to.as_os_str(),
     ]);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("cannot reach the management cluster at https://127.0.0.1:"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("cannot reach the management cluster at https://127.0.0.1:"),
+        "{}",
+        r.stderr
+    );
 
     let backup = dir.path().join("backup");
     std::fs::create_dir(&backup).unwrap();
-    std::fs::write(backup.join("Cluster_eksa-system_edge.yaml"), "kind: Cluster\n").unwrap();
+    std::fs::write(
+        backup.join("Cluster_eksa-system_edge.yaml"),
+        "kind: Cluster\n",
+    )
+    .unwrap();
     let r = run(&[
         os("move"),
         os("cluster"),

@@ -283,7 +283,8 @@ mod tests {
     }
 
     fn object(kind: &str, name: &str, uid: &str, owners: &[&str]) -> Value {
-        let mut o = json!({"kind": kind, "metadata": {"name": name, "namespace": "ns", "uid": uid}});
+        let mut o =
+            json!({"kind": kind, "metadata": {"name": name, "namespace": "ns", "uid": uid}});
         if !owners.is_empty() {
             o["metadata"]["ownerReferences"] = owners
                 .iter()
@@ -297,7 +298,10 @@ mod tests {
     fn the_cluster_its_descendants_and_labelled_objects_move_in_levels() {
         let kinds = vec![
             crd("Cluster", "cluster.x-k8s.io/v1beta2"),
-            crd("KubeadmControlPlane", "controlplane.cluster.x-k8s.io/v1beta2"),
+            crd(
+                "KubeadmControlPlane",
+                "controlplane.cluster.x-k8s.io/v1beta2",
+            ),
             crd("Machine", "cluster.x-k8s.io/v1beta2"),
             Kind::core("Secret"),
             Kind::core("ConfigMap"),
@@ -336,7 +340,15 @@ mod tests {
                 vec!["edge-1"],
             ]
         );
-        assert!(discover(vec![crd("Cluster", "cluster.x-k8s.io/v1beta1")], vec![], "edge", &[]).is_none());
+        assert!(
+            discover(
+                vec![crd("Cluster", "cluster.x-k8s.io/v1beta1")],
+                vec![],
+                "edge",
+                &[]
+            )
+            .is_none()
+        );
     }
 
     #[test]
