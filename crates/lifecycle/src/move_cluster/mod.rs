@@ -692,35 +692,36 @@ async fn create_one(
         field_manager: Some(FIELD_MANAGER.into()),
         ..PostParams::default()
     };
-    let existing = get(to, kind, node.namespace(), name).await?;
-    let matched = existing.is_some();
-    let stored = match existing {
-        None => {
-            let object: DynamicObject =
-                serde_json::from_value(body).map_err(|e| LifecycleError::Api {
+    let dynamic = |body: Value, action: &'static str| {
+        serde_json::from_value::<DynamicObject>(body).map_err(|e| LifecycleError::Api {
+            action,
+            object: what(),
+            code: 0,
+            message: e.to_string(),
+        })
+    };
+    // Create first (one request for the usual case); an object already there (an interrupted
+    // run's) is matched by kind, namespace and name and replaced, keeping its target UID.
+    let (stored, matched) = match api.create(&params, &dynamic(body.clone(), "create")?).await {
+        Ok(stored) => (stored, false),
+        Err(kube::Error::Api(status)) if status.code == 409 => {
+            let there = get(to, kind, node.namespace(), name)
+                .await?
+                .ok_or_else(|| LifecycleError::Api {
                     action: "create",
                     object: what(),
-                    code: 0,
-                    message: e.to_string(),
+                    code: 409,
+                    message: status.message.clone(),
                 })?;
-            api.create(&params, &object)
-                .await
-                .map_err(|e| to.error("create", what(), e))?
-        }
-        Some(there) => {
             body["metadata"]["uid"] = there["metadata"]["uid"].clone();
             body["metadata"]["resourceVersion"] = there["metadata"]["resourceVersion"].clone();
-            let object: DynamicObject =
-                serde_json::from_value(body).map_err(|e| LifecycleError::Api {
-                    action: "replace",
-                    object: what(),
-                    code: 0,
-                    message: e.to_string(),
-                })?;
-            api.replace(name, &params, &object)
+            let stored = api
+                .replace(name, &params, &dynamic(body, "replace")?)
                 .await
-                .map_err(|e| to.error("replace", what(), e))?
+                .map_err(|e| to.error("replace", what(), e))?;
+            (stored, true)
         }
+        Err(err) => return Err(to.error("create", what(), err)),
     };
     if let Some(status) = status {
         let patch_params = PatchParams {
