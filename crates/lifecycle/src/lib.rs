@@ -14,7 +14,8 @@
 //! [`restore`] brings a backup back.
 //!
 //! Nothing here prints or reads flags: progress goes to a callback as [`Event`]s, failures are
-//! [`LifecycleError`]s. The only files touched are kubeconfigs ([`kubeconfig`]).
+//! [`LifecycleError`]s. The only files touched are kubeconfigs ([`kubeconfig`]) and the backup
+//! directories of [`move_cluster()`] and [`restore`].
 //!
 //! ```no_run
 //! # async fn demo(text: String) -> Result<(), Box<dyn std::error::Error>> {
