@@ -335,7 +335,35 @@ fn bench(c: &mut Criterion) {
         at.set(1 - from);
         moved.levels
     };
-    println!("{} ownership levels", run(16));
+    // One move of each kind outside the measurements, with the time of each step printed.
+    for concurrency in [16, 1] {
+        let from = at.get();
+        let start = std::time::Instant::now();
+        let options = MoveOptions {
+            concurrency,
+            settle: Duration::from_millis(10),
+            ..MoveOptions::default()
+        };
+        let moved = runtime
+            .block_on(move_cluster(
+                &mgmts[from],
+                CLUSTER,
+                Destination::Cluster(&mgmts[1 - from]),
+                &options,
+                &mut |e| {
+                    if let snow_lifecycle::Event::Step(step) = e {
+                        println!("  {:>8.2?} {step}", start.elapsed());
+                    }
+                },
+            ))
+            .unwrap();
+        println!(
+            "  {:>8.2?} done: concurrency {concurrency}, {} ownership levels",
+            start.elapsed(),
+            moved.levels
+        );
+        at.set(1 - from);
+    }
     let mut group = c.benchmark_group("move_cluster");
     group.bench_function(
         format!("{objects} objects, level by level, 16 at a time"),

@@ -179,7 +179,7 @@ fn kind_of(crd: &Value, version: Option<&str>) -> Option<Kind> {
 async fn target_kinds(
     to: &Management,
     wanted: &BTreeSet<(String, String)>,
-) -> Result<(BTreeMap<(String, String), Kind>, Vec<String>), LifecycleError> {
+) -> Result<(TargetKinds, Vec<String>), LifecycleError> {
     let crds = to
         .list(
             "apiextensions.k8s.io/v1",
@@ -355,14 +355,18 @@ fn kind_keys(graph: &Graph) -> BTreeSet<(String, String)> {
         .collect()
 }
 
-/// Why the target cannot take the graph: providers, kinds, a different Cluster of the name.
+/// The kinds of the target by `(apiVersion, kind)`.
+type TargetKinds = BTreeMap<(String, String), Kind>;
+
+/// Why the target cannot take the graph (providers, kinds, a different Cluster of the name),
+/// and the target's kinds.
 async fn target_reasons(
     from: &Management,
     to: &Management,
     graph: &Graph,
     name: &str,
     namespace: &str,
-) -> Result<Vec<String>, LifecycleError> {
+) -> Result<(Vec<String>, TargetKinds), LifecycleError> {
     let mut reasons = provider_reasons(from, to).await?;
     let (found, missing) = target_kinds(to, &kind_keys(graph)).await?;
     reasons.extend(missing);
@@ -377,7 +381,7 @@ async fn target_reasons(
             ));
         }
     }
-    Ok(reasons)
+    Ok((reasons, found))
 }
 
 async fn get(
@@ -448,10 +452,10 @@ fn fingerprint(objects: &[(usize, Value)]) -> BTreeSet<(String, String)> {
 async fn settle(
     from: &Management,
     name: &str,
+    kinds: Vec<Kind>,
     options: &MoveOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Graph, LifecycleError> {
-    let kinds = move_kinds(from).await?;
     let start = Instant::now();
     let mut last = list_all(from, &kinds, &options.namespace).await?;
     loop {
@@ -500,8 +504,11 @@ pub async fn move_cluster(
         return finish_elsewhere(name, to, options, on_event).await;
     };
     let mut reasons = source_reasons(&graph, name);
+    let mut found = TargetKinds::new();
     if let Destination::Cluster(target) = to {
-        reasons.extend(target_reasons(from, target, &graph, name, ns).await?);
+        let (more, kinds) = target_reasons(from, target, &graph, name, ns).await?;
+        reasons.extend(more);
+        found = kinds;
     }
     if !reasons.is_empty() {
         return Err(LifecycleError::MoveRefused {
@@ -523,7 +530,7 @@ pub async fn move_cluster(
         on_event(Event::Step(format!("Pausing cluster {name}")));
         patch(from, &cluster_kind, ns, name, &pause_patch()).await?;
     }
-    let graph = settle(from, name, options, on_event).await?;
+    let graph = settle(from, name, graph.kinds.clone(), options, on_event).await?;
     let unpause = the_cluster(&graph, name)
         .map(|c| unpause_patch(&c.object))
         .unwrap_or_else(|| unpause_patch(&Value::Null));
@@ -544,7 +551,12 @@ pub async fn move_cluster(
             })
         }
         Destination::Cluster(target) => {
-            let (found, missing) = target_kinds(target, &kind_keys(&graph)).await?;
+            // Kinds that appeared in the namespace while pausing (none, usually).
+            let missing: Vec<String> = kind_keys(&graph)
+                .into_iter()
+                .filter(|key| !found.contains_key(key))
+                .map(|(api_version, kind)| format!("the target does not serve {kind} ({api_version}): install its provider there (snowctl init)"))
+                .collect();
             if !missing.is_empty() {
                 return Err(LifecycleError::MoveRefused {
                     cluster: name.into(),
@@ -755,7 +767,7 @@ async fn ensure_namespaces(to: &Management, graph: &Graph) -> Result<(), Lifecyc
 async fn copy(
     to: &Management,
     graph: &Graph,
-    kinds: &BTreeMap<(String, String), Kind>,
+    kinds: &TargetKinds,
     options: &MoveOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Moved, LifecycleError> {
