@@ -56,6 +56,48 @@ pub enum Command {
     /// Install cert-manager, Cluster API, the kubeadm and etcdadm providers and CAPAS on a
     /// cluster, with clusterctl's labels and inventory (no clusterctl needed).
     Init(InitArgs),
+    /// Move a cluster's Cluster API objects to another management cluster, or back up and
+    /// restore them.
+    #[command(subcommand)]
+    Move(MoveCommand),
+}
+
+/// `snowctl move …`
+#[derive(Debug, Subcommand)]
+pub enum MoveCommand {
+    /// Move a cluster (or write it to / restore it from a directory).
+    Cluster(MoveClusterArgs),
+}
+
+/// `snowctl move cluster NAME --kubeconfig FROM (--to-kubeconfig TO | --to-directory DIR)`, or
+/// `snowctl move cluster --from-directory DIR --to-kubeconfig TO`
+#[derive(Debug, Args)]
+pub struct MoveClusterArgs {
+    /// The cluster name.
+    #[arg(
+        required_unless_present = "from_directory",
+        conflicts_with = "from_directory"
+    )]
+    pub name: Option<String>,
+    /// The management cluster the cluster is on (--kubeconfig, --context).
+    #[command(flatten)]
+    pub management: ManagementArgs,
+    /// The management cluster to move it to.
+    #[arg(long, value_name = "FILE", required_unless_present = "to_directory")]
+    pub to_kubeconfig: Option<PathBuf>,
+    /// The context of --to-kubeconfig (default: its current context).
+    #[arg(long, value_name = "NAME")]
+    pub to_context: Option<String>,
+    /// Write the cluster's objects to this directory, one YAML file per object (a backup; the
+    /// source keeps them).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["to_kubeconfig", "from_directory"])]
+    pub to_directory: Option<PathBuf>,
+    /// Restore the objects a --to-directory backup wrote onto --to-kubeconfig.
+    #[arg(long, value_name = "DIR", requires = "to_kubeconfig")]
+    pub from_directory: Option<PathBuf>,
+    /// The namespace of the cluster's objects.
+    #[arg(short, long, value_name = "NAME", default_value = "eksa-system")]
+    pub namespace: String,
 }
 
 /// `snowctl init --kubeconfig FILE --components-dir DIR`

@@ -37,7 +37,7 @@ pub fn failed(io: &mut Io<'_>, what: impl Display) -> ExitCode {
 }
 
 /// Says what went wrong in the lifecycle and what to do; exit 2 when the input (a kubeconfig,
-/// the components) cannot be used, else 1.
+/// the components, a backup directory) cannot be used, else 1.
 pub fn lifecycle(io: &mut Io<'_>, err: &LifecycleError) -> ExitCode {
     if let Some((about, findings)) = err.findings() {
         io.err(&snow_api::finding_text::text(findings, about, None, &[]));
@@ -47,9 +47,9 @@ pub fn lifecycle(io: &mut Io<'_>, err: &LifecycleError) -> ExitCode {
         io.err(&format!("  hint: {hint}\n"));
     }
     match err {
-        LifecycleError::Kubeconfig { .. } | LifecycleError::Components { .. } => {
-            ExitCode::from(USAGE)
-        }
+        LifecycleError::Kubeconfig { .. }
+        | LifecycleError::Components { .. }
+        | LifecycleError::Backup { .. } => ExitCode::from(USAGE),
         _ => ExitCode::from(FINDINGS),
     }
 }

@@ -141,6 +141,22 @@ pub enum LifecycleError {
         /// How long was waited.
         after: String,
     },
+    /// A move (or restore) cannot start: every reason.
+    #[error("cannot move {cluster}:\n  - {}", .reasons.join("\n  - "))]
+    MoveRefused {
+        /// The cluster (or the backup directory).
+        cluster: String,
+        /// Why, one line each.
+        reasons: Vec<String>,
+    },
+    /// A backup directory could not be read.
+    #[error("cannot restore from {}: {reason}", .path.display())]
+    Backup {
+        /// The directory or file.
+        path: PathBuf,
+        /// What is wrong, one line per file.
+        reason: String,
+    },
     /// A local file could not be written.
     #[error("cannot write {}: {reason}", .path.display())]
     Write {
@@ -239,6 +255,12 @@ impl LifecycleError {
                 "move the file away or pass --force to overwrite it".into()
             }
             LifecycleError::Write { .. } => "check the directory and its permissions".into(),
+            LifecycleError::MoveRefused { .. } => {
+                "nothing was changed; fix every reason and run the move again".into()
+            }
+            LifecycleError::Backup { .. } => {
+                "pass the directory a backup (snowctl move cluster NAME --to-directory DIR) wrote; every *.yaml file in it must be one object of the backup".into()
+            }
             LifecycleError::MissingVariables { .. } => {
                 "set them in the environment; AWS_B64ENCODED_CREDENTIALS and AWS_B64ENCODED_CA_BUNDLES come from --credentials and --ca-bundle (EKSA_AWS_CREDENTIALS_FILE, EKSA_AWS_CA_BUNDLES_FILE)".into()
             }

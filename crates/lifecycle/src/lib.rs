@@ -9,11 +9,14 @@
 //! One function per operation, each with its options type: [`create`] ([`CreateOptions`]),
 //! [`upgrade`] ([`UpgradeOptions`]), [`delete`] ([`DeleteOptions`]), [`describe`]; and, for
 //! controllers that reconcile level-based instead of waiting, [`reconcile::pass`] and
-//! [`reconcile::delete_pass`], which make one non-blocking step each.
+//! [`reconcile::delete_pass`], which make one non-blocking step each. [`move_cluster()`] moves a
+//! cluster's Cluster API objects to another management cluster or a backup directory, and
+//! [`restore`] brings a backup back.
 //!
 //! Nothing here prints or reads flags: progress goes to a callback as [`Event`]s, failures are
-//! [`LifecycleError`]s. The only files touched are kubeconfigs ([`kubeconfig`]) and the kind
-//! bootstrap cluster's generated files ([`bootstrap`]).
+//! [`LifecycleError`]s. The only files touched are kubeconfigs ([`kubeconfig`]), the kind
+//! bootstrap cluster's generated files ([`bootstrap`]) and the backup directories of
+//! [`move_cluster()`] and [`restore`].
 //!
 //! ```no_run
 //! # async fn demo(text: String) -> Result<(), Box<dyn std::error::Error>> {
@@ -54,6 +57,7 @@ mod inventory;
 pub mod kubeconfig;
 mod live;
 mod management;
+pub mod move_cluster;
 mod providers;
 pub mod reconcile;
 pub mod ssh_key;
@@ -69,6 +73,7 @@ pub use event::{Event, Milestones, Stage};
 pub use immutable::immutable_changes;
 pub use inventory::{INVENTORY_SUFFIX, Inventory, MANAGED_BY, ObjectRef};
 pub use management::{Management, plural};
+pub use move_cluster::{Destination, MoveOptions, Moved, move_cluster, restore};
 pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
 pub use upgrade::{UpgradeOptions, UpgradeOutcome, upgrade};
 pub use wait::{Timeouts, WaitOptions, parse_duration};

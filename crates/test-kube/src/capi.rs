@@ -17,6 +17,13 @@
 //! control plane are ready. Deleting a Cluster deletes its Machines one per step, then its
 //! MachineDeployments, control plane, etcd cluster and infrastructure cluster, then drops the
 //! finalizer.
+//!
+//! Pause is honoured as Cluster API does: a Cluster with `spec.paused: true` or the
+//! `cluster.x-k8s.io/paused` annotation, and everything of that cluster (and any object carrying
+//! the annotation), is left alone. Like Cluster API's MachineDeployment, KubeadmControlPlane and
+//! MachineHealthCheck controllers, the Cluster becomes a (non-controller) owner of the machine
+//! templates its control plane, etcd cluster and MachineDeployments use and of its
+//! MachineHealthChecks, which is how `clusterctl move` finds them.
 
 use super::Shared;
 use super::apply::get_path;
@@ -27,6 +34,9 @@ use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// The annotation that pauses reconciliation of an object (and, on a Cluster, of its objects).
+pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
 
 /// The field manager of the simulated controllers.
 pub const MANAGER: &str = "capi-controller";
@@ -163,6 +173,12 @@ fn owned_by(object: &Value, uid: &str) -> bool {
     object["metadata"]["ownerReferences"]
         .as_array()
         .is_some_and(|refs| refs.iter().any(|r| r["uid"].as_str() == Some(uid)))
+}
+
+/// Whether an object carries the pause annotation (or, for a Cluster, `spec.paused: true`).
+fn paused(object: &Value) -> bool {
+    object["metadata"]["annotations"][PAUSED_ANNOTATION].is_string()
+        || (s(object, &["kind"]) == "Cluster" && object["spec"]["paused"] == json!(true))
 }
 
 fn terminating(object: &Value) -> bool {
@@ -316,6 +332,17 @@ impl Pass<'_> {
 
     /// Makes `owner` a controller owner of `object` if it is not yet.
     fn adopt(&mut self, object: &Value, owner: &Value) {
+        self.own(object, owner, true);
+    }
+
+    /// Makes the Cluster an owner (not the controller) of the template `r` refers to.
+    fn adopt_template(&mut self, r: &Value, namespace: &str, cluster: &Value) {
+        if let Some((_, template)) = self.find_ref(r, namespace) {
+            self.own(&template, cluster, false);
+        }
+    }
+
+    fn own(&mut self, object: &Value, owner: &Value, controller: bool) {
         let uid = s(owner, &["metadata", "uid"]);
         if owned_by(object, uid) {
             return;
@@ -325,23 +352,53 @@ impl Pass<'_> {
             .as_array()
             .cloned()
             .unwrap_or_default();
-        refs.push(owner_ref(owner));
+        let mut r = owner_ref(owner);
+        if !controller {
+            r["controller"] = json!(false);
+        }
+        refs.push(r);
         new["metadata"]["ownerReferences"] = Value::Array(refs);
         self.update(new);
     }
 
     fn run(&mut self) {
-        for (_, cluster) in self.all("clusters", CLUSTER_GROUP) {
-            self.cluster(&cluster);
+        let clusters = self.all("clusters", CLUSTER_GROUP);
+        // `(namespace, name)` of the paused Clusters: their objects are left alone too.
+        let held: Vec<(String, String)> = clusters
+            .iter()
+            .filter(|(_, c)| paused(c))
+            .map(|(_, c)| {
+                let meta = |k| s(c, &["metadata", k]).to_owned();
+                (meta("namespace"), meta("name"))
+            })
+            .collect();
+        let leave = |o: &Value| {
+            let ns = s(o, &["metadata", "namespace"]);
+            let cluster = match s(o, &["metadata", "labels", CLUSTER_NAME_LABEL]) {
+                "" => s(o, &["spec", "clusterName"]),
+                label => label,
+            };
+            paused(o) || held.iter().any(|(n, c)| n == ns && c == cluster)
+        };
+        for (_, cluster) in &clusters {
+            if !paused(cluster) {
+                self.cluster(cluster);
+            }
         }
         for (_, etcd) in self.all("etcdadmclusters", "etcdcluster.cluster.x-k8s.io") {
-            self.etcd(&etcd);
+            if !leave(&etcd) {
+                self.etcd(&etcd);
+            }
         }
         for (_, kcp) in self.all("kubeadmcontrolplanes", "controlplane.cluster.x-k8s.io") {
-            self.control_plane(&kcp);
+            if !leave(&kcp) {
+                self.control_plane(&kcp);
+            }
         }
         for (_, md) in self.all("machinedeployments", CLUSTER_GROUP) {
-            self.machine_deployment(&md);
+            if !leave(&md) {
+                self.machine_deployment(&md);
+            }
         }
     }
 
@@ -401,13 +458,28 @@ impl Pass<'_> {
                 }
             }
         }
+        // Cluster API's MachineHealthCheck controller makes the Cluster an owner of its checks.
+        for (_, mhc) in self.all("machinehealthchecks", CLUSTER_GROUP) {
+            if s(&mhc, &["metadata", "namespace"]) == ns
+                && s(&mhc, &["spec", "clusterName"]) == name
+            {
+                self.own(&mhc, &cluster, false);
+            }
+        }
         if let Some((_, etcd)) = self.find_ref(&cluster["spec"]["managedExternalEtcdRef"], &ns) {
             self.adopt(&etcd, &cluster);
+            self.adopt_template(&etcd["spec"]["infrastructureTemplate"], &ns, &cluster);
         }
         let cp = self.find_ref(&cluster["spec"]["controlPlaneRef"], &ns);
         let (cp_initialized, cp_ready) = match &cp {
             Some((_, kcp)) => {
                 self.adopt(kcp, &cluster);
+                let template = if is_v1beta1(kcp) {
+                    &kcp["spec"]["machineTemplate"]["infrastructureRef"]
+                } else {
+                    &kcp["spec"]["machineTemplate"]["spec"]["infrastructureRef"]
+                };
+                self.adopt_template(template, &ns, &cluster);
                 let st = &kcp["status"];
                 (
                     st["initialized"] == json!(true),
@@ -799,10 +871,12 @@ impl Pass<'_> {
             .as_ref()
             .and_then(|c| self.find_ref(&c["spec"]["controlPlaneRef"], &ns))
             .is_some_and(|(_, kcp)| kcp["status"]["initialized"] == json!(true));
+        let spec = &md["spec"]["template"]["spec"];
         if let Some(c) = &cluster {
             self.adopt(md, c);
+            self.adopt_template(&spec["infrastructureRef"], &ns, c);
+            self.adopt_template(&spec["bootstrap"]["configRef"], &ns, c);
         }
-        let spec = &md["spec"]["template"]["spec"];
         let infrastructure_ref = spec["infrastructureRef"].clone();
         let bootstrap_ref = spec["bootstrap"]["configRef"].clone();
         let version = spec["version"].clone();

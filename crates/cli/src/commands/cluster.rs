@@ -1,11 +1,11 @@
-//! `snowctl create|upgrade|delete|describe cluster`: the lifecycle on a management cluster.
+//! `snowctl create|upgrade|delete|describe|move cluster`: the lifecycle on a management cluster.
 //!
 //! Progress lines go to stderr (milestones always, detail with `-v`); results (the upgrade plan's
 //! objects with `--dry-run`, `describe`) go to stdout.
 
 use crate::{
     args::{
-        CreateClusterArgs, DeleteClusterArgs, DescribeClusterArgs, ManagementArgs,
+        CreateClusterArgs, DeleteClusterArgs, DescribeClusterArgs, ManagementArgs, MoveClusterArgs,
         OptionalDeviceFiles, OutputFormat, RenderArgs, UpgradeClusterArgs,
     },
     exit::{self, Outcome},
@@ -182,6 +182,65 @@ pub fn describe(args: DescribeClusterArgs, io: &mut Io<'_>) -> Outcome {
             }
             OutputFormat::Text => io.out(&described.to_text()),
         }
+        Ok(())
+    })
+}
+
+/// Runs `snowctl move cluster`: to another management cluster, to a directory (a backup), or
+/// from one (a restore). clap admits only those three shapes.
+pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
+    let to = args.to_kubeconfig.map(|kubeconfig| Management {
+        kubeconfig,
+        context: args.to_context,
+    });
+    let source = match args.from_directory {
+        Some(_) => None,
+        None => Some(settings::management(&args.management, io)?),
+    };
+    let options = lifecycle::MoveOptions {
+        namespace: args.namespace,
+        ..lifecycle::MoveOptions::default()
+    };
+    let (name, to_dir, from_dir) = (
+        args.name.unwrap_or_default(),
+        args.to_directory,
+        args.from_directory,
+    );
+    block_on(io, async move |io| {
+        let target = match &to {
+            Some(to) => Some(to.connect_quietly().await?),
+            None => None,
+        };
+        let mut events = printer(io, global.verbose);
+        let (moved, what) = match (source, &from_dir, &target, &to_dir) {
+            (_, Some(dir), Some(target), _) => (
+                lifecycle::restore(dir, target, &options, &mut events).await?,
+                format!("Restored {}", dir.display()),
+            ),
+            (Some(source), _, target, dir) => {
+                let from = source.connect_quietly().await?;
+                let (to, what) = match (target, dir) {
+                    (Some(target), _) => (
+                        lifecycle::Destination::Cluster(target),
+                        format!("Cluster {name} moved"),
+                    ),
+                    (None, Some(dir)) => (
+                        lifecycle::Destination::Directory(dir),
+                        format!("Cluster {name} written to {}", dir.display()),
+                    ),
+                    (None, None) => unreachable!("clap requires --to-kubeconfig or --to-directory"),
+                };
+                (
+                    lifecycle::move_cluster(&from, &name, to, &options, &mut events).await?,
+                    what,
+                )
+            }
+            (None, None, ..) | (None, Some(_), None, _) => unreachable!("clap requires a source"),
+        };
+        drop(events);
+        let (n, levels, matched, deleted) =
+            (moved.objects, moved.levels, moved.matched, moved.deleted);
+        io.err(&format!("🎉 {what}: {n} object(s) in {levels} level(s), {matched} already there, {deleted} deleted from the source\n"));
         Ok(())
     })
 }

@@ -13,7 +13,7 @@ pub mod validate;
 
 use crate::{
     args::{
-        Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand,
+        Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand, MoveCommand,
         UpgradeCommand,
     },
     output::Io,
@@ -51,6 +51,7 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Describe(DescribeCommand::Cluster(args)) => cluster::describe(args, io),
         Command::Controller(args) => controller::run(args, global, io),
         Command::Init(args) => init::run(args, global, io),
+        Command::Move(MoveCommand::Cluster(args)) => cluster::move_cluster(args, global, io),
     };
     outcome.unwrap_or_else(|code| code)
 }

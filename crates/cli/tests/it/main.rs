@@ -10,6 +10,7 @@ mod hostile;
 mod import_images;
 mod init;
 mod lifecycle;
+mod move_cluster;
 mod preflight;
 mod render;
 mod spec_commands;
