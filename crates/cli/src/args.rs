@@ -218,6 +218,10 @@ pub struct UpgradeClusterArgs {
     /// Skip the device preflight (not recommended).
     #[arg(long)]
     pub skip_validations: bool,
+    /// The rendered Cilium manifest: applied again when the workload cluster runs other images
+    /// (required unless --dry-run).
+    #[arg(long, value_name = "FILE")]
+    pub cni_manifest: Option<PathBuf>,
     /// What to render.
     #[command(flatten)]
     pub render: RenderArgs,
@@ -465,6 +469,9 @@ pub struct CreateClusterArgs {
     /// Overwrite a different kubeconfig file at ./CLUSTER/CLUSTER-eks-a-cluster.kubeconfig.
     #[arg(long)]
     pub force: bool,
+    /// The rendered Cilium manifest to install on the workload cluster (required).
+    #[arg(long, value_name = "FILE")]
+    pub cni_manifest: Option<PathBuf>,
     /// What to render.
     #[command(flatten)]
     pub render: RenderArgs,

@@ -298,6 +298,20 @@ impl Management {
     }
 }
 
+/// `--cni-manifest FILE`, read and parsed (exit 2 when unreadable or not a Cilium manifest).
+pub fn cni_manifest(
+    path: Option<&Path>,
+    io: &mut Io<'_>,
+) -> Result<Option<snow_lifecycle::CniManifest>, ExitCode> {
+    let Some(path) = path else { return Ok(None) };
+    let text = read_text(path, "the CNI manifest", io)?;
+    snow_lifecycle::CniManifest::parse(&text).map(Some).map_err(|e| {
+        io.err(&format!("error: {}: {e}
+", output::source_name(path)));
+        ExitCode::from(exit::USAGE)
+    })
+}
+
 /// The per-stage timeouts of create and upgrade.
 pub fn waits(args: &WaitArgs) -> WaitOptions {
     let limit = |d| (!args.no_timeouts).then_some(d);

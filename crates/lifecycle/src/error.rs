@@ -133,6 +133,25 @@ pub enum LifecycleError {
         /// How long was waited.
         after: String,
     },
+    /// The workload cluster refused or failed a request, or could not be reached.
+    #[error("on the workload cluster of {cluster}: {reason}")]
+    Workload {
+        /// The cluster.
+        cluster: String,
+        /// What failed.
+        reason: String,
+    },
+    /// A create or upgrade was asked without the CNI manifest it installs.
+    #[error("no CNI manifest: snowctl installs Cilium on the workload cluster from a rendered manifest, and none was given (nothing was applied)")]
+    NoCniManifest,
+    /// The CAPAS identity Secret is not on the management cluster and no credentials were given.
+    #[error("the CAPAS identity Secret {namespace}/{name} is not on the management cluster and no device credentials were given (nothing was applied)")]
+    NoIdentity {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+    },
     /// A local file could not be written.
     #[error("cannot write {}: {reason}", .path.display())]
     Write {
@@ -177,6 +196,15 @@ impl LifecycleError {
                 "move the file away or pass --force to overwrite it".into()
             }
             LifecycleError::Write { .. } => "check the directory and its permissions".into(),
+            LifecycleError::Workload { cluster, .. } => format!(
+                "the workload cluster is reached with the kubeconfig Cluster API publishes (Secret eksa-system/{cluster}-kubeconfig); check that its API server answers from here"
+            ),
+            LifecycleError::NoCniManifest => {
+                "render Cilium for this cluster (helm template, as EKS Anywhere does) and pass the manifest with --cni-manifest FILE".into()
+            }
+            LifecycleError::NoIdentity { .. } => {
+                "give the device credentials: set EKSA_AWS_CREDENTIALS_FILE and EKSA_AWS_CA_BUNDLES_FILE (or --credentials and --ca-bundle); snowctl then renders the Secret".into()
+            }
             LifecycleError::MissingVariables { .. } => {
                 "set them in the environment; AWS_B64ENCODED_CREDENTIALS and AWS_B64ENCODED_CA_BUNDLES come from --credentials and --ca-bundle (EKSA_AWS_CREDENTIALS_FILE, EKSA_AWS_CA_BUNDLES_FILE)".into()
             }

@@ -29,7 +29,11 @@
 //!     release: &release,
 //!     secrets: None,
 //! };
-//! let created = lifecycle::create(&mgmt, &request, &CreateOptions::default(), &mut |e| {
+//! let options = CreateOptions {
+//!     cni: Some(lifecycle::CniManifest::parse(&std::fs::read_to_string("cilium.yaml")?)?),
+//!     ..CreateOptions::default()
+//! };
+//! let created = lifecycle::create(&mgmt, &request, &options, &mut |e| {
 //!     eprintln!("{e}");
 //! })
 //! .await?;
@@ -38,6 +42,7 @@
 
 mod applied;
 mod apply;
+pub mod cni;
 mod create;
 mod delete;
 mod describe;
@@ -54,6 +59,7 @@ pub mod reconcile;
 mod upgrade;
 mod wait;
 
+pub use cni::{CniManifest, CniManifestError};
 pub use applied::{fieldset, managed_fieldset, up_to_date};
 pub use create::{CreateOptions, Created, create};
 pub use delete::{DeleteOptions, Deleted, Located, delete, locate};

@@ -41,6 +41,10 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         return code;
     }
     let wait = settings::waits(&args.waits);
+    let cni = match settings::cni_manifest(args.cni_manifest.as_deref(), io) {
+        Ok(cni) => cni,
+        Err(code) => return code,
+    };
     let cluster = session.spec.spec.name().to_owned();
     let force = args.force;
     let outcome = block_on(io, |io| async move {
@@ -49,7 +53,7 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         let created = lifecycle::create(
             &mgmt,
             &session.request(&release),
-            &CreateOptions { wait },
+            &CreateOptions { wait, cni },
             &mut printer(io, global.verbose),
         )
         .await?;
@@ -100,13 +104,17 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
         return code;
     }
     let wait = settings::waits(&args.waits);
+    let cni = match settings::cni_manifest(args.cni_manifest.as_deref(), io) {
+        Ok(cni) => cni,
+        Err(code) => return code,
+    };
     let outcome = block_on(io, |io| async move {
         let mgmt = session.management.connect(io).await?;
         let release = session.release()?;
         let outcome = lifecycle::upgrade(
             &mgmt,
             &session.request(&release),
-            &UpgradeOptions { wait, dry_run },
+            &UpgradeOptions { wait, dry_run, cni },
             &mut printer(io, global.verbose),
         )
         .await?;
