@@ -332,6 +332,8 @@ pub async fn create(
     opts: &CreateOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Created, LifecycleError> {
+    let cluster = req.spec.name().to_owned();
+    let contract = check_management(mgmt, req, on_event).await?;
     let Some(manifest) = &opts.cni else {
         return Err(LifecycleError::NoCniManifest);
     };
@@ -340,8 +342,6 @@ pub async fn create(
         skip_upgrade: cni::skip_upgrade(req.spec_text),
     };
     let opts = &opts.wait;
-    let cluster = req.spec.name().to_owned();
-    let contract = check_management(mgmt, req, on_event).await?;
     require_identity(mgmt, req).await?;
     let live = Live::read(mgmt, &cluster, contract).await?;
     let plan = plan_against(req, &live)?;
