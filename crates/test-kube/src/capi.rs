@@ -925,7 +925,8 @@ impl Pass<'_> {
             labels: json!({CLUSTER_NAME_LABEL: cluster_name, "cluster.x-k8s.io/etcd-cluster": name}),
             machine_api_version: Pass::machine_api_version(cluster.as_ref(), etcd),
             cluster: cluster_name.clone(),
-            create: !self.stalled(etcd)
+            create: cluster.is_some()
+                && !self.stalled(etcd)
                 && !cluster.as_ref().is_some_and(terminating)
                 && !terminating(etcd),
         };
@@ -989,7 +990,9 @@ impl Pass<'_> {
             labels: json!({CLUSTER_NAME_LABEL: cluster_name, "cluster.x-k8s.io/control-plane": ""}),
             machine_api_version: Pass::machine_api_version(cluster.as_ref(), kcp),
             cluster: cluster_name.clone(),
+            // Cluster API acts on a control plane only once its Cluster is there.
             create: etcd_ready
+                && cluster.is_some()
                 && !self.stalled(kcp)
                 && !cluster.as_ref().is_some_and(terminating)
                 && !terminating(kcp),

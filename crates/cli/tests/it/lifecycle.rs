@@ -785,6 +785,8 @@ async fn create_installs_cilium_after_the_control_plane_is_initialized_and_nodes
     let out = create(&m, &path).await;
     assert!(out.status.success(), "{}", show(&out));
     let stderr = text(&out.stderr);
+    // The transcript (README's), shown with --nocapture.
+    println!("{stderr}");
     // EKS Anywhere's order: initialized → CNI → control plane ready → workers → cluster.
     let order = [
         "✅ Control plane initialization ready (1/1)",
