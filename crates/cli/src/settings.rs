@@ -305,11 +305,16 @@ pub fn cni_manifest(
 ) -> Result<Option<snow_lifecycle::CniManifest>, ExitCode> {
     let Some(path) = path else { return Ok(None) };
     let text = read_text(path, "the CNI manifest", io)?;
-    snow_lifecycle::CniManifest::parse(&text).map(Some).map_err(|e| {
-        io.err(&format!("error: {}: {e}
-", output::source_name(path)));
-        ExitCode::from(exit::USAGE)
-    })
+    snow_lifecycle::CniManifest::parse(&text)
+        .map(Some)
+        .map_err(|e| {
+            io.err(&format!(
+                "error: {}: {e}
+",
+                output::source_name(path)
+            ));
+            ExitCode::from(exit::USAGE)
+        })
 }
 
 /// The per-stage timeouts of create and upgrade.

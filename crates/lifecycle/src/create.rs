@@ -8,13 +8,13 @@ use super::{
     providers::ProviderCheck,
     wait::{self, Target},
 };
+use crate::cni::{self, CniManifest};
 use base64::Engine as _;
 use capi_render::{
     Contract, NAMESPACE, RenderedObject,
     contract::ETCD_API_VERSION,
     upgrade::{self as plan, UpgradePlan},
 };
-use crate::cni::{self, CniManifest};
 use snow_api::ClusterSpec;
 use std::time::Instant;
 

@@ -288,14 +288,14 @@ mod tests {
 
     fn kcp(api: &str) -> Value {
         json!({"apiVersion": api, "kind": "KubeadmControlPlane", "metadata": {"name": "edge"},
-            "spec": {"replicas": 3, "version": "v1.33.1"},
-            "status": {"readyReplicas": 3, "conditions": [
-                {"type": "Available", "status": "True"},
-                {"type": "RollingOut", "status": "False", "reason": "NotRollingOut"},
-                {"type": "ScalingUp", "status": "False", "reason": "NotScalingUp"},
-                {"type": "Paused", "status": "False"},
-                {"type": "Deleting", "status": "True", "reason": "Deleting", "message": "drain"},
-            ]}})
+        "spec": {"replicas": 3, "version": "v1.33.1"},
+        "status": {"readyReplicas": 3, "conditions": [
+            {"type": "Available", "status": "True"},
+            {"type": "RollingOut", "status": "False", "reason": "NotRollingOut"},
+            {"type": "ScalingUp", "status": "False", "reason": "NotScalingUp"},
+            {"type": "Paused", "status": "False"},
+            {"type": "Deleting", "status": "True", "reason": "Deleting", "message": "drain"},
+        ]}})
     }
 
     #[test]

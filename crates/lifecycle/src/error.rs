@@ -142,10 +142,14 @@ pub enum LifecycleError {
         reason: String,
     },
     /// A create or upgrade was asked without the CNI manifest it installs.
-    #[error("no CNI manifest: snowctl installs Cilium on the workload cluster from a rendered manifest, and none was given (nothing was applied)")]
+    #[error(
+        "no CNI manifest: snowctl installs Cilium on the workload cluster from a rendered manifest, and none was given (nothing was applied)"
+    )]
     NoCniManifest,
     /// The CAPAS identity Secret is not on the management cluster and no credentials were given.
-    #[error("the CAPAS identity Secret {namespace}/{name} is not on the management cluster and no device credentials were given (nothing was applied)")]
+    #[error(
+        "the CAPAS identity Secret {namespace}/{name} is not on the management cluster and no device credentials were given (nothing was applied)"
+    )]
     NoIdentity {
         /// Its namespace.
         namespace: String,

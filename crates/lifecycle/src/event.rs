@@ -110,6 +110,10 @@ impl fmt::Display for Event {
                 ..
             } => f.write_str("✅ Cluster and machines deleted"),
             Event::Ready {
+                stage: Stage::ControlPlaneInitialized,
+                ..
+            } => f.write_str("✅ Control plane initialized"),
+            Event::Ready {
                 stage,
                 ready,
                 total,

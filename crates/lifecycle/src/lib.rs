@@ -59,8 +59,8 @@ pub mod reconcile;
 mod upgrade;
 mod wait;
 
-pub use cni::{CniManifest, CniManifestError};
 pub use applied::{fieldset, managed_fieldset, up_to_date};
+pub use cni::{CniManifest, CniManifestError};
 pub use create::{CreateOptions, Created, create};
 pub use delete::{DeleteOptions, Deleted, Located, delete, locate};
 pub use describe::{Condition, Described, Node, describe};

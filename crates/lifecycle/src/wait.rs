@@ -382,8 +382,10 @@ mod tests {
             {"type": "ScalingDown", "status": "True", "reason": "ScalingDown", "message": "Scaling down from 4 to 3 replicas"},
             {"type": "MachinesReady", "status": "False", "reason": "NotReady", "message": "Node NotReady"},
         ]);
-        let kcp = |api: &str| json!({"apiVersion": api, "metadata": {"generation": 1}, "spec": {"replicas": 3},
-            "status": {"readyReplicas": 3, "upToDateReplicas": 3, "replicas": 4, "observedGeneration": 1, "conditions": conditions}});
+        let kcp = |api: &str| {
+            json!({"apiVersion": api, "metadata": {"generation": 1}, "spec": {"replicas": 3},
+            "status": {"readyReplicas": 3, "upToDateReplicas": 3, "replicas": 4, "observedGeneration": 1, "conditions": conditions}})
+        };
         let v2 = replicas_readiness(&kcp("controlplane.cluster.x-k8s.io/v1beta2"));
         assert_eq!(
             v2.detail,
@@ -391,7 +393,11 @@ mod tests {
         );
         // v1beta1 has only positive conditions: every non-True one is named.
         let v1 = replicas_readiness(&kcp("controlplane.cluster.x-k8s.io/v1beta1"));
-        assert!(v1.detail.contains("ScalingUp=False (NotScalingUp)"), "{}", v1.detail);
+        assert!(
+            v1.detail.contains("ScalingUp=False (NotScalingUp)"),
+            "{}",
+            v1.detail
+        );
         assert!(!v1.detail.contains("ScalingDown=True"), "{}", v1.detail);
         assert!(troubling("cluster.x-k8s.io/v1beta2", "Paused", "True"));
         assert!(!troubling("cluster.x-k8s.io/v1beta2", "Paused", "False"));
@@ -402,8 +408,10 @@ mod tests {
     fn initialized_and_cluster_readiness_read_either_contract() {
         assert!(initialized_readiness(&json!({"status": {"initialized": true}})).done);
         assert!(
-            initialized_readiness(&json!({"status": {"initialization": {"controlPlaneInitialized": true}}}))
-                .done
+            initialized_readiness(
+                &json!({"status": {"initialization": {"controlPlaneInitialized": true}}})
+            )
+            .done
         );
         assert!(!initialized_readiness(&json!({"status": {}})).done);
         let cluster = |api: &str, kind: &str| json!({"apiVersion": api, "status": {"conditions": [{"type": kind, "status": "True"}]}});

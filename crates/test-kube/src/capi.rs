@@ -35,13 +35,13 @@
 use super::apply::get_path;
 use super::clock;
 use super::nodes::{self, NodesHandle, node_ready};
-use super::workloads::{WorkloadHandle, WorkloadOptions};
-use super::{KubeStandIn, Shared};
 use super::registry::split_api_version;
 use super::store::{Key, Store, Write};
+use super::workloads::{WorkloadHandle, WorkloadOptions};
+use super::{KubeStandIn, Shared};
 use serde_json::{Value, json};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -540,7 +540,8 @@ impl Pass<'_> {
                     found.insert(machine, node.clone());
                     continue;
                 }
-                let mut labels = json!({"kubernetes.io/hostname": machine, "kubernetes.io/os": "linux"});
+                let mut labels =
+                    json!({"kubernetes.io/hostname": machine, "kubernetes.io/os": "linux"});
                 if !m["metadata"]["labels"]["cluster.x-k8s.io/control-plane"].is_null() {
                     labels["node-role.kubernetes.io/control-plane"] = json!("");
                 }
@@ -593,7 +594,6 @@ impl Pass<'_> {
             self.set_status(m, status);
         }
     }
-
 
     fn cluster_by(&self, namespace: &str, pick: impl Fn(&Value) -> bool) -> Option<Value> {
         self.all("clusters", CLUSTER_GROUP)
@@ -711,7 +711,14 @@ impl Pass<'_> {
                 ("WorkersAvailable", workers_ready),
             ]);
         }
-        let negative = negatives(&cluster, &[("RollingOut", false), ("ScalingUp", false), ("ScalingDown", false)]);
+        let negative = negatives(
+            &cluster,
+            &[
+                ("RollingOut", false),
+                ("ScalingUp", false),
+                ("ScalingDown", false),
+            ],
+        );
         status["conditions"] = conditions_with(&cluster, &wanted, &negative);
         self.set_status(&cluster, status);
     }
@@ -856,9 +863,7 @@ impl Pass<'_> {
             .cloned()
             .or_else(|| (count > desired.replicas).then(|| mine[count - 1].0.clone()))
         {
-            let was_ready = mine
-                .iter()
-                .any(|(k, m)| *k == key && machine_ready(m));
+            let was_ready = mine.iter().any(|(k, m)| *k == key && machine_ready(m));
             self.store.delete_key(&key, false);
             let was_outdated = outdated.contains(&key);
             return Counts {
@@ -1037,7 +1042,10 @@ impl Pass<'_> {
         // machines. v1beta2: Available (API servers and etcd answer), Initialized,
         // MachinesReady, MachinesUpToDate; no Ready.
         let mut wanted = vec![
-            ("Available", initialized && counts.replicas > 0 && desired.create),
+            (
+                "Available",
+                initialized && counts.replicas > 0 && desired.create,
+            ),
             ("MachinesReady", all_ready),
         ];
         if v1beta1 {

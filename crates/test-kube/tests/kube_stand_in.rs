@@ -629,7 +629,12 @@ async fn install_cni(
         workload = capi.workload("snow-test");
         workload.is_some()
             && stand_in
-                .get(kcp_av, "KubeadmControlPlane", Some("eksa-system"), "snow-test")
+                .get(
+                    kcp_av,
+                    "KubeadmControlPlane",
+                    Some("eksa-system"),
+                    "snow-test",
+                )
                 .is_some_and(|k| k["status"]["initialized"] == true)
     })
     .await?;
@@ -641,9 +646,17 @@ async fn install_cni(
     // Without a CNI, a Node is NotReady and its machine does not count as ready.
     tokio::time::sleep(Duration::from_millis(150)).await;
     let nodes = workload.list("v1", "Node", None);
-    assert!(nodes.iter().all(|n| !snow_test_kube::nodes::node_ready(n)), "{nodes:?}");
+    assert!(
+        nodes.iter().all(|n| !snow_test_kube::nodes::node_ready(n)),
+        "{nodes:?}"
+    );
     let kcp = stand_in
-        .get(kcp_av, "KubeadmControlPlane", Some("eksa-system"), "snow-test")
+        .get(
+            kcp_av,
+            "KubeadmControlPlane",
+            Some("eksa-system"),
+            "snow-test",
+        )
         .ok_or("kcp")?;
     assert_eq!(kcp["status"]["readyReplicas"], 0, "{}", kcp["status"]);
     workload.put(snow_test_kube::nodes::cni_daemonset())?;
@@ -745,7 +758,10 @@ async fn provision_roll_and_delete(
     watching.abort();
     let seen = seen.lock().unwrap().clone();
     // Machines exist before their Nodes are Ready: 0 ready is seen before 3.
-    assert!(seen.contains(&0) && seen.contains(&3), "progress seen: {seen:?}");
+    assert!(
+        seen.contains(&0) && seen.contains(&3),
+        "progress seen: {seen:?}"
+    );
     let clusters = Api::<DynamicObject>::namespaced_with(
         client.clone(),
         "eksa-system",
@@ -805,7 +821,12 @@ async fn provision_roll_and_delete(
         .list("v1", "Node", None)
         .iter()
         .filter(|n| snow_test_kube::nodes::node_ready(n))
-        .map(|n| n["metadata"]["name"].as_str().unwrap_or_default().to_owned())
+        .map(|n| {
+            n["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
         .collect();
     node_names.sort();
     let mut machine_names: Vec<String> = stand_in
@@ -813,14 +834,24 @@ async fn provision_roll_and_delete(
         .iter()
         .filter(|m| m["metadata"]["labels"]["cluster.x-k8s.io/etcd-cluster"].is_null())
         .inspect(|m| assert_eq!(m["status"]["nodeRef"]["name"], m["metadata"]["name"]))
-        .map(|m| m["metadata"]["name"].as_str().unwrap_or_default().to_owned())
+        .map(|m| {
+            m["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
         .collect();
     machine_names.sort();
     assert_eq!(node_names, machine_names);
     let ds = workload
         .get("apps/v1", "DaemonSet", Some("kube-system"), "test-cni")
         .ok_or("ds")?;
-    assert_eq!(ds["status"]["numberReady"], node_names.len(), "{}", ds["status"]);
+    assert_eq!(
+        ds["status"]["numberReady"],
+        node_names.len(),
+        "{}",
+        ds["status"]
+    );
     assert_eq!(
         machines(&stand_in, "cluster.x-k8s.io/control-plane", "").len(),
         3

@@ -15,7 +15,10 @@ fn count(v: &Value) -> u32 {
 
 fn observed(object: &Value) -> bool {
     let generation = object["metadata"]["generation"].as_i64().unwrap_or(0);
-    object["status"]["observedGeneration"].as_i64().unwrap_or(-1) >= generation
+    object["status"]["observedGeneration"]
+        .as_i64()
+        .unwrap_or(-1)
+        >= generation
 }
 
 /// EKS Anywhere's DaemonSet readiness (the controller has seen the latest spec and every
@@ -42,7 +45,9 @@ pub(crate) fn daemonset_readiness(ds: &Value) -> Readiness {
 /// EKS Anywhere's Deployment readiness: the latest spec seen and every replica ready.
 pub(crate) fn deployment_readiness(d: &Value) -> Readiness {
     let st = &d["status"];
-    let want = d["spec"]["replicas"].as_u64().map_or(1, |_| count(&d["spec"]["replicas"]));
+    let want = d["spec"]["replicas"]
+        .as_u64()
+        .map_or(1, |_| count(&d["spec"]["replicas"]));
     let ready = count(&st["readyReplicas"]);
     let updated = count(&st["updatedReplicas"]);
     let seen = observed(d);
@@ -114,7 +119,12 @@ pub(crate) async fn ensure(
         .await
         .map_err(err)?;
     let operator = wl
-        .get("apps/v1", "Deployment", Some(CNI_NAMESPACE), OPERATOR_DEPLOYMENT)
+        .get(
+            "apps/v1",
+            "Deployment",
+            Some(CNI_NAMESPACE),
+            OPERATOR_DEPLOYMENT,
+        )
         .await
         .map_err(err)?;
     let apply = match (&ds, &operator) {
@@ -236,7 +246,10 @@ impl std::fmt::Display for CniState {
 
 /// Cilium on the workload cluster of `cluster`; `None` when Cluster API has not published its
 /// kubeconfig yet.
-pub async fn cni_state(mgmt: &Management, cluster: &str) -> Result<Option<CniState>, LifecycleError> {
+pub async fn cni_state(
+    mgmt: &Management,
+    cluster: &str,
+) -> Result<Option<CniState>, LifecycleError> {
     let secret = format!("{cluster}-kubeconfig");
     if mgmt
         .get("v1", "Secret", Some(capi_render::NAMESPACE), &secret)
@@ -253,7 +266,12 @@ pub async fn cni_state(mgmt: &Management, cluster: &str) -> Result<Option<CniSta
         .await
         .map_err(err)?;
     let operator = wl
-        .get("apps/v1", "Deployment", Some(CNI_NAMESPACE), OPERATOR_DEPLOYMENT)
+        .get(
+            "apps/v1",
+            "Deployment",
+            Some(CNI_NAMESPACE),
+            OPERATOR_DEPLOYMENT,
+        )
         .await
         .map_err(err)?;
     let ds = ds.unwrap_or(Value::Null);
@@ -291,9 +309,7 @@ mod tests {
 
     #[test]
     fn a_deployment_is_ready_when_every_replica_is() {
-        let d = |ready: u32| {
-            json!({"metadata": {"generation": 1}, "spec": {"replicas": 2}, "status": {"readyReplicas": ready, "updatedReplicas": 2, "observedGeneration": 1}})
-        };
+        let d = |ready: u32| json!({"metadata": {"generation": 1}, "spec": {"replicas": 2}, "status": {"readyReplicas": ready, "updatedReplicas": 2, "observedGeneration": 1}});
         assert!(deployment_readiness(&d(2)).done);
         assert!(!deployment_readiness(&d(1)).done);
     }

@@ -111,9 +111,8 @@ impl CniManifest {
             if !meaningful {
                 continue;
             }
-            let mut value: Value = serde_saphyr::from_str(&doc).map_err(|e| {
-                bad(None, format!("not valid YAML: {e}"))
-            })?;
+            let mut value: Value = serde_saphyr::from_str(&doc)
+                .map_err(|e| bad(None, format!("not valid YAML: {e}")))?;
             if value.is_null() {
                 continue;
             }
@@ -164,9 +163,7 @@ impl CniManifest {
                 ))
             })?;
         let operator = find("Deployment", OPERATOR_DEPLOYMENT).ok_or_else(|| {
-            CniManifestError::Missing(format!(
-                "Deployment {CNI_NAMESPACE}/{OPERATOR_DEPLOYMENT}"
-            ))
+            CniManifestError::Missing(format!("Deployment {CNI_NAMESPACE}/{OPERATOR_DEPLOYMENT}"))
         })?;
         let operator_image = images(&operator["spec"]["template"], false)
             .into_iter()
@@ -201,10 +198,15 @@ impl CniManifest {
 
 /// What EKS Anywhere compares on upgrade: every image of the installed agent DaemonSet (its
 /// containers and init containers) and the operator Deployment's first container.
-pub(crate) fn installed_images(daemonset: &Value, operator: &Value) -> (Vec<String>, Option<String>) {
+pub(crate) fn installed_images(
+    daemonset: &Value,
+    operator: &Value,
+) -> (Vec<String>, Option<String>) {
     (
         images(&daemonset["spec"]["template"], true),
-        images(&operator["spec"]["template"], false).into_iter().next(),
+        images(&operator["spec"]["template"], false)
+            .into_iter()
+            .next(),
     )
 }
 
@@ -231,13 +233,23 @@ mod tests {
     #[test]
     fn the_fixture_reads_with_its_images() {
         let m = CniManifest::parse(MANIFEST).unwrap();
-        assert_eq!(m.agent_image(), "public.ecr.aws/eks/cilium/cilium:v1.17.8-0");
+        assert_eq!(
+            m.agent_image(),
+            "public.ecr.aws/eks/cilium/cilium:v1.17.8-0"
+        );
         assert_eq!(
             m.operator_image(),
             "public.ecr.aws/eks/cilium/operator-generic:v1.17.8-0"
         );
-        let kinds: Vec<&str> = m.objects().iter().filter_map(|o| o["kind"].as_str()).collect();
-        assert!(kinds.contains(&"ConfigMap") && kinds.contains(&"ClusterRole"), "{kinds:?}");
+        let kinds: Vec<&str> = m
+            .objects()
+            .iter()
+            .filter_map(|o| o["kind"].as_str())
+            .collect();
+        assert!(
+            kinds.contains(&"ConfigMap") && kinds.contains(&"ClusterRole"),
+            "{kinds:?}"
+        );
         assert!(
             m.objects()
                 .iter()
@@ -255,9 +267,17 @@ mod tests {
             "document 2 (line 6), ConfigMap/?: metadata.name is missing"
         );
         let err = CniManifest::parse("---\n# only a comment\n---\nkind: [\n").unwrap_err();
-        assert!(err.to_string().starts_with("document 3 (line 4): not valid YAML"), "{err}");
-        let err = CniManifest::parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n").unwrap_err();
-        assert_eq!(err.to_string(), "the manifest has no DaemonSet kube-system/cilium");
+        assert!(
+            err.to_string()
+                .starts_with("document 3 (line 4): not valid YAML"),
+            "{err}"
+        );
+        let err = CniManifest::parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the manifest has no DaemonSet kube-system/cilium"
+        );
     }
 
     #[test]
