@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 /// How long each stage may take; `None` waits forever (`--no-timeouts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
-    /// The control plane.
+    /// Each control-plane wait (initialized, ready), the kubeconfig Secret, each CNI wait
+    /// (agent DaemonSet, operator Deployment) and the Cluster.
     pub control_plane: Option<Duration>,
     /// The external etcd cluster.
     pub external_etcd: Option<Duration>,
