@@ -6,7 +6,7 @@
 //! - discovery (`/version`, `/api`, `/apis`, `/api/v1`, `/apis/{group}/{version}`, plain and
 //!   aggregated v2) built from the registered resources;
 //! - built-in resources (namespaces, secrets, configmaps, events, serviceaccounts, services,
-//!   deployments, RBAC roles and bindings, admission webhook configurations, leases,
+//!   deployments, daemonsets, nodes, RBAC roles and bindings, admission webhook configurations, leases,
 //!   events.k8s.io events, customresourcedefinitions) and every served version of each
 //!   CustomResourceDefinition stored (registered once Established, unregistered on delete);
 //! - Deployments validated as the API server does (a selector that selects the pod template, a
