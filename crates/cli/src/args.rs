@@ -235,6 +235,10 @@ pub struct UpgradeClusterArgs {
     /// Skip the device preflight (not recommended).
     #[arg(long)]
     pub skip_validations: bool,
+    /// The rendered Cilium manifest, applied again when the workload cluster runs other images
+    /// (default: rendered with `helm template`, helm on PATH; not read with --dry-run).
+    #[arg(long, value_name = "FILE")]
+    pub cni_manifest: Option<PathBuf>,
     /// What to render.
     #[command(flatten)]
     pub render: RenderArgs,
@@ -472,6 +476,10 @@ pub struct CreateClusterArgs {
     /// Overwrite a different kubeconfig file at ./CLUSTER/CLUSTER-eks-a-cluster.kubeconfig.
     #[arg(long)]
     pub force: bool,
+    /// The rendered Cilium manifest to install on the workload cluster (default: rendered with
+    /// `helm template` from the bundle's chart, helm on PATH).
+    #[arg(long, value_name = "FILE")]
+    pub cni_manifest: Option<PathBuf>,
     /// What to render.
     #[command(flatten)]
     pub render: RenderArgs,

@@ -17,7 +17,10 @@ use snow_api::{
     release::{Bundles, ClusterRelease, Release, ReleaseInputs},
 };
 use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials, SecretString, registry};
-use snow_lifecycle::{Timeouts, WaitOptions};
+use snow_lifecycle::{
+    CniManifest, Timeouts, WaitOptions,
+    cni::helm::{self, HelmError, HelmOptions},
+};
 use snow_validate::{DeviceFiles, FilesReport, PreflightOptions, preflight_from_files};
 use std::{
     io::Read,
@@ -413,6 +416,37 @@ impl Management {
     ) -> Result<snow_lifecycle::Management, snow_lifecycle::LifecycleError> {
         snow_lifecycle::Management::connect(&self.kubeconfig, self.context.as_deref()).await
     }
+}
+
+/// The Cilium manifest create and upgrade install: `--cni-manifest FILE`, else `helm template`
+/// of the bundle's chart with EKS Anywhere's values (`helm` on `PATH`, the mirror login when the
+/// spec authenticates); without either, exit 2 before anything is applied.
+pub fn cni_manifest(
+    path: Option<&Path>,
+    spec: &ValidSpec,
+    release: &ClusterRelease<'_>,
+    login: Option<&RegistryCredentials>,
+    io: &mut Io<'_>,
+) -> Result<CniManifest, ExitCode> {
+    let (name, text) = match path {
+        Some(path) => (
+            output::source_name(path),
+            read_text(path, "the CNI manifest", io)?,
+        ),
+        None => {
+            io.err("Rendering Cilium with helm template\n");
+            let options = HelmOptions {
+                login: login.cloned(),
+                ..HelmOptions::default()
+            };
+            let text = helm::render(spec, release, &options).map_err(|e| match e {
+                HelmError::NotFound { .. } => exit::usage(io, e),
+                _ => exit::failed(io, e),
+            })?;
+            ("the manifest helm rendered".to_owned(), text)
+        }
+    };
+    CniManifest::parse(&text).map_err(|e| exit::usage(io, format!("{name}: {e}")))
 }
 
 /// The per-stage timeouts of create and upgrade.

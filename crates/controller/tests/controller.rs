@@ -68,8 +68,15 @@ async fn setup() -> Setup {
         api.install_crds(&snow_api::crds_yaml().unwrap()).unwrap(),
         4
     );
+    // The controller does not install a CNI yet (issue 14 item 6): the test plays that part,
+    // giving the workload cluster with a CNI DaemonSet already there, so Nodes become Ready.
+    let workload = std::sync::Arc::new(KubeStandIn::start().await.expect("workload stand-in"));
+    workload
+        .put(snow_test_kube::nodes::cni_daemonset())
+        .expect("CNI DaemonSet");
     let capi = api.start_capi(CapiOptions {
         step: Duration::from_millis(10),
+        workload: Some(workload),
         ..CapiOptions::default()
     });
     let fleet = Fleet::default();

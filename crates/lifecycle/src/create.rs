@@ -8,21 +8,25 @@ use super::{
     providers::ProviderCheck,
     wait::{self, Target},
 };
+use crate::cni::{self, CniManifest};
 use base64::Engine as _;
 use capi_render::{
     Contract, NAMESPACE, RenderedObject,
     contract::ETCD_API_VERSION,
     upgrade::{self as plan, UpgradePlan},
 };
-use snow_api::{ClusterSpec, Finding};
+use snow_api::ClusterSpec;
+use std::time::Instant;
 
-/// How [`create`] waits.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// How [`create`] runs.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CreateOptions {
     /// Per-stage timeouts and the poll interval.
     pub wait: WaitOptions,
+    /// The rendered Cilium manifest installed on the workload cluster. Required: without it
+    /// [`create`] fails before applying anything ([`LifecycleError::NoCniManifest`]).
+    pub cni: Option<CniManifest>,
 }
-use std::time::Instant;
 
 /// A created (or converged) cluster. Its `Debug` leaves the kubeconfig out (it holds the
 /// cluster's admin credentials).
@@ -77,15 +81,9 @@ async fn require_identity(
     {
         return Ok(());
     }
-    Err(LifecycleError::Rejected {
-        cluster: req.spec.name().to_owned(),
-        findings: vec![
-            Finding::error(
-                "lifecycle.identity-secret",
-                format!("the CAPAS identity Secret {NAMESPACE}/{name} is not on the management cluster and no credentials were given"),
-            )
-            .hint("set EKSA_AWS_CREDENTIALS_FILE and EKSA_AWS_CA_BUNDLES_FILE (or --credentials/--ca-bundle)"),
-        ],
+    Err(LifecycleError::NoIdentity {
+        namespace: NAMESPACE.to_owned(),
+        name,
     })
 }
 
@@ -143,12 +141,22 @@ pub(crate) async fn wait_for_etcd(
     .await
 }
 
-/// Waits for etcd, the control plane and every worker group of `spec`.
+/// The CNI to install or upgrade in [`wait_ready`], and whether the spec skips upgrades.
+#[derive(Clone, Copy)]
+pub(crate) struct CniStep<'a> {
+    pub manifest: &'a CniManifest,
+    pub skip_upgrade: bool,
+}
+
+/// Waits in EKS Anywhere's order: external etcd, the control plane initialized, the CNI
+/// installed (or upgraded) and ready on the workload cluster, the control plane ready, every
+/// worker group of `spec`, the Cluster Ready.
 pub(crate) async fn wait_ready(
     mgmt: &Management,
     spec: &ClusterSpec,
     contract: Contract,
     opts: &WaitOptions,
+    cni: CniStep<'_>,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<(), LifecycleError> {
     let cluster = spec.name();
@@ -157,10 +165,37 @@ pub(crate) async fn wait_ready(
         on_event(Event::Step("Waiting for external etcd to be ready".into()));
         wait_for_etcd(mgmt, cluster, opts, on_event).await?;
     }
+    let cp_api = contract.api_version("controlplane.cluster.x-k8s.io");
+    on_event(Event::Step(
+        "Waiting for the control plane to be initialized".into(),
+    ));
+    wait::wait_for(
+        mgmt,
+        Target {
+            stage: Stage::ControlPlaneInitialized,
+            api_version: &cp_api,
+            kind: "KubeadmControlPlane",
+            name: cluster,
+            condition: "the control plane is initialized (its first API server answers)",
+            judge: wait::initialized_readiness,
+            timeout: opts.timeouts.control_plane,
+        },
+        opts.poll,
+        on_event,
+    )
+    .await?;
+    cni::install::ensure(
+        mgmt,
+        cluster,
+        cni.manifest,
+        cni.skip_upgrade,
+        opts,
+        on_event,
+    )
+    .await?;
     on_event(Event::Step(
         "Waiting for the control plane to be ready".into(),
     ));
-    let cp_api = contract.api_version("controlplane.cluster.x-k8s.io");
     wait::wait_for(
         mgmt,
         Target {
@@ -203,7 +238,22 @@ pub(crate) async fn wait_ready(
         )
         .await?;
     }
-    Ok(())
+    on_event(Event::Step("Waiting for the cluster to be ready".into()));
+    wait::wait_for(
+        mgmt,
+        Target {
+            stage: Stage::Cluster,
+            api_version: &core,
+            kind: "Cluster",
+            name: cluster,
+            condition: "the Cluster is ready",
+            judge: wait::cluster_readiness,
+            timeout: opts.timeouts.control_plane,
+        },
+        opts.poll,
+        on_event,
+    )
+    .await
 }
 
 /// The workload kubeconfig CAPI publishes in `<cluster>-kubeconfig` once the control plane is
@@ -285,9 +335,16 @@ pub async fn create(
     opts: &CreateOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Created, LifecycleError> {
-    let opts = &opts.wait;
     let cluster = req.spec.name().to_owned();
     let contract = check_management(mgmt, req, on_event).await?;
+    let Some(manifest) = &opts.cni else {
+        return Err(LifecycleError::NoCniManifest);
+    };
+    let cni = CniStep {
+        manifest,
+        skip_upgrade: req.spec.cilium().skip_upgrade,
+    };
+    let opts = &opts.wait;
     require_identity(mgmt, req).await?;
     let live = Live::read(mgmt, &cluster, contract).await?;
     let plan = plan_against(req, &live)?;
@@ -308,7 +365,7 @@ pub async fn create(
         )));
     }
     let objects = converge(mgmt, req, contract, &plan.objects, on_event).await?;
-    wait_ready(mgmt, req.spec, contract, opts, on_event).await?;
+    wait_ready(mgmt, req.spec, contract, opts, cni, on_event).await?;
     let kubeconfig = workload_kubeconfig(mgmt, &cluster, opts).await?;
     Ok(Created {
         cluster,

@@ -21,6 +21,9 @@ pub struct Condition {
     /// Why, for people.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
+    /// Whether it means trouble as the object's contract reads it (a v1beta2 negative-polarity
+    /// condition when True, any other when not True).
+    pub trouble: bool,
 }
 
 /// One object in the tree.
@@ -47,10 +50,13 @@ pub struct Described {
     pub cluster: String,
     /// The tree; `None` when the cluster is not there.
     pub root: Option<Node>,
+    /// The CNI on the workload cluster (installed images, agents ready), or why it is unknown.
+    pub cni: Option<String>,
 }
 
 fn conditions(object: &Value) -> Vec<Condition> {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
     object["status"]["conditions"]
         .as_array()
         .into_iter()
@@ -60,6 +66,11 @@ fn conditions(object: &Value) -> Vec<Condition> {
             status: text(&c["status"]),
             reason: text(&c["reason"]),
             message: text(&c["message"]),
+            trouble: crate::wait::troubling(
+                api_version,
+                c["type"].as_str().unwrap_or_default(),
+                c["status"].as_str().unwrap_or_default(),
+            ),
         })
         .collect()
 }
@@ -72,9 +83,21 @@ fn node(object: &Value, children: Vec<Node>) -> Node {
         .find(|c| c.kind == "Ready" || c.kind == "Available")
         .map(|c| c.status == "True");
     let kind = object["kind"].as_str().unwrap_or_default().to_owned();
+    let all_replicas = object["spec"]["replicas"]
+        .as_u64()
+        .map(|want| status["readyReplicas"].as_u64().unwrap_or(0) >= want);
     let ready = match kind.as_str() {
-        "Machine" => status["phase"].as_str().map(|p| p == "Running"),
+        "Machine" => conditions
+            .iter()
+            .find(|c| c.kind == "Ready")
+            .map(|c| c.status == "True")
+            .or_else(|| status["phase"].as_str().map(|p| p == "Running")),
         "AWSSnowCluster" | "EtcdadmCluster" => status["ready"].as_bool().or(by_condition),
+        // Available alone says the API servers answer; ready means every machine's Node is.
+        "KubeadmControlPlane" | "MachineDeployment" => match (all_replicas, by_condition) {
+            (Some(all), Some(c)) => Some(all && c),
+            (all, c) => all.or(c),
+        },
         _ => by_condition,
     };
     let mut summary = Vec::new();
@@ -111,6 +134,7 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
         return Ok(Described {
             cluster: cluster.to_owned(),
             root: None,
+            cni: None,
         });
     };
     let ns = Some(NAMESPACE);
@@ -184,9 +208,16 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
     // Machines no group claimed (rare: being deleted, or made by hand).
     let rest = take(&|_| true);
     children.extend(rest);
+    // The workload cluster may not answer from here: that is said, not a failure of describe.
+    let cni = match crate::cni::cni_state(mgmt, cluster).await {
+        Ok(Some(state)) => Some(state.to_string()),
+        Ok(None) => Some("the workload cluster's kubeconfig is not published yet".into()),
+        Err(e) => Some(format!("unknown: {e}")),
+    };
     Ok(Described {
         cluster: cluster.to_owned(),
         root: Some(node(&root, children)),
+        cni,
     })
 }
 
@@ -203,6 +234,9 @@ impl Described {
                 );
             }
             Some(root) => write_node(&mut out, root, "", "", true),
+        }
+        if let Some(cni) = &self.cni {
+            let _ = writeln!(out, "CNI: {cni}");
         }
         out
     }
@@ -221,7 +255,7 @@ fn write_node(out: &mut String, node: &Node, lead: &str, child_lead: &str, root:
     };
     let _ = writeln!(out, "{lead}{mark} {}/{}{summary}", node.kind, node.name);
     let pad = if root { "" } else { child_lead };
-    for c in node.conditions.iter().filter(|c| c.status != "True") {
+    for c in node.conditions.iter().filter(|c| c.trouble) {
         let why = [c.reason.as_str(), c.message.as_str()]
             .into_iter()
             .filter(|s| !s.is_empty())
@@ -244,5 +278,51 @@ fn write_node(out: &mut String, node: &Node, lead: &str, child_lead: &str, root:
             &format!("{pad}{next}"),
             false,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn kcp(api: &str) -> Value {
+        json!({"apiVersion": api, "kind": "KubeadmControlPlane", "metadata": {"name": "edge"},
+        "spec": {"replicas": 3, "version": "v1.33.1"},
+        "status": {"readyReplicas": 3, "conditions": [
+            {"type": "Available", "status": "True"},
+            {"type": "RollingOut", "status": "False", "reason": "NotRollingOut"},
+            {"type": "ScalingUp", "status": "False", "reason": "NotScalingUp"},
+            {"type": "Paused", "status": "False"},
+            {"type": "Deleting", "status": "True", "reason": "Deleting", "message": "drain"},
+        ]}})
+    }
+
+    #[test]
+    fn only_conditions_that_mean_trouble_are_shown_per_contract() {
+        let text = |api: &str| {
+            Described {
+                cluster: "edge".into(),
+                root: Some(node(&kcp(api), Vec::new())),
+                cni: None,
+            }
+            .to_text()
+        };
+        let v2 = text("controlplane.cluster.x-k8s.io/v1beta2");
+        assert_eq!(
+            v2,
+            "✅ KubeadmControlPlane/edge  3/3 ready, v1.33.1\n    Deleting=True Deleting: drain\n"
+        );
+        // On v1beta1 every condition is positive: False ones are named, a True Deleting is not.
+        let v1 = text("controlplane.cluster.x-k8s.io/v1beta1");
+        assert!(v1.contains("RollingOut=False NotRollingOut"), "{v1}");
+        assert!(!v1.contains("Deleting=True"), "{v1}");
+    }
+
+    #[test]
+    fn a_control_plane_with_machines_not_ready_is_not_ready_though_available() {
+        let mut o = kcp("controlplane.cluster.x-k8s.io/v1beta2");
+        o["status"]["readyReplicas"] = json!(1);
+        assert_eq!(node(&o, Vec::new()).ready, Some(false));
     }
 }

@@ -157,6 +157,29 @@ pub enum LifecycleError {
         /// What is wrong, one line per file.
         reason: String,
     },
+    /// The workload cluster refused or failed a request, or could not be reached.
+    #[error("on the workload cluster of {cluster}: {reason}")]
+    Workload {
+        /// The cluster.
+        cluster: String,
+        /// What failed.
+        reason: String,
+    },
+    /// A create or upgrade was asked without the CNI manifest it installs.
+    #[error(
+        "no CNI manifest: snowctl installs Cilium on the workload cluster from a rendered manifest, and none was given (nothing was applied)"
+    )]
+    NoCniManifest,
+    /// The CAPAS identity Secret is not on the management cluster and no credentials were given.
+    #[error(
+        "the CAPAS identity Secret {namespace}/{name} is not on the management cluster and no device credentials were given (nothing was applied)"
+    )]
+    NoIdentity {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+    },
     /// A local file could not be written.
     #[error("cannot write {}: {reason}", .path.display())]
     Write {
@@ -260,6 +283,15 @@ impl LifecycleError {
             }
             LifecycleError::Backup { .. } => {
                 "pass the directory a backup (snowctl move cluster NAME --to-directory DIR) wrote; every *.yaml file in it must be one object of the backup".into()
+            }
+            LifecycleError::Workload { cluster, .. } => format!(
+                "the workload cluster is reached with the kubeconfig Cluster API publishes (Secret eksa-system/{cluster}-kubeconfig); check that its API server answers from here"
+            ),
+            LifecycleError::NoCniManifest => {
+                "install helm (snowctl renders Cilium with helm template, as EKS Anywhere does) or pass a rendered manifest with --cni-manifest FILE".into()
+            }
+            LifecycleError::NoIdentity { .. } => {
+                "give the device credentials: set EKSA_AWS_CREDENTIALS_FILE and EKSA_AWS_CA_BUNDLES_FILE (or --credentials and --ca-bundle); snowctl then renders the Secret".into()
             }
             LifecycleError::MissingVariables { .. } => {
                 "set them in the environment; AWS_B64ENCODED_CREDENTIALS and AWS_B64ENCODED_CA_BUNDLES come from --credentials and --ca-bundle (EKSA_AWS_CREDENTIALS_FILE, EKSA_AWS_CA_BUNDLES_FILE)".into()

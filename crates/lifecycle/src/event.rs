@@ -15,6 +15,12 @@ pub enum Stage {
     Deletion,
     /// A management component's workload (`Deployment namespace/name`).
     Rollout(String),
+    /// The control plane's first API server (Cluster API's "initialized").
+    ControlPlaneInitialized,
+    /// A CNI workload on the workload cluster (`DaemonSet kube-system/cilium`).
+    Cni(String),
+    /// The Cluster as a whole.
+    Cluster,
 }
 
 impl fmt::Display for Stage {
@@ -25,6 +31,9 @@ impl fmt::Display for Stage {
             Stage::Workers(group) => write!(f, "Worker group {group}"),
             Stage::Deletion => f.write_str("Cluster deletion"),
             Stage::Rollout(object) => f.write_str(object),
+            Stage::ControlPlaneInitialized => f.write_str("Control plane initialization"),
+            Stage::Cni(object) => write!(f, "CNI {object}"),
+            Stage::Cluster => f.write_str("Cluster"),
         }
     }
 }
@@ -143,6 +152,10 @@ impl fmt::Display for Event {
                 stage: Stage::Deletion,
                 ..
             } => f.write_str("✅ Cluster and machines deleted"),
+            Event::Ready {
+                stage: Stage::ControlPlaneInitialized,
+                ..
+            } => f.write_str("✅ Control plane initialized"),
             Event::Ready {
                 stage,
                 ready,

@@ -35,7 +35,11 @@
 //!     default_ssh_key_name: None,
 //!     registry_credentials: None,
 //! };
-//! let created = lifecycle::create(&mgmt, &request, &CreateOptions::default(), &mut |e| {
+//! let options = CreateOptions {
+//!     cni: Some(lifecycle::CniManifest::parse(&std::fs::read_to_string("cilium.yaml")?)?),
+//!     ..CreateOptions::default()
+//! };
+//! let created = lifecycle::create(&mgmt, &request, &options, &mut |e| {
 //!     eprintln!("{e}");
 //! })
 //! .await?;
@@ -65,6 +69,7 @@ mod upgrade;
 mod wait;
 
 pub use applied::{fieldset, managed_fieldset, up_to_date};
+pub use cni::{CniManifest, CniManifestError};
 pub use create::{CreateOptions, Created, create};
 pub use delete::{DeleteOptions, Deleted, Located, delete, locate};
 pub use describe::{Condition, Described, Node, describe};

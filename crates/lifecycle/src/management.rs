@@ -100,6 +100,26 @@ impl Management {
         Ok(management)
     }
 
+    /// Connects with a kubeconfig given as text (a workload cluster's, from its Secret) and
+    /// checks that the API server answers.
+    pub async fn from_kubeconfig_text(text: &str) -> Result<Management, LifecycleError> {
+        let bad = |reason: String| LifecycleError::Kubeconfig {
+            path: "<kubeconfig text>".into(),
+            reason,
+        };
+        let file = Kubeconfig::from_yaml(text).map_err(|e| bad(chain(&e)))?;
+        let mut config = Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
+            .await
+            .map_err(|e| bad(chain(&e)))?;
+        config.connect_timeout = Some(CONNECT_TIMEOUT);
+        config.read_timeout = Some(READ_TIMEOUT);
+        let server = config.cluster_url.to_string();
+        let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
+        let management = Management { client, server };
+        management.ping().await?;
+        Ok(management)
+    }
+
     /// Connects the way kubectl does without flags: `KUBECONFIG` or `~/.kube/config`, else the
     /// in-cluster service account (a controller running in a pod).
     pub async fn infer() -> Result<Management, LifecycleError> {

@@ -21,12 +21,16 @@ use serde_json::{Value, json};
 use std::time::Instant;
 
 /// How [`upgrade`] runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct UpgradeOptions {
     /// Per-stage timeouts and the poll interval.
     pub wait: WaitOptions,
     /// Say what would change, apply nothing.
     pub dry_run: bool,
+    /// The rendered Cilium manifest: applied again when the workload cluster runs other images
+    /// (unless the spec's `skipUpgrade`). Required unless `dry_run`
+    /// ([`LifecycleError::NoCniManifest`], before anything is applied).
+    pub cni: Option<crate::cni::CniManifest>,
 }
 
 /// What an upgrade did, or would do (`dry_run`).
@@ -280,7 +284,15 @@ pub async fn upgrade(
     opts: &UpgradeOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<UpgradeOutcome, LifecycleError> {
-    let (dry_run, opts) = (opts.dry_run, &opts.wait);
+    let (dry_run, cni, opts) = (opts.dry_run, opts.cni.as_ref(), &opts.wait);
+    let cni = match (cni, dry_run) {
+        (Some(manifest), _) => Some(create::CniStep {
+            manifest,
+            skip_upgrade: req.spec.cilium().skip_upgrade,
+        }),
+        (None, true) => None,
+        (None, false) => return Err(LifecycleError::NoCniManifest),
+    };
     let cluster = req.spec.name().to_owned();
     let contract = create::check_management(mgmt, req, on_event).await?;
     let external_etcd = req.spec.cluster.spec.external_etcd_configuration.is_some();
@@ -324,9 +336,9 @@ pub async fn upgrade(
     for line in outcome.plan_lines() {
         on_event(Event::Note(line));
     }
-    if dry_run {
+    let Some(cni) = cni.filter(|_| !dry_run) else {
         return Ok(outcome);
-    }
+    };
     let objects = apply::parse(&plan.objects)?;
     let etcd_first = external_etcd && etcd_changes(&live, &objects);
     // A pause left by an interrupted etcd-first upgrade is lifted too.
@@ -349,6 +361,6 @@ pub async fn upgrade(
         )));
         remove_group(mgmt, contract, md, opts, on_event).await?;
     }
-    wait_ready(mgmt, req.spec, contract, opts, on_event).await?;
+    wait_ready(mgmt, req.spec, contract, opts, cni, on_event).await?;
     Ok(outcome)
 }

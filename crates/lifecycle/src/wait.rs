@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 /// How long each stage may take; `None` waits forever (`--no-timeouts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
-    /// The control plane.
+    /// Each control-plane wait (initialized, ready), the kubeconfig Secret, each CNI wait
+    /// (agent DaemonSet, operator Deployment) and the Cluster.
     pub control_plane: Option<Duration>,
     /// The external etcd cluster.
     pub external_etcd: Option<Duration>,
@@ -66,13 +67,42 @@ fn count(v: &Value) -> Option<u32> {
     v.as_u64().and_then(|n| u32::try_from(n).ok())
 }
 
-/// Conditions that are not `True`, as `Type=Status (reason: message)`.
-fn unmet_conditions(status: &Value) -> Vec<String> {
-    status["conditions"]
+/// Cluster API v1beta2 conditions of negative polarity: healthy when False (a True one says
+/// something is going on: a deletion, a pause, a rollout, a scale, a remediation).
+pub(crate) const NEGATIVE_CONDITIONS: [&str; 6] = [
+    "Deleting",
+    "Paused",
+    "RollingOut",
+    "ScalingUp",
+    "ScalingDown",
+    "Remediating",
+];
+
+/// Whether a condition of an object served as `api_version` says something is wrong or going
+/// on, as its contract means it: on `…/v1beta2` a negative-polarity condition when True and any
+/// other when not True; on older contracts (every condition positive) when not True.
+pub(crate) fn troubling(api_version: &str, kind: &str, status: &str) -> bool {
+    if api_version.ends_with("/v1beta2") && NEGATIVE_CONDITIONS.contains(&kind) {
+        status == "True"
+    } else {
+        status != "True"
+    }
+}
+
+/// The conditions that mean trouble ([`troubling`]), as `Type=Status (reason: message)`.
+fn unmet_conditions(object: &Value) -> Vec<String> {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    object["status"]["conditions"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|c| c["status"] != "True")
+        .filter(|c| {
+            troubling(
+                api_version,
+                c["type"].as_str().unwrap_or_default(),
+                c["status"].as_str().unwrap_or_default(),
+            )
+        })
         .map(|c| {
             let mut text = format!(
                 "{}={}",
@@ -124,7 +154,7 @@ pub(crate) fn replicas_readiness(object: &Value) -> Readiness {
     if !observed {
         detail.push("the controller has not seen the latest spec yet".into());
     }
-    detail.extend(unmet_conditions(status));
+    detail.extend(unmet_conditions(object));
     Readiness {
         ready: ready.min(want),
         total: want,
@@ -151,10 +181,54 @@ pub(crate) fn etcd_readiness(etcd: &Value) -> Readiness {
             .min(want.saturating_sub(1))
     };
     let mut detail = vec![format!("ready: {ready_flag}")];
-    detail.extend(unmet_conditions(status));
+    detail.extend(unmet_conditions(etcd));
     Readiness {
         ready,
         total: want,
+        done,
+        detail: detail.join("; "),
+    }
+}
+
+/// Whether a KubeadmControlPlane is initialized: v1beta1 `status.initialized`, v1beta2
+/// `status.initialization.controlPlaneInitialized`.
+pub(crate) fn initialized_readiness(kcp: &Value) -> Readiness {
+    let status = &kcp["status"];
+    let done = status["initialized"] == true
+        || status["initialization"]["controlPlaneInitialized"] == true;
+    let mut detail = vec![format!(
+        "{} machine(s), not initialized yet",
+        count(&status["replicas"]).unwrap_or(0)
+    )];
+    detail.extend(unmet_conditions(kcp));
+    Readiness {
+        ready: u32::from(done),
+        total: 1,
+        done,
+        detail: detail.join("; "),
+    }
+}
+
+/// Whether a Cluster is ready: v1beta2 `Available`, v1beta1 `Ready`, True.
+pub(crate) fn cluster_readiness(cluster: &Value) -> Readiness {
+    let status = &cluster["status"];
+    let wanted = if cluster["apiVersion"]
+        .as_str()
+        .is_some_and(|v| v.ends_with("/v1beta1"))
+    {
+        "Ready"
+    } else {
+        "Available"
+    };
+    let done = condition(status, wanted) == Some("True");
+    let mut detail = vec![format!(
+        "{wanted}: {}",
+        condition(status, wanted).unwrap_or("not reported")
+    )];
+    detail.extend(unmet_conditions(cluster));
+    Readiness {
+        ready: u32::from(done),
+        total: 1,
         done,
         detail: detail.join("; "),
     }
@@ -184,22 +258,33 @@ pub(crate) fn human(d: Duration) -> String {
     }
 }
 
-/// Polls `target` until it is ready, reporting each change.
+/// Polls `target` in `eksa-system` until it is ready, reporting each change.
 pub(crate) async fn wait_for(
     mgmt: &Management,
     target: Target<'_>,
     poll: Duration,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<(), LifecycleError> {
+    wait_in(mgmt, NAMESPACE, target, poll, on_event).await
+}
+
+/// Polls `target` in `namespace` of the cluster `client` talks to until it is ready.
+pub(crate) async fn wait_in(
+    client: &Management,
+    namespace: &str,
+    target: Target<'_>,
+    poll: Duration,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), LifecycleError> {
     let start = Instant::now();
-    let object = format!("{} {NAMESPACE}/{}", target.kind, target.name);
+    let object = format!("{} {namespace}/{}", target.kind, target.name);
     let mut last: Option<Readiness> = None;
     loop {
-        let now = mgmt
+        let now = client
             .get(
                 target.api_version,
                 target.kind,
-                Some(NAMESPACE),
+                Some(namespace),
                 target.name,
             )
             .await?
@@ -314,6 +399,56 @@ mod tests {
             "{}",
             r.detail
         );
+    }
+
+    #[test]
+    fn negative_polarity_conditions_are_healthy_when_false_on_v1beta2_only() {
+        let conditions = json!([
+            {"type": "Available", "status": "True"},
+            {"type": "ScalingUp", "status": "False", "reason": "NotScalingUp"},
+            {"type": "RollingOut", "status": "False"},
+            {"type": "Deleting", "status": "False"},
+            {"type": "Paused", "status": "False"},
+            {"type": "Remediating", "status": "False"},
+            {"type": "ScalingDown", "status": "True", "reason": "ScalingDown", "message": "Scaling down from 4 to 3 replicas"},
+            {"type": "MachinesReady", "status": "False", "reason": "NotReady", "message": "Node NotReady"},
+        ]);
+        let kcp = |api: &str| {
+            json!({"apiVersion": api, "metadata": {"generation": 1}, "spec": {"replicas": 3},
+            "status": {"readyReplicas": 3, "upToDateReplicas": 3, "replicas": 4, "observedGeneration": 1, "conditions": conditions}})
+        };
+        let v2 = replicas_readiness(&kcp("controlplane.cluster.x-k8s.io/v1beta2"));
+        assert_eq!(
+            v2.detail,
+            "3 ready, 3 up to date, 4 running of 3; ScalingDown=True (ScalingDown: Scaling down from 4 to 3 replicas); MachinesReady=False (NotReady: Node NotReady)"
+        );
+        // v1beta1 has only positive conditions: every non-True one is named.
+        let v1 = replicas_readiness(&kcp("controlplane.cluster.x-k8s.io/v1beta1"));
+        assert!(
+            v1.detail.contains("ScalingUp=False (NotScalingUp)"),
+            "{}",
+            v1.detail
+        );
+        assert!(!v1.detail.contains("ScalingDown=True"), "{}", v1.detail);
+        assert!(troubling("cluster.x-k8s.io/v1beta2", "Paused", "True"));
+        assert!(!troubling("cluster.x-k8s.io/v1beta2", "Paused", "False"));
+        assert!(troubling("cluster.x-k8s.io/v1beta1", "Paused", "False"));
+    }
+
+    #[test]
+    fn initialized_and_cluster_readiness_read_either_contract() {
+        assert!(initialized_readiness(&json!({"status": {"initialized": true}})).done);
+        assert!(
+            initialized_readiness(
+                &json!({"status": {"initialization": {"controlPlaneInitialized": true}}})
+            )
+            .done
+        );
+        assert!(!initialized_readiness(&json!({"status": {}})).done);
+        let cluster = |api: &str, kind: &str| json!({"apiVersion": api, "status": {"conditions": [{"type": kind, "status": "True"}]}});
+        assert!(cluster_readiness(&cluster("cluster.x-k8s.io/v1beta2", "Available")).done);
+        assert!(!cluster_readiness(&cluster("cluster.x-k8s.io/v1beta2", "Ready")).done);
+        assert!(cluster_readiness(&cluster("cluster.x-k8s.io/v1beta1", "Ready")).done);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `cni::helm` against a fake `helm`: helm cannot be installed on these machines, so each test
 //! writes a small shell script that records its arguments, stdin and environment and prints a
-//! Cilium manifest (tests/fixtures/cilium-manifest.yaml). The exact command contract, the values
+//! Cilium manifest (tests/fixtures/cilium.yaml). The exact command contract, the values
 //! on stdin, the mirror login with the password on stdin only, and the errors are checked.
 //!
 //! `SNOWCTL_E2E_HELM=1` with `SNOWCTL_E2E_CILIUM_CHART=<chart .tgz or directory>` also renders a
@@ -19,7 +19,7 @@ use std::{
     time::Duration,
 };
 
-const MANIFEST: &str = include_str!("fixtures/cilium-manifest.yaml");
+const MANIFEST: &str = include_str!("fixtures/cilium.yaml");
 const PASSWORD: &str = "pw-Sup3r-s3cret";
 
 /// Writing an executable while another thread forks can make its exec fail ("text file busy"):

@@ -84,7 +84,10 @@ struct Side {
     kubeconfig: PathBuf,
 }
 
-async fn side() -> Side {
+/// One management cluster; `workload` is the workload cluster its simulated Cluster API reaches
+/// (the same for both sides of a move, as on real clusters the moved kubeconfig Secret points
+/// the target's controllers at the same workload cluster).
+async fn side(workload: &std::sync::Arc<KubeStandIn>) -> Side {
     let api = KubeStandIn::start().await.expect("stand-in");
     let workloads = api.start_workloads(WorkloadOptions::default());
     let dir = tempfile::tempdir().unwrap();
@@ -103,6 +106,7 @@ async fn side() -> Side {
         .expect("init");
     let capi = api.start_capi(CapiOptions {
         step: Duration::from_millis(20),
+        workload: Some(workload.clone()),
         ..CapiOptions::default()
     });
     Side {
@@ -203,6 +207,11 @@ async fn create_cluster(side: &Side) {
             poll: Duration::from_millis(20),
             ..WaitOptions::default()
         },
+        // The strict stand-in's Nodes become Ready only with a CNI.
+        cni: Some(
+            snow_lifecycle::CniManifest::parse(include_str!("fixtures/cilium.yaml"))
+                .expect("fixture"),
+        ),
     };
     snow_lifecycle::create(&side.mgmt, &request, &options, &mut |_| {})
         .await
@@ -333,7 +342,8 @@ async fn run_move(from: &Side, to: &Side) -> (Result<Moved, LifecycleError>, Vec
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_moves_object_by_object_and_the_target_takes_over() {
-    let (source, target) = (side().await, side().await);
+    let workload = std::sync::Arc::new(KubeStandIn::start().await.expect("workload stand-in"));
+    let (source, target) = (side(&workload).await, side(&workload).await);
     create_cluster(&source).await;
     let before = snapshot(&source.api);
     assert_eq!(
@@ -397,7 +407,8 @@ async fn a_cluster_moves_object_by_object_and_the_target_takes_over() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupted_move_run_again_completes() {
-    let (source, target) = (side().await, side().await);
+    let workload = std::sync::Arc::new(KubeStandIn::start().await.expect("workload stand-in"));
+    let (source, target) = (side(&workload).await, side(&workload).await);
     create_cluster(&source).await;
     let before = snapshot(&source.api);
     target.capi.pause();
@@ -455,7 +466,8 @@ async fn an_interrupted_move_run_again_completes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backup_restores_into_an_empty_management_cluster() {
-    let (source, target) = (side().await, side().await);
+    let workload = std::sync::Arc::new(KubeStandIn::start().await.expect("workload stand-in"));
+    let (source, target) = (side(&workload).await, side(&workload).await);
     create_cluster(&source).await;
     let before = snapshot(&source.api);
     let backup = source.dir.path().join("backup");
@@ -517,7 +529,8 @@ async fn a_backup_restores_into_an_empty_management_cluster() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_is_refused_with_every_reason_and_the_source_is_untouched() {
-    let (source, target) = (side().await, side().await);
+    let workload = std::sync::Arc::new(KubeStandIn::start().await.expect("workload stand-in"));
+    let (source, target) = (side(&workload).await, side(&workload).await);
     create_cluster(&source).await;
     let before = snapshot(&source.api);
 

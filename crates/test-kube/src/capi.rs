@@ -11,10 +11,24 @@
 //!
 //! Order of a create: Cluster gets its finalizer and owns its infrastructure cluster and
 //! control plane; the AWSSnowCluster becomes ready; the EtcdadmCluster (if any) creates its
-//! Machines and becomes ready; the KubeadmControlPlane then creates its Machines (publishing
-//! the `<cluster>-kubeconfig` Secret after the first); MachineDeployments start once the control
-//! plane is initialized; the Cluster is `Provisioned` and `Ready` once infrastructure and
-//! control plane are ready. Deleting a Cluster deletes its Machines one per step, then its
+//! Machines and becomes ready; the KubeadmControlPlane then creates its Machines. After the
+//! first, the cluster's **workload cluster** comes up: a second [`KubeStandIn`] on loopback
+//! (started by the simulation, or the one given in [`CapiOptions::workload`]) running the
+//! simulated kubelets and DaemonSet controller of [`crate::nodes`] and the deployment controller
+//! of [`crate::workloads`]; the `<cluster>-kubeconfig` Secret (key `value`) then points at it
+//! and the control plane is *initialized* (`status.initialized`, v1beta2
+//! `initialization.controlPlaneInitialized` and condition `Initialized`). Every control-plane
+//! and worker Machine gets a Node there, named after it, and `status.nodeRef` once it exists.
+//! A Node is Ready only when a CNI runs on it (see [`crate::nodes`]); a Machine is ready only
+//! when its Node is, and the ready counts follow as Cluster API computes them: v1beta1
+//! `readyReplicas` and v1beta2 `readyReplicas`/`availableReplicas` count machines whose Node is
+//! Ready, `upToDateReplicas`/`updatedReplicas` those of the current template. Without a CNI a
+//! control plane is initialized and `Available` (its API servers answer) but never ready.
+//! MachineDeployments start once the control plane is initialized; the Cluster is
+//! `Provisioned` and `Ready` once infrastructure, control plane and every MachineDeployment are
+//! ready. v1beta2 objects also carry the negative-polarity conditions (`RollingOut`,
+//! `ScalingUp`, `ScalingDown`, `Remediating`, `Deleting`, `Paused`), False when healthy.
+//! Deleting a Cluster deletes its Machines (and their Nodes) one per step, then its
 //! MachineDeployments, control plane, etcd cluster and infrastructure cluster, then drops the
 //! finalizer.
 //!
@@ -25,12 +39,15 @@
 //! templates its control plane, etcd cluster and MachineDeployments use and of its
 //! MachineHealthChecks, which is how `clusterctl move` finds them.
 
-use super::Shared;
 use super::apply::get_path;
 use super::clock;
+use super::nodes::{self, NodesHandle, node_ready};
 use super::registry::split_api_version;
 use super::store::{Key, Store, Write};
+use super::workloads::{WorkloadHandle, WorkloadOptions};
+use super::{KubeStandIn, Shared};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -59,6 +76,9 @@ pub struct CapiOptions {
     /// AWSSnowCluster never ready, a KubeadmControlPlane, MachineDeployment or EtcdadmCluster
     /// that creates no Machine): to test wait timeouts.
     pub stall: Vec<(String, String)>,
+    /// The workload cluster of every Cluster; `None` starts one stand-in per Cluster when its
+    /// control plane is first initialized.
+    pub workload: Option<Arc<KubeStandIn>>,
 }
 
 impl Default for CapiOptions {
@@ -66,6 +86,28 @@ impl Default for CapiOptions {
         CapiOptions {
             step: Duration::from_millis(50),
             stall: Vec::new(),
+            workload: None,
+        }
+    }
+}
+
+/// A Cluster's workload cluster: its API server and the controllers simulated on it.
+#[derive(Debug)]
+struct Workload {
+    api: Arc<KubeStandIn>,
+    _deployments: WorkloadHandle,
+    _nodes: NodesHandle,
+}
+
+impl Workload {
+    fn start(api: Arc<KubeStandIn>, step: Duration) -> Workload {
+        Workload {
+            _deployments: api.start_workloads(WorkloadOptions {
+                step,
+                ..WorkloadOptions::default()
+            }),
+            _nodes: nodes::start(api.shared.clone(), step),
+            api,
         }
     }
 }
@@ -74,6 +116,8 @@ impl Default for CapiOptions {
 struct Control {
     stall: Mutex<Vec<(String, String)>>,
     paused: AtomicBool,
+    /// `namespace/cluster` → its workload cluster.
+    workloads: Mutex<BTreeMap<String, Arc<Workload>>>,
 }
 
 /// The running controllers; they stop when this drops.
@@ -100,6 +144,16 @@ impl CapiHandle {
     pub fn resume(&self) {
         self.control.paused.store(false, Ordering::SeqCst);
     }
+
+    /// The workload cluster of Cluster `cluster` (any namespace), once its control plane is
+    /// initialized.
+    pub fn workload(&self, cluster: &str) -> Option<Arc<KubeStandIn>> {
+        let workloads = self.control.workloads.lock().ok()?;
+        workloads
+            .iter()
+            .find(|(k, _)| k.rsplit_once('/').is_some_and(|(_, n)| n == cluster))
+            .map(|(_, w)| w.api.clone())
+    }
 }
 
 impl Drop for CapiHandle {
@@ -112,19 +166,53 @@ pub(crate) fn start(shared: Arc<Shared>, options: CapiOptions) -> CapiHandle {
     let control = Arc::new(Control {
         stall: Mutex::new(options.stall),
         paused: AtomicBool::new(false),
+        workloads: Mutex::new(BTreeMap::new()),
     });
     let running = control.clone();
     let step = options.step;
+    // A workload cluster given by the test runs its controllers once, whatever the clusters.
+    let supplied = options
+        .workload
+        .map(|api| Arc::new(Workload::start(api, step)));
     let task = tokio::spawn(async move {
         loop {
             if !running.paused.load(Ordering::SeqCst) {
                 let stall = running.stall.lock().map(|s| s.clone()).unwrap_or_default();
-                let mut store = shared.lock();
-                Pass {
-                    store: &mut store,
-                    stall: &stall,
+                let workloads = running
+                    .workloads
+                    .lock()
+                    .map(|w| w.clone())
+                    .unwrap_or_default();
+                let (needed, gone) = {
+                    let mut store = shared.lock();
+                    let mut pass = Pass {
+                        store: &mut store,
+                        stall: &stall,
+                        workloads: &workloads,
+                        needed: Vec::new(),
+                        gone: Vec::new(),
+                    };
+                    pass.run();
+                    (pass.needed, pass.gone)
+                };
+                // Started outside the store's lock: binding a port is async.
+                for key in needed {
+                    let workload = match &supplied {
+                        Some(w) => w.clone(),
+                        None => match KubeStandIn::start().await {
+                            Ok(api) => Arc::new(Workload::start(Arc::new(api), step)),
+                            Err(_) => continue,
+                        },
+                    };
+                    if let Ok(mut w) = running.workloads.lock() {
+                        w.insert(key, workload);
+                    }
                 }
-                .run();
+                if let Ok(mut w) = running.workloads.lock() {
+                    for key in gone {
+                        w.remove(&key);
+                    }
+                }
             }
             tokio::time::sleep(step).await;
         }
@@ -188,13 +276,53 @@ fn terminating(object: &Value) -> bool {
 /// Conditions in the shape of the object's contract, keeping transition times that did not
 /// change.
 fn conditions(object: &Value, wanted: &[(&str, bool)]) -> Value {
+    conditions_with(object, wanted, &[])
+}
+
+/// v1beta2's negative-polarity conditions of an object that is not being deleted: False when
+/// healthy; `active` names those that are True now.
+fn negatives(object: &Value, active: &[(&'static str, bool)]) -> Vec<(&'static str, bool)> {
+    if is_v1beta1(object) {
+        return Vec::new();
+    }
+    let paused = object["metadata"]["annotations"]["cluster.x-k8s.io/paused"].is_string();
+    let mut list = vec![
+        ("Deleting", false),
+        ("Paused", paused),
+        ("Remediating", false),
+    ];
+    list.extend(active.iter().copied());
+    list
+}
+
+/// As [`conditions`], with negative-polarity conditions (`(type, true now)`) after them.
+fn conditions_with(object: &Value, wanted: &[(&str, bool)], negative: &[(&str, bool)]) -> Value {
     let previous = object["status"]["conditions"]
         .as_array()
         .cloned()
         .unwrap_or_default();
     let generation = object["metadata"]["generation"].clone();
     let v1beta1 = is_v1beta1(object);
-    let list: Vec<Value> = wanted
+    let mut list: Vec<Value> = negative
+        .iter()
+        .map(|(kind, on)| {
+            let status = if *on { "True" } else { "False" };
+            let time = previous
+                .iter()
+                .find(|c| c["type"] == *kind && c["status"] == status)
+                .map(|c| c["lastTransitionTime"].clone())
+                .unwrap_or_else(|| json!(clock::now_rfc3339()));
+            json!({
+                "type": kind,
+                "status": status,
+                "reason": if *on { (*kind).to_owned() } else { format!("Not{kind}") },
+                "message": "",
+                "lastTransitionTime": time,
+                "observedGeneration": generation,
+            })
+        })
+        .collect();
+    let positive: Vec<Value> = wanted
         .iter()
         .map(|(kind, ok)| {
             let status = if *ok { "True" } else { "False" };
@@ -222,12 +350,32 @@ fn conditions(object: &Value, wanted: &[(&str, bool)]) -> Value {
             }
         })
         .collect();
-    Value::Array(list)
+    let mut all = positive;
+    all.append(&mut list);
+    Value::Array(all)
 }
 
 struct Pass<'a> {
     store: &'a mut Store,
     stall: &'a [(String, String)],
+    workloads: &'a BTreeMap<String, Arc<Workload>>,
+    /// `namespace/cluster` of control planes that need their workload cluster started.
+    needed: Vec<String>,
+    /// `namespace/cluster` of deleted Clusters whose workload cluster can go.
+    gone: Vec<String>,
+}
+
+fn cluster_key(namespace: &str, name: &str) -> String {
+    format!("{namespace}/{name}")
+}
+
+/// Whether a Machine's `Ready` condition is True.
+fn machine_ready(machine: &Value) -> bool {
+    machine["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Ready" && c["status"] == "True")
 }
 
 /// What a machine owner wants.
@@ -247,6 +395,8 @@ struct Desired {
 struct Counts {
     replicas: usize,
     updated: usize,
+    /// Machines whose Node is Ready.
+    ready: usize,
 }
 
 impl Pass<'_> {
@@ -400,6 +550,106 @@ impl Pass<'_> {
                 self.machine_deployment(&md);
             }
         }
+        for (_, cluster) in self.all("clusters", CLUSTER_GROUP) {
+            self.sync_nodes(&cluster);
+        }
+    }
+
+    /// Every control-plane and worker Machine of `cluster` gets a Node on its workload cluster
+    /// (and a Machine gone, its Node deleted); each Machine's `nodeRef`, phase and readiness
+    /// follow its Node.
+    fn sync_nodes(&mut self, cluster: &Value) {
+        let ns = s(cluster, &["metadata", "namespace"]).to_owned();
+        let name = s(cluster, &["metadata", "name"]).to_owned();
+        let Some(workload) = self.workloads.get(&cluster_key(&ns, &name)).cloned() else {
+            return;
+        };
+        // etcdadm's machines run etcd only: no kubelet, no Node.
+        let machines: Vec<Value> = self
+            .all("machines", CLUSTER_GROUP)
+            .into_iter()
+            .map(|(_, m)| m)
+            .filter(|m| {
+                s(m, &["metadata", "namespace"]) == ns
+                    && s(m, &["metadata", "labels", CLUSTER_NAME_LABEL]) == name
+                    && m["metadata"]["labels"]["cluster.x-k8s.io/etcd-cluster"].is_null()
+            })
+            .collect();
+        let mut found: BTreeMap<String, Value> = BTreeMap::new();
+        {
+            let mut wl = workload.api.shared.lock();
+            let existing: BTreeMap<String, (Key, Value)> = wl
+                .raw("", "nodes")
+                .into_iter()
+                .map(|(k, n)| (s(&n, &["metadata", "name"]).to_owned(), (k, n)))
+                .collect();
+            for (node, (key, _)) in &existing {
+                if !machines
+                    .iter()
+                    .any(|m| s(m, &["metadata", "name"]) == node && !terminating(m))
+                {
+                    wl.delete_key(key, false);
+                }
+            }
+            for m in machines.iter().filter(|m| !terminating(m)) {
+                let machine = s(m, &["metadata", "name"]).to_owned();
+                if let Some((_, node)) = existing.get(&machine) {
+                    found.insert(machine, node.clone());
+                    continue;
+                }
+                let mut labels =
+                    json!({"kubernetes.io/hostname": machine, "kubernetes.io/os": "linux"});
+                if !m["metadata"]["labels"]["cluster.x-k8s.io/control-plane"].is_null() {
+                    labels["node-role.kubernetes.io/control-plane"] = json!("");
+                }
+                let node = json!({
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {"name": machine, "labels": labels},
+                    "spec": {"providerID": format!("aws-snow:///simulated/{machine}")},
+                    "status": {
+                        "nodeInfo": {"kubeletVersion": m["spec"]["version"]},
+                        "conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+                            "message": "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized",
+                            "lastTransitionTime": clock::now_rfc3339()}],
+                    },
+                });
+                if let Ok(stored) = wl.put(node, "kubelet") {
+                    found.insert(machine, stored);
+                }
+            }
+        }
+        for m in machines.iter().filter(|m| !terminating(m)) {
+            let node = found.get(s(m, &["metadata", "name"]));
+            let ready = node.is_some_and(node_ready);
+            let mut status = m["status"].clone();
+            if !status.is_object() {
+                status = json!({});
+            }
+            match node {
+                Some(n) if is_v1beta1(m) => {
+                    status["nodeRef"] = json!({"apiVersion": "v1", "kind": "Node", "name": n["metadata"]["name"], "uid": n["metadata"]["uid"]});
+                }
+                Some(n) => status["nodeRef"] = json!({"name": n["metadata"]["name"]}),
+                None => {}
+            }
+            status["phase"] = json!(if node.is_some() {
+                "Running"
+            } else {
+                "Provisioned"
+            });
+            status["conditions"] = conditions_with(
+                m,
+                &[
+                    ("Ready", ready),
+                    ("BootstrapReady", true),
+                    ("InfrastructureReady", true),
+                    ("NodeHealthy", ready),
+                ],
+                &negatives(m, &[]),
+            );
+            self.set_status(m, status);
+        }
     }
 
     fn cluster_by(&self, namespace: &str, pick: impl Fn(&Value) -> bool) -> Option<Value> {
@@ -490,7 +740,21 @@ impl Pass<'_> {
             }
             None => (false, false),
         };
-        let ready = infra_ready && cp_ready && !self.stalled(&cluster);
+        let deployments: Vec<Value> = self
+            .all("machinedeployments", CLUSTER_GROUP)
+            .into_iter()
+            .map(|(_, md)| md)
+            .filter(|md| {
+                s(md, &["metadata", "namespace"]) == ns && s(md, &["spec", "clusterName"]) == name
+            })
+            .collect();
+        let workers_ready = deployments.iter().all(|md| {
+            let want = md["spec"]["replicas"].as_u64().unwrap_or(1);
+            md["status"]["readyReplicas"].as_u64() == Some(want)
+                && md["status"]["updatedReplicas"].as_u64() == Some(want)
+                && md["status"]["replicas"].as_u64() == Some(want)
+        });
+        let ready = infra_ready && cp_ready && workers_ready && !self.stalled(&cluster);
         let mut status = cluster["status"].clone();
         if !status.is_object() {
             status = json!({});
@@ -516,9 +780,18 @@ impl Pass<'_> {
                 ("Available", ready),
                 ("ControlPlaneAvailable", cp_ready),
                 ("ControlPlaneInitialized", cp_initialized),
+                ("WorkersAvailable", workers_ready),
             ]);
         }
-        status["conditions"] = conditions(&cluster, &wanted);
+        let negative = negatives(
+            &cluster,
+            &[
+                ("RollingOut", false),
+                ("ScalingUp", false),
+                ("ScalingDown", false),
+            ],
+        );
+        status["conditions"] = conditions_with(&cluster, &wanted, &negative);
         self.set_status(&cluster, status);
     }
 
@@ -571,6 +844,7 @@ impl Pass<'_> {
             .collect();
         new["metadata"]["finalizers"] = Value::Array(list);
         self.update(new);
+        self.gone.push(cluster_key(ns, name));
     }
 
     /// Creates or deletes at most one Machine of `owner` toward `desired`; returns the counts.
@@ -605,10 +879,12 @@ impl Pass<'_> {
             .collect();
         let count = mine.len();
         let updated = count - outdated.len();
+        let ready = mine.iter().filter(|(_, m)| machine_ready(m)).count();
         if !desired.create {
             return Counts {
                 replicas: count,
                 updated,
+                ready,
             };
         }
         if count < desired.replicas || (!outdated.is_empty() && count == desired.replicas) {
@@ -636,18 +912,22 @@ impl Pass<'_> {
                     "ownerReferences": [owner_ref(owner)],
                 },
                 "spec": spec,
+                // A control-plane or worker Machine is ready once its Node is (see sync_nodes);
+                // an etcd Machine has no Node and is ready once provisioned.
                 "status": {
-                    "phase": "Running",
+                    "phase": if desired.bootstrap_ref.is_some() { "Provisioned" } else { "Running" },
                     "bootstrapReady": true,
                     "infrastructureReady": true,
-                    "nodeRef": {"kind": "Node", "name": name},
-                    "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": clock::now_rfc3339()}],
+                    "conditions": [{"type": "Ready", "status": if desired.bootstrap_ref.is_some() { "False" } else { "True" },
+                        "reason": if desired.bootstrap_ref.is_some() { "WaitingForNodeRef" } else { "Ready" },
+                        "lastTransitionTime": clock::now_rfc3339()}],
                 },
             });
             if self.store.put(machine, MANAGER).is_ok() {
                 return Counts {
                     replicas: count + 1,
                     updated: updated + 1,
+                    ready,
                 };
             }
         } else if let Some(key) = outdated
@@ -655,16 +935,19 @@ impl Pass<'_> {
             .cloned()
             .or_else(|| (count > desired.replicas).then(|| mine[count - 1].0.clone()))
         {
+            let was_ready = mine.iter().any(|(k, m)| *k == key && machine_ready(m));
             self.store.delete_key(&key, false);
             let was_outdated = outdated.contains(&key);
             return Counts {
                 replicas: count - 1,
                 updated: if was_outdated { updated } else { updated - 1 },
+                ready: if was_ready { ready - 1 } else { ready },
             };
         }
         Counts {
             replicas: count,
             updated,
+            ready,
         }
     }
 
@@ -719,7 +1002,8 @@ impl Pass<'_> {
             labels: json!({CLUSTER_NAME_LABEL: cluster_name, "cluster.x-k8s.io/etcd-cluster": name}),
             machine_api_version: Pass::machine_api_version(cluster.as_ref(), etcd),
             cluster: cluster_name.clone(),
-            create: !self.stalled(etcd)
+            create: cluster.is_some()
+                && !self.stalled(etcd)
                 && !cluster.as_ref().is_some_and(terminating)
                 && !terminating(etcd),
         };
@@ -783,30 +1067,38 @@ impl Pass<'_> {
             labels: json!({CLUSTER_NAME_LABEL: cluster_name, "cluster.x-k8s.io/control-plane": ""}),
             machine_api_version: Pass::machine_api_version(cluster.as_ref(), kcp),
             cluster: cluster_name.clone(),
+            // Cluster API acts on a control plane only once its Cluster is there.
             create: etcd_ready
+                && cluster.is_some()
                 && !self.stalled(kcp)
                 && !cluster.as_ref().is_some_and(terminating)
                 && !terminating(kcp),
         };
         let counts = self.machines(kcp, &desired);
-        let initialized = counts.replicas > 0 || kcp["status"]["initialized"] == json!(true);
+        // Initialized once the first machine's API server answers: its workload cluster is up
+        // and the kubeconfig published.
+        let mut initialized = kcp["status"]["initialized"] == json!(true);
         if counts.replicas > 0
             && let Some(cluster) = &cluster
         {
-            self.kubeconfig_secret(cluster);
+            initialized |= self.kubeconfig_secret(cluster);
         }
-        let ready = counts.replicas == replicas && counts.updated == replicas && desired.create;
+        let ready = counts.ready == replicas
+            && counts.replicas == replicas
+            && counts.updated == replicas
+            && desired.create;
         let mut status = kcp["status"].clone();
         if !status.is_object() {
             status = json!({});
         }
         status["replicas"] = json!(counts.replicas);
-        status["readyReplicas"] = json!(counts.replicas);
-        status["availableReplicas"] = json!(counts.replicas);
+        status["readyReplicas"] = json!(counts.ready);
+        status["availableReplicas"] = json!(counts.ready);
         status["updatedReplicas"] = json!(counts.updated);
         status["upToDateReplicas"] = json!(counts.updated);
-        status["unavailableReplicas"] = json!(0);
-        status["ready"] = json!(counts.replicas > 0);
+        status["unavailableReplicas"] = json!(counts.replicas - counts.ready);
+        // v1beta1: true once an API server is ready, and it stays so.
+        status["ready"] = json!(counts.ready > 0 || kcp["status"]["ready"] == json!(true));
         status["initialized"] = json!(initialized);
         status["version"] = version;
         status["observedGeneration"] = kcp["metadata"]["generation"].clone();
@@ -816,37 +1108,55 @@ impl Pass<'_> {
         if !is_v1beta1(kcp) {
             status["initialization"] = json!({"controlPlaneInitialized": initialized});
         }
-        status["conditions"] = conditions(
+        let all_ready = counts.ready == counts.replicas && counts.replicas > 0;
+        let v1beta1 = is_v1beta1(kcp);
+        // v1beta1: Available once the API server answers, Ready and MachinesReady summarise the
+        // machines. v1beta2: Available (API servers and etcd answer), Initialized,
+        // MachinesReady, MachinesUpToDate; no Ready.
+        let mut wanted = vec![
+            (
+                "Available",
+                initialized && counts.replicas > 0 && desired.create,
+            ),
+            ("MachinesReady", all_ready),
+        ];
+        if v1beta1 {
+            wanted.push(("Ready", ready));
+        } else {
+            wanted.push(("Initialized", initialized));
+            wanted.push(("MachinesUpToDate", counts.updated == counts.replicas));
+        }
+        status["conditions"] = conditions_with(
             kcp,
-            &[
-                ("Available", ready),
-                ("Ready", ready),
-                ("MachinesReady", ready),
-            ],
+            &wanted,
+            &negatives(
+                kcp,
+                &[
+                    ("RollingOut", counts.updated < counts.replicas),
+                    ("ScalingUp", counts.replicas < replicas),
+                    ("ScalingDown", counts.replicas > replicas),
+                ],
+            ),
         );
         self.set_status(kcp, status);
     }
 
-    fn kubeconfig_secret(&mut self, cluster: &Value) {
+    /// Publishes `<cluster>-kubeconfig` pointing at the cluster's workload cluster, asking for
+    /// one first when it is not running yet; whether the Secret is there.
+    fn kubeconfig_secret(&mut self, cluster: &Value) -> bool {
         let ns = s(cluster, &["metadata", "namespace"]);
         let name = s(cluster, &["metadata", "name"]);
         let secret_name = format!("{name}-kubeconfig");
+        let Some(workload) = self.workloads.get(&cluster_key(ns, name)).cloned() else {
+            self.needed.push(cluster_key(ns, name));
+            return false;
+        };
         if self.find("", "Secret", ns, &secret_name).is_some() {
-            return;
+            return true;
         }
-        let host = s(cluster, &["spec", "controlPlaneEndpoint", "host"]);
-        let host = if host.is_empty() { "127.0.0.1" } else { host };
-        let port = cluster["spec"]["controlPlaneEndpoint"]["port"]
-            .as_u64()
-            .unwrap_or(6443);
         use base64::Engine;
         let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
-        let kubeconfig = format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    server: https://{host}:{port}\n    certificate-authority-data: {}\ncontexts:\n- name: {name}-admin@{name}\n  context:\n    cluster: {name}\n    user: {name}-admin\ncurrent-context: {name}-admin@{name}\nusers:\n- name: {name}-admin\n  user:\n    client-certificate-data: {}\n    client-key-data: {}\n",
-            b64("simulated CA"),
-            b64("simulated client certificate"),
-            b64("simulated client key"),
-        );
+        let kubeconfig = workload.api.kubeconfig_as(name, &format!("{name}-admin"));
         let secret = json!({
             "apiVersion": "v1",
             "kind": "Secret",
@@ -859,7 +1169,7 @@ impl Pass<'_> {
             },
             "data": {"value": b64(&kubeconfig)},
         });
-        let _ = self.store.put(secret, MANAGER);
+        self.store.put(secret, MANAGER).is_ok()
     }
 
     fn machine_deployment(&mut self, md: &Value) {
@@ -901,17 +1211,20 @@ impl Pass<'_> {
                 && !terminating(md),
         };
         let counts = self.machines(md, &desired);
-        let ready = counts.replicas == replicas && counts.updated == replicas && desired.create;
+        let ready = counts.ready == replicas
+            && counts.replicas == replicas
+            && counts.updated == replicas
+            && desired.create;
         let mut status = md["status"].clone();
         if !status.is_object() {
             status = json!({});
         }
         status["replicas"] = json!(counts.replicas);
-        status["readyReplicas"] = json!(counts.replicas);
-        status["availableReplicas"] = json!(counts.replicas);
+        status["readyReplicas"] = json!(counts.ready);
+        status["availableReplicas"] = json!(counts.ready);
         status["updatedReplicas"] = json!(counts.updated);
         status["upToDateReplicas"] = json!(counts.updated);
-        status["unavailableReplicas"] = json!(0);
+        status["unavailableReplicas"] = json!(counts.replicas.saturating_sub(counts.ready));
         status["observedGeneration"] = md["metadata"]["generation"].clone();
         status["selector"] = json!(format!(
             "{CLUSTER_NAME_LABEL}={cluster_name},cluster.x-k8s.io/deployment-name={name}"
@@ -925,13 +1238,24 @@ impl Pass<'_> {
         } else {
             "Running"
         });
-        status["conditions"] = conditions(
+        let all_ready = counts.ready == counts.replicas;
+        let mut wanted = vec![("Available", ready), ("MachinesReady", all_ready)];
+        if is_v1beta1(md) {
+            wanted.extend([("Ready", ready), ("MachineSetReady", ready)]);
+        } else {
+            wanted.push(("MachinesUpToDate", counts.updated == counts.replicas));
+        }
+        status["conditions"] = conditions_with(
             md,
-            &[
-                ("Available", ready),
-                ("Ready", ready),
-                ("MachineSetReady", ready),
-            ],
+            &wanted,
+            &negatives(
+                md,
+                &[
+                    ("RollingOut", counts.updated < counts.replicas),
+                    ("ScalingUp", counts.replicas < replicas),
+                    ("ScalingDown", counts.replicas > replicas),
+                ],
+            ),
         );
         self.set_status(md, status);
     }

@@ -6,7 +6,7 @@
 //! - discovery (`/version`, `/api`, `/apis`, `/api/v1`, `/apis/{group}/{version}`, plain and
 //!   aggregated v2) built from the registered resources;
 //! - built-in resources (namespaces, secrets, configmaps, events, serviceaccounts, services,
-//!   deployments, RBAC roles and bindings, admission webhook configurations, leases,
+//!   deployments, daemonsets, nodes, RBAC roles and bindings, admission webhook configurations, leases,
 //!   events.k8s.io events, customresourcedefinitions) and every served version of each
 //!   CustomResourceDefinition stored (registered once Established, unregistered on delete);
 //! - Deployments validated as the API server does (a selector that selects the pod template, a
@@ -21,7 +21,9 @@
 //! versions (an object keeps its stored fields whatever version it is read through), admission
 //! webhooks, RBAC, pagination (`limit` is ignored, lists are complete), foreground/orphan
 //! deletion propagation (always background), and associative lists in apply (lists are atomic).
-//! [`capi`] simulates the Cluster API controllers of a management cluster.
+//! [`capi`] simulates the Cluster API controllers of a management cluster, each Cluster's
+//! workload cluster being another stand-in where [`nodes`] simulates the kubelets (a Node is
+//! Ready only with a CNI) and the DaemonSet controller.
 
 mod apply;
 pub mod capi;
@@ -29,6 +31,7 @@ mod clock;
 pub mod declared;
 mod discovery;
 mod http;
+pub mod nodes;
 mod patch;
 pub mod probe;
 mod registry;
@@ -170,10 +173,21 @@ impl KubeStandIn {
     /// A kubeconfig for this server: cluster and user `stand-in` (bearer token), context
     /// `stand-in` (current).
     pub fn kubeconfig(&self) -> String {
+        self.kubeconfig_as("stand-in", "stand-in")
+    }
+
+    /// A kubeconfig for this server with cluster `cluster`, user `user` (bearer token) and
+    /// context `<user>@<cluster>` (current), or `stand-in` when both are `stand-in`.
+    pub fn kubeconfig_as(&self, cluster: &str, user: &str) -> String {
         use base64::Engine;
         let ca = base64::engine::general_purpose::STANDARD.encode(self.ca.pem());
+        let context = if cluster == user {
+            cluster.to_owned()
+        } else {
+            format!("{user}@{cluster}")
+        };
         format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: stand-in\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: stand-in\n  user:\n    token: {}\ncontexts:\n- name: stand-in\n  context:\n    cluster: stand-in\n    user: stand-in\ncurrent-context: stand-in\n",
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: {user}\n  user:\n    token: {}\ncontexts:\n- name: {context}\n  context:\n    cluster: {cluster}\n    user: {user}\ncurrent-context: {context}\n",
             self.url(),
             self.shared.token
         )

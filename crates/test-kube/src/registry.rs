@@ -76,6 +76,8 @@ impl Registry {
             ResourceType::new("v1", "ServiceAccount", "serviceaccounts", true, false),
             ResourceType::new("v1", "Service", "services", true, true),
             ResourceType::new("apps/v1", "Deployment", "deployments", true, true),
+            ResourceType::new("apps/v1", "DaemonSet", "daemonsets", true, true),
+            ResourceType::new("v1", "Node", "nodes", false, true),
             ResourceType::new("rbac.authorization.k8s.io/v1", "Role", "roles", true, false),
             ResourceType::new(
                 "rbac.authorization.k8s.io/v1",
@@ -128,6 +130,8 @@ impl Registry {
             ("serviceaccounts", "sa"),
             ("services", "svc"),
             ("deployments", "deploy"),
+            ("daemonsets", "ds"),
+            ("nodes", "no"),
             ("customresourcedefinitions", "crd"),
         ] {
             if let Some(t) = types.iter_mut().find(|t| t.plural == plural) {

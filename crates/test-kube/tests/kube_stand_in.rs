@@ -591,11 +591,20 @@ async fn start_capi(
     step_ms: u64,
     stall: Vec<(String, String)>,
 ) -> Result<(KubeStandIn, Client, CapiHandle)> {
+    start_capi_with(step_ms, stall, None).await
+}
+
+async fn start_capi_with(
+    step_ms: u64,
+    stall: Vec<(String, String)>,
+    workload: Option<std::sync::Arc<KubeStandIn>>,
+) -> Result<(KubeStandIn, Client, CapiHandle)> {
     let (stand_in, client) = start().await?;
     stand_in.install_capi()?;
     let capi = stand_in.start_capi(CapiOptions {
         step: Duration::from_millis(step_ms),
         stall,
+        workload,
     });
     let namespaces: Api<Namespace> = Api::all(client.clone());
     namespaces
@@ -605,6 +614,53 @@ async fn start_capi(
         )
         .await?;
     Ok((stand_in, client, capi))
+}
+
+/// Waits for the workload cluster of `snow-test`, checks that its control plane is initialized
+/// but not ready (no CNI: every Node NotReady), then installs a CNI DaemonSet there (what
+/// snowctl's CNI step does) and returns the workload cluster.
+async fn install_cni(
+    stand_in: &KubeStandIn,
+    capi: &CapiHandle,
+    kcp_av: &str,
+) -> Result<std::sync::Arc<KubeStandIn>> {
+    let mut workload = None;
+    until(30, "the workload cluster", || {
+        workload = capi.workload("snow-test");
+        workload.is_some()
+            && stand_in
+                .get(
+                    kcp_av,
+                    "KubeadmControlPlane",
+                    Some("eksa-system"),
+                    "snow-test",
+                )
+                .is_some_and(|k| k["status"]["initialized"] == true)
+    })
+    .await?;
+    let workload = workload.ok_or("workload")?;
+    until(30, "a Node", || {
+        !workload.list("v1", "Node", None).is_empty()
+    })
+    .await?;
+    // Without a CNI, a Node is NotReady and its machine does not count as ready.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let nodes = workload.list("v1", "Node", None);
+    assert!(
+        nodes.iter().all(|n| !snow_test_kube::nodes::node_ready(n)),
+        "{nodes:?}"
+    );
+    let kcp = stand_in
+        .get(
+            kcp_av,
+            "KubeadmControlPlane",
+            Some("eksa-system"),
+            "snow-test",
+        )
+        .ok_or("kcp")?;
+    assert_eq!(kcp["status"]["readyReplicas"], 0, "{}", kcp["status"]);
+    workload.put(snow_test_kube::nodes::cni_daemonset())?;
+    Ok(workload)
 }
 
 fn condition_true(o: &Value, kind: &str) -> bool {
@@ -634,12 +690,26 @@ fn machines(stand_in: &KubeStandIn, label: &str, value: &str) -> Vec<Value> {
         .collect()
 }
 
-async fn provision_roll_and_delete(snapshot_name: &str, contract: &str, etcd: bool) -> Result {
-    let (stand_in, client, _capi) = start_capi(50, Vec::new()).await?;
+/// `cni_first`: the test supplies the workload cluster with a CNI already there; otherwise the
+/// CNI is installed once the control plane is initialized (and found not ready without it).
+async fn provision_roll_and_delete(
+    snapshot_name: &str,
+    contract: &str,
+    etcd: bool,
+    cni_first: bool,
+) -> Result {
+    let supplied = if cni_first {
+        let workload = std::sync::Arc::new(KubeStandIn::start().await?);
+        workload.put(snow_test_kube::nodes::cni_daemonset())?;
+        Some(workload)
+    } else {
+        None
+    };
+    let (stand_in, client, capi) = start_capi_with(50, Vec::new(), supplied.clone()).await?;
     let objects = snapshot(snapshot_name)?;
     let cluster_av = format!("cluster.x-k8s.io/{contract}");
     let kcp_av = format!("controlplane.cluster.x-k8s.io/{contract}");
-    // Control-plane progress is observable: 1/3 and 2/3 are seen before 3/3. A watch sees every
+    // Control-plane progress is observable: 0 ready is seen before 3/3. A watch sees every
     // write (polling could miss a state on a loaded machine).
     let kcps = Api::<DynamicObject>::namespaced_with(
         client.clone(),
@@ -665,6 +735,10 @@ async fn provision_roll_and_delete(snapshot_name: &str, contract: &str, etcd: bo
         }
     });
     apply_all(&client, &objects).await?;
+    let workload = match supplied {
+        Some(w) => w,
+        None => install_cni(&stand_in, &capi, &kcp_av).await?,
+    };
     until(30, "the cluster to be Ready", || {
         stand_in
             .get(&cluster_av, "Cluster", Some("eksa-system"), "snow-test")
@@ -683,8 +757,9 @@ async fn provision_roll_and_delete(snapshot_name: &str, contract: &str, etcd: bo
     })?;
     watching.abort();
     let seen = seen.lock().unwrap().clone();
+    // Machines exist before their Nodes are Ready: 0 ready is seen before 3.
     assert!(
-        seen.contains(&1) && seen.contains(&2),
+        seen.contains(&0) && seen.contains(&3),
         "progress seen: {seen:?}"
     );
     let clusters = Api::<DynamicObject>::namespaced_with(
@@ -740,6 +815,43 @@ async fn provision_roll_and_delete(snapshot_name: &str, contract: &str, etcd: bo
         .ok_or("value")?;
     let kubeconfig = String::from_utf8(value.0)?;
     assert!(Kubeconfig::from_yaml(&kubeconfig).is_ok(), "{kubeconfig}");
+    assert!(kubeconfig.contains(&workload.url()), "{kubeconfig}");
+    // A Node per control-plane and worker machine (none for etcd), named after it, Ready.
+    let mut node_names: Vec<String> = workload
+        .list("v1", "Node", None)
+        .iter()
+        .filter(|n| snow_test_kube::nodes::node_ready(n))
+        .map(|n| {
+            n["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    node_names.sort();
+    let mut machine_names: Vec<String> = stand_in
+        .list("cluster.x-k8s.io/v1beta2", "Machine", Some("eksa-system"))
+        .iter()
+        .filter(|m| m["metadata"]["labels"]["cluster.x-k8s.io/etcd-cluster"].is_null())
+        .inspect(|m| assert_eq!(m["status"]["nodeRef"]["name"], m["metadata"]["name"]))
+        .map(|m| {
+            m["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    machine_names.sort();
+    assert_eq!(node_names, machine_names);
+    let ds = workload
+        .get("apps/v1", "DaemonSet", Some("kube-system"), "test-cni")
+        .ok_or("ds")?;
+    assert_eq!(
+        ds["status"]["numberReady"],
+        node_names.len(),
+        "{}",
+        ds["status"]
+    );
     assert_eq!(
         machines(&stand_in, "cluster.x-k8s.io/control-plane", "").len(),
         3
@@ -845,6 +957,7 @@ async fn provision_roll_and_delete(snapshot_name: &str, contract: &str, etcd: bo
             .is_empty()
     );
     assert!(secrets.get_opt("snow-test-kubeconfig").await?.is_none());
+    assert!(workload.list("v1", "Node", None).is_empty());
     Ok(())
 }
 
@@ -855,6 +968,7 @@ async fn capi_provisions_rolls_and_deletes_a_v1beta2_cluster_with_external_etcd(
         provision_roll_and_delete(
             "render__ubuntu-external-mirror-1-33-v1beta2.snap",
             "v1beta2",
+            true,
             true,
         ),
     )
@@ -868,6 +982,7 @@ async fn capi_provisions_rolls_and_deletes_a_v1beta1_stacked_cluster() -> Result
         provision_roll_and_delete(
             "render__ubuntu-stacked-mirror-1-33-v1beta1.snap",
             "v1beta1",
+            false,
             false,
         ),
     )
@@ -905,6 +1020,7 @@ async fn capi_stalled_objects_never_become_ready_until_released() -> Result {
             "workers wait for the control plane"
         );
         capi.set_stall(Vec::new());
+        install_cni(&stand_in, &capi, "controlplane.cluster.x-k8s.io/v1beta2").await?;
         until(30, "the cluster to be Ready", || {
             stand_in
                 .get(

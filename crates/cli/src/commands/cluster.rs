@@ -14,8 +14,8 @@ use crate::{
 };
 use snow_api::release::ClusterRelease;
 use snow_lifecycle::{
-    self as lifecycle, ClusterRequest, CreateOptions, DeleteOptions, Event, LifecycleError,
-    Timeouts, UpgradeOptions, WaitOptions,
+    self as lifecycle, ClusterRequest, CniManifest, CreateOptions, DeleteOptions, Event,
+    LifecycleError, Timeouts, UpgradeOptions, WaitOptions,
     kubeconfig::{self, Written},
     ssh_key,
 };
@@ -25,6 +25,7 @@ use std::{path::PathBuf, process::ExitCode, time::Duration};
 /// Runs `snowctl create cluster` (its `--dry-run` is `render`).
 pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let session = Session::open(&args.render, &args.management, "create", io)?;
+    let cni = session.cni(args.cni_manifest.as_deref(), io)?;
     let files = &args.render.device_files;
     device_checks(
         &session,
@@ -47,7 +48,10 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         let created = lifecycle::create(
             &mgmt,
             &session.request(&release, key.as_deref()),
-            &CreateOptions { wait },
+            &CreateOptions {
+                wait,
+                cni: Some(cni),
+            },
             &mut printer(io, global.verbose),
         )
         .await?;
@@ -77,6 +81,10 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
 pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let dry_run = args.dry_run;
     let session = Session::open(&args.render, &args.management, "upgrade", io)?;
+    let cni = match dry_run {
+        true => None,
+        false => Some(session.cni(args.cni_manifest.as_deref(), io)?),
+    };
     // An existing cluster's endpoint answers: the in-use probe is for create only.
     if !dry_run {
         device_checks(
@@ -103,7 +111,7 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
         let outcome = lifecycle::upgrade(
             &mgmt,
             &session.request(&release, key.as_deref()),
-            &UpgradeOptions { wait, dry_run },
+            &UpgradeOptions { wait, dry_run, cni },
             &mut printer(io, global.verbose),
         )
         .await?;
@@ -310,6 +318,17 @@ impl Session {
             failures if failures.is_empty() => Ok(Some(key.name.clone())),
             failures => Err(rejected(failures)),
         }
+    }
+
+    /// The Cilium manifest (`--cni-manifest`, else helm), known before anything is applied.
+    fn cni(
+        &self,
+        path: Option<&std::path::Path>,
+        io: &mut Io<'_>,
+    ) -> Result<CniManifest, ExitCode> {
+        let release = self.release().map_err(|e| exit::lifecycle(io, &e))?;
+        let login = self.render.registry.as_ref();
+        settings::cni_manifest(path, &self.spec.spec, &release, login, io)
     }
 
     fn release(&self) -> Result<ClusterRelease<'_>, LifecycleError> {

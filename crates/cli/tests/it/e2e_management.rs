@@ -13,11 +13,12 @@
 //!   etcd, etcdadm installed);
 //! - `SNOWCTL_E2E_SPEC`: a cluster spec for the real devices; the cluster must not exist yet
 //!   (the test refuses to touch a cluster it did not create);
+//! - `SNOWCTL_E2E_CNI_MANIFEST`: the rendered Cilium manifest for it (`--cni-manifest`);
 //! - `EKSA_AWS_CREDENTIALS_FILE` and `EKSA_AWS_CA_BUNDLES_FILE`: the devices' credentials and CA
 //!   bundle (preflight and the CAPAS identity Secret).
 //!
 //! ```text
-//! SNOWCTL_E2E_KUBECONFIG=mgmt.kubeconfig SNOWCTL_E2E_SPEC=cluster.yaml \
+//! SNOWCTL_E2E_KUBECONFIG=mgmt.kubeconfig SNOWCTL_E2E_SPEC=cluster.yaml SNOWCTL_E2E_CNI_MANIFEST=cilium.yaml \
 //! EKSA_AWS_CREDENTIALS_FILE=credentials EKSA_AWS_CA_BUNDLES_FILE=ca-bundle.pem \
 //!   cargo test -p snowctl --test it e2e_management -- --nocapture
 //! ```
@@ -173,6 +174,11 @@ fn create_describe_delete_on_the_stand_in() {
             ca_bundle,
             "--poll-interval",
             "50ms",
+            "--cni-manifest",
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../lifecycle/tests/fixtures/cilium.yaml"
+            ),
         ],
     );
 }
@@ -191,5 +197,11 @@ fn create_describe_delete_on_a_real_management_cluster() {
     for var in ["EKSA_AWS_CREDENTIALS_FILE", "EKSA_AWS_CA_BUNDLES_FILE"] {
         assert!(required(var).is_file(), "{var} is not a file");
     }
-    round_trip(&kubeconfig, &spec, &[]);
+    let cni = std::fs::canonicalize(required("SNOWCTL_E2E_CNI_MANIFEST"))
+        .expect("SNOWCTL_E2E_CNI_MANIFEST names a readable file");
+    round_trip(
+        &kubeconfig,
+        &spec,
+        &["--cni-manifest", cni.to_str().expect("a UTF-8 path")],
+    );
 }

@@ -207,11 +207,19 @@ fn show(out: &Output) -> String {
     )
 }
 
-const FAST: [&str; 4] = [
+/// A Cilium manifest (a trimmed copy of EKS Anywhere's rendered test manifest).
+const CILIUM: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../lifecycle/tests/fixtures/cilium.yaml"
+);
+
+const FAST: [&str; 6] = [
     "--skip-validations",
     "--poll-interval",
     "50ms",
     "--per-machine-wait-timeout=1m",
+    "--cni-manifest",
+    CILIUM,
 ];
 
 async fn create(m: &Mgmt, spec_path: &Path) -> Output {
@@ -352,6 +360,8 @@ async fn a_stage_that_never_finishes_times_out_naming_the_object_and_a_rerun_con
         "50ms",
         "--per-machine-wait-timeout",
         "1s",
+        "--cni-manifest",
+        CILIUM,
     ]);
     let out = m.snowctl(&args).await;
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
@@ -722,6 +732,8 @@ async fn without_capas_create_says_how_to_install_it_and_applies_nothing() {
             path.to_str().unwrap(),
             "--skip-validations",
             "--no-secrets",
+            "--cni-manifest",
+            CILIUM,
         ])
         .await;
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
@@ -741,6 +753,365 @@ async fn without_capas_create_says_how_to_install_it_and_applies_nothing() {
             .objects()
             .iter()
             .all(|o| o["metadata"]["namespace"] != NS)
+    );
+}
+
+/// The fixture with its agent and operator images moved to `tag`.
+fn cilium_with_tag(tag: &str) -> String {
+    std::fs::read_to_string(CILIUM)
+        .unwrap()
+        .replace("v1.17.8-0", tag)
+}
+
+fn workload_images(m: &Mgmt) -> (String, String) {
+    let wl = m.capi.workload("edge").expect("workload cluster");
+    let ds = wl
+        .get("apps/v1", "DaemonSet", Some("kube-system"), "cilium")
+        .expect("cilium DaemonSet");
+    let op = wl
+        .get(
+            "apps/v1",
+            "Deployment",
+            Some("kube-system"),
+            "cilium-operator",
+        )
+        .expect("operator");
+    (
+        ds["spec"]["template"]["spec"]["containers"][0]["image"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+        op["spec"]["template"]["spec"]["containers"][0]["image"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_installs_cilium_after_the_control_plane_is_initialized_and_nodes_become_ready() {
+    let m = management().await;
+    let path = m.write_spec(
+        "cluster.yaml",
+        &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large"),
+    );
+    let out = create(&m, &path).await;
+    assert!(out.status.success(), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    // EKS Anywhere's order: initialized → CNI → control plane ready → workers → cluster.
+    let order = [
+        "✅ Control plane initialized",
+        "Installing Cilium on the workload cluster",
+        "✅ CNI DaemonSet kube-system/cilium ready",
+        "✅ CNI Deployment kube-system/cilium-operator ready (2/2)",
+        "✅ Control plane ready (3/3)",
+        "✅ Worker group md-0 ready (1/1)",
+        "✅ Cluster ready (1/1)",
+    ];
+    let mut at = 0;
+    for line in order {
+        let found = stderr[at..]
+            .find(line)
+            .unwrap_or_else(|| panic!("missing {line:?} after byte {at}\n{stderr}"));
+        at += found + line.len();
+    }
+    // The Nodes are on the workload cluster, read by the real kubectl with the kubeconfig
+    // snowctl wrote.
+    let kubeconfig = m.dir.path().join("edge/edge-eks-a-cluster.kubeconfig");
+    let kubectl = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--cache-dir")
+        .arg(m.dir.path().join("kube-cache"))
+        .args(["get", "nodes", "-o", "json"])
+        .output()
+        .expect("kubectl runs");
+    assert!(kubectl.status.success(), "{}", text(&kubectl.stderr));
+    let nodes: Value = serde_json::from_slice(&kubectl.stdout).unwrap();
+    let nodes = nodes["items"].as_array().unwrap();
+    assert_eq!(nodes.len(), 4);
+    for node in nodes {
+        let ready = node["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True");
+        assert!(ready, "{node}");
+    }
+    // describe says what runs.
+    let described = m.snowctl(&["describe", "cluster", "edge"]).await;
+    let tree = text(&described.stdout);
+    assert!(
+        tree.contains("CNI: Cilium DaemonSet kube-system/cilium 4/4 ready (public.ecr.aws/eks/cilium/cilium:v1.17.8-0); operator public.ecr.aws/eks/cilium/operator-generic:v1.17.8-0"),
+        "{tree}"
+    );
+    // Healthy v1beta2 objects show no negative-polarity noise (ScalingUp=False, Paused=False…).
+    assert!(!tree.contains("=False"), "{tree}");
+}
+
+/// Without --cni-manifest, create renders Cilium with the `helm` on PATH (here a stand-in
+/// script that records its arguments and stdin and prints the fixture, as `helm template` would)
+/// and installs what it printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_manifest_create_renders_cilium_with_helm_template() {
+    let m = management().await;
+    let path = m.write_spec(
+        "cluster.yaml",
+        &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large"),
+    );
+    let bin = m.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = m.dir.path().join("helm.log");
+    let helm = bin.join("helm");
+    std::fs::write(
+        &helm,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{log}'\ncat >> '{log}'\ncat '{CILIUM}'\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&helm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let search = format!("{}:/usr/bin:/bin", bin.display());
+    let mut args = vec!["create", "cluster", "-f", path.to_str().unwrap()];
+    args.extend(&FAST[..4]);
+    let out = m
+        .snowctl_env(&args, &m.kubeconfig, &[("PATH", &search)])
+        .await;
+    assert!(out.status.success(), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("Rendering Cilium with helm template"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("✅ CNI DaemonSet kube-system/cilium ready"),
+        "{stderr}"
+    );
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.starts_with("template oci://public.ecr.aws/eks/cilium/cilium --version "),
+        "{log}"
+    );
+    assert!(log.contains("--namespace kube-system"), "{log}");
+    assert!(log.contains("--kube-version 1."), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_cni_the_control_plane_never_becomes_ready_and_the_timeout_says_why() {
+    let m = management().await;
+    // The same manifest but the agent no longer mounts /etc/cni/net.d: it runs, writes no CNI
+    // configuration, and no Node becomes Ready.
+    let no_cni = std::fs::read_to_string(CILIUM)
+        .unwrap()
+        .replace("path: /etc/cni/net.d", "path: /var/lib/not-cni");
+    let manifest = m.write_spec("no-cni.yaml", &no_cni);
+    let path = m.write_spec(
+        "cluster.yaml",
+        &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large"),
+    );
+    let out = m
+        .snowctl(&[
+            "create",
+            "cluster",
+            "-f",
+            path.to_str().unwrap(),
+            "--skip-validations",
+            "--poll-interval",
+            "50ms",
+            "--control-plane-wait-timeout",
+            "3s",
+            "--cni-manifest",
+            manifest.to_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("✅ CNI DaemonSet kube-system/cilium ready"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("timed out after 3s waiting for KubeadmControlPlane eksa-system/edge: every control-plane machine ready and up to date never became true (0 ready, 3 up to date, 3 running of 3; MachinesReady=False"),
+        "{stderr}"
+    );
+    // What it said last names the trouble only: no negative-polarity condition that is False.
+    assert!(!stderr.contains("ScalingUp=False"), "{stderr}");
+    assert!(!stderr.contains("Paused=False"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrade_rolls_cilium_to_new_images_and_skip_upgrade_leaves_it() {
+    let m = management().await;
+    let text_spec = spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large");
+    let path = m.write_spec("cluster.yaml", &text_spec);
+    let created = create(&m, &path).await;
+    assert!(created.status.success(), "{}", show(&created));
+    let upgrade = |spec_path: PathBuf, manifest: PathBuf| {
+        let m = &m;
+        async move {
+            m.snowctl(&[
+                "upgrade",
+                "cluster",
+                "-f",
+                spec_path.to_str().unwrap(),
+                "--skip-validations",
+                "--poll-interval",
+                "50ms",
+                "--cni-manifest",
+                manifest.to_str().unwrap(),
+            ])
+            .await
+        }
+    };
+
+    // skipUpgrade: true keeps the installed images.
+    let skipping = text_spec.replace("cilium: {}", "cilium:\n        skipUpgrade: true");
+    assert!(skipping.contains("skipUpgrade: true"));
+    let newer = m.write_spec("cilium-new.yaml", &cilium_with_tag("v1.19.4-1"));
+    let out = upgrade(m.write_spec("skip.yaml", &skipping), newer.clone()).await;
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        text(&out.stderr)
+            .contains("Cilium upgrade skipped (clusterNetwork.cniConfig.cilium.skipUpgrade: true)"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(
+        workload_images(&m),
+        (
+            "public.ecr.aws/eks/cilium/cilium:v1.17.8-0".to_owned(),
+            "public.ecr.aws/eks/cilium/operator-generic:v1.17.8-0".to_owned()
+        )
+    );
+
+    // Without it, other images are applied and the DaemonSet rolls to them.
+    let out = upgrade(path.clone(), newer).await;
+    assert!(out.status.success(), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("Upgrading Cilium on the workload cluster: public.ecr.aws/eks/cilium/cilium:v1.17.8-0, operator public.ecr.aws/eks/cilium/operator-generic:v1.17.8-0 → public.ecr.aws/eks/cilium/cilium:v1.19.4-1"),
+        "{stderr}"
+    );
+    assert_eq!(
+        workload_images(&m),
+        (
+            "public.ecr.aws/eks/cilium/cilium:v1.19.4-1".to_owned(),
+            "public.ecr.aws/eks/cilium/operator-generic:v1.19.4-1".to_owned()
+        )
+    );
+    let wl = m.capi.workload("edge").unwrap();
+    let ds = wl
+        .get("apps/v1", "DaemonSet", Some("kube-system"), "cilium")
+        .unwrap();
+    assert_eq!(ds["metadata"]["generation"], 2);
+    assert_eq!(ds["status"]["observedGeneration"], 2);
+    assert_eq!(
+        ds["status"]["updatedNumberScheduled"], 4,
+        "{}",
+        ds["status"]
+    );
+    assert_eq!(ds["status"]["numberReady"], 4, "{}", ds["status"]);
+
+    // The same images again: nothing to do.
+    let again = upgrade(
+        path,
+        m.write_spec("same.yaml", &cilium_with_tag("v1.19.4-1")),
+    )
+    .await;
+    assert!(again.status.success(), "{}", show(&again));
+    assert!(
+        text(&again.stderr).contains("Cilium is installed with the manifest's images"),
+        "{}",
+        show(&again)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_without_a_cni_manifest_or_identity_says_what_to_give_and_applies_nothing() {
+    let m = management().await;
+    let path = m.write_spec(
+        "cluster.yaml",
+        &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large"),
+    );
+    // Without --cni-manifest snowctl renders Cilium with `helm template`; with no helm on PATH
+    // that is said before anything is applied.
+    let create_args = [
+        "create",
+        "cluster",
+        "-f",
+        path.to_str().unwrap(),
+        "--skip-validations",
+    ];
+    let no_helm = m.dir.path().join("no-helm");
+    std::fs::create_dir_all(&no_helm).unwrap();
+    let out = m
+        .snowctl_env(
+            &create_args,
+            &m.kubeconfig,
+            &[("PATH", no_helm.to_str().unwrap())],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("error: helm was not found"), "{stderr}");
+    assert!(stderr.contains("or pass --cni-manifest FILE"), "{stderr}");
+    assert!(
+        m.api.list(CORE, "Cluster", Some(NS)).is_empty(),
+        "nothing applied"
+    );
+
+    let out = m
+        .snowctl(&[
+            "create",
+            "cluster",
+            "-f",
+            path.to_str().unwrap(),
+            "--skip-validations",
+            "--no-secrets",
+            "--cni-manifest",
+            CILIUM,
+        ])
+        .await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("the CAPAS identity Secret eksa-system/edge-snow-credentials is not on the management cluster"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: give the device credentials"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("keep the fields"), "{stderr}");
+    assert!(
+        m.api
+            .objects()
+            .iter()
+            .all(|o| o["metadata"]["namespace"] != NS)
+    );
+
+    // A file that is not a Cilium manifest is bad input (exit 2), naming the document.
+    let bad = m.write_spec(
+        "bad.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n",
+    );
+    let out = m
+        .snowctl(&[
+            "create",
+            "cluster",
+            "-f",
+            path.to_str().unwrap(),
+            "--skip-validations",
+            "--cni-manifest",
+            bad.to_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("document 1 (line 1), ConfigMap/?: metadata.name is missing"),
+        "{}",
+        show(&out)
     );
 }
 

@@ -1,3 +1,271 @@
-//! The cluster's CNI (Cilium): rendering its manifest.
+//! The cluster's pod network (Cilium), installed on the workload cluster as EKS Anywhere does.
+//!
+//! Cluster API installs no CNI: until one runs, every Node stays NotReady, so no control-plane or
+//! worker machine counts as ready. EKS Anywhere installs Cilium once the control plane answers and
+//! before it waits for the machines; snowctl does the same with a rendered Cilium manifest
+//! ([`CniManifest`]): after the control plane is *initialized*, the manifest is applied
+//! server-side on the workload cluster (client from the `<cluster>-kubeconfig` Secret), then the
+//! `cilium` DaemonSet and the `cilium-operator` Deployment are waited for ([`install`]).
+//!
+//! Upgrades follow EKS Anywhere's rule: the manifest is applied again when an image of the
+//! installed DaemonSet (any container or init container) differs from the manifest's agent
+//! image, or the operator Deployment's first container from the manifest's operator image;
+//! unless `clusterNetwork.cniConfig.cilium.skipUpgrade` is true. A first install ignores
+//! `skipUpgrade`. The manifest is rendered by [`helm`] (`helm template` with EKS Anywhere's
+//! values) or given pre-rendered.
 
 pub mod helm;
+pub(crate) mod install;
+
+pub use install::{CniState, cni_state};
+
+use serde_json::{Value, json};
+
+/// The Cilium agent's DaemonSet, in `kube-system`.
+pub const AGENT_DAEMONSET: &str = "cilium";
+/// The Cilium operator's Deployment, in `kube-system`.
+pub const OPERATOR_DEPLOYMENT: &str = "cilium-operator";
+/// Where Cilium runs.
+pub const CNI_NAMESPACE: &str = "kube-system";
+
+/// Why a Cilium manifest cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CniManifestError {
+    /// A document is not YAML, or not a Kubernetes object.
+    #[error("document {index} (line {line}){}: {reason}", .object.as_ref().map(|o| format!(", {o}")).unwrap_or_default())]
+    Document {
+        /// 1-based position of the document in the file.
+        index: usize,
+        /// The line it starts on (1-based).
+        line: usize,
+        /// `Kind/name` when it could be read that far.
+        object: Option<String>,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An object snowctl waits for is not in the manifest.
+    #[error("the manifest has no {0}")]
+    Missing(String),
+}
+
+/// A rendered Cilium manifest: its objects in file order, with the images of the agent
+/// DaemonSet and of the operator Deployment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CniManifest {
+    objects: Vec<Value>,
+    agent_image: String,
+    operator_image: String,
+}
+
+/// The documents of a multi-document YAML text, with the line each starts on.
+fn documents(text: &str) -> Vec<(usize, String)> {
+    let mut docs = Vec::new();
+    let mut current = String::new();
+    let mut start = 1;
+    for (i, line) in text.lines().enumerate() {
+        let marker = line == "---" || line.starts_with("--- ") || line.starts_with("---\t");
+        if marker {
+            docs.push((start, std::mem::take(&mut current)));
+            start = i + 2;
+        } else {
+            current.push_str(line);
+            current.push('\n');
+        }
+    }
+    docs.push((start, current));
+    docs
+}
+
+/// The images of a pod template's containers (and init containers when `init`).
+fn images(template: &Value, init: bool) -> Vec<String> {
+    let spec = &template["spec"];
+    let mut lists = vec![&spec["containers"]];
+    if init {
+        lists.push(&spec["initContainers"]);
+    }
+    lists
+        .into_iter()
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter_map(|c| c["image"].as_str().map(str::to_owned))
+        .collect()
+}
+
+impl CniManifest {
+    /// Reads a multi-document manifest (as `helm template` prints it). Every document must be
+    /// an object with `apiVersion`, `kind` and `metadata.name`; empty documents are skipped; a
+    /// namespaced object without a namespace goes to `kube-system` (helm's `--namespace`). The
+    /// DaemonSet `kube-system/cilium` and the Deployment `kube-system/cilium-operator` must be
+    /// there, each with a container image.
+    pub fn parse(text: &str) -> Result<CniManifest, CniManifestError> {
+        let mut objects = Vec::new();
+        for (i, (line, doc)) in documents(text).into_iter().enumerate() {
+            let index = i + 1;
+            let bad = |object: Option<String>, reason: String| CniManifestError::Document {
+                index,
+                line,
+                object,
+                reason,
+            };
+            let meaningful = doc
+                .lines()
+                .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+            if !meaningful {
+                continue;
+            }
+            let mut value: Value = serde_saphyr::from_str(&doc)
+                .map_err(|e| bad(None, format!("not valid YAML: {e}")))?;
+            if value.is_null() {
+                continue;
+            }
+            if !value.is_object() {
+                return Err(bad(None, "not a Kubernetes object (a mapping)".into()));
+            }
+            let text = |v: &Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned);
+            let kind = text(&value["kind"]);
+            let name = text(&value["metadata"]["name"]);
+            let shown = format!(
+                "{}/{}",
+                kind.as_deref().unwrap_or("?"),
+                name.as_deref().unwrap_or("?")
+            );
+            for (field, present) in [
+                ("apiVersion", text(&value["apiVersion"]).is_some()),
+                ("kind", kind.is_some()),
+                ("metadata.name", name.is_some()),
+            ] {
+                if !present {
+                    return Err(bad(Some(shown), format!("{field} is missing")));
+                }
+            }
+            let kind = kind.unwrap_or_default();
+            if value["metadata"]["namespace"].is_null()
+                && !crate::init::components::cluster_scoped(&kind)
+            {
+                value["metadata"]["namespace"] = json!(CNI_NAMESPACE);
+            }
+            objects.push(value);
+        }
+        let find = |kind: &str, name: &str| {
+            objects.iter().find(|o| {
+                o["kind"] == kind
+                    && o["metadata"]["name"] == name
+                    && o["metadata"]["namespace"] == CNI_NAMESPACE
+            })
+        };
+        let agent = find("DaemonSet", AGENT_DAEMONSET).ok_or_else(|| {
+            CniManifestError::Missing(format!("DaemonSet {CNI_NAMESPACE}/{AGENT_DAEMONSET}"))
+        })?;
+        let agent_image = images(&agent["spec"]["template"], false)
+            .into_iter()
+            .next()
+            .ok_or_else(|| {
+                CniManifestError::Missing(format!(
+                    "container image in DaemonSet {CNI_NAMESPACE}/{AGENT_DAEMONSET}"
+                ))
+            })?;
+        let operator = find("Deployment", OPERATOR_DEPLOYMENT).ok_or_else(|| {
+            CniManifestError::Missing(format!("Deployment {CNI_NAMESPACE}/{OPERATOR_DEPLOYMENT}"))
+        })?;
+        let operator_image = images(&operator["spec"]["template"], false)
+            .into_iter()
+            .next()
+            .ok_or_else(|| {
+                CniManifestError::Missing(format!(
+                    "container image in Deployment {CNI_NAMESPACE}/{OPERATOR_DEPLOYMENT}"
+                ))
+            })?;
+        Ok(CniManifest {
+            objects,
+            agent_image,
+            operator_image,
+        })
+    }
+
+    /// The objects, in file order.
+    pub fn objects(&self) -> &[Value] {
+        &self.objects
+    }
+
+    /// The image of the agent DaemonSet's first container.
+    pub fn agent_image(&self) -> &str {
+        &self.agent_image
+    }
+
+    /// The image of the operator Deployment's first container.
+    pub fn operator_image(&self) -> &str {
+        &self.operator_image
+    }
+}
+
+/// What EKS Anywhere compares on upgrade: every image of the installed agent DaemonSet (its
+/// containers and init containers) and the operator Deployment's first container.
+pub(crate) fn installed_images(
+    daemonset: &Value,
+    operator: &Value,
+) -> (Vec<String>, Option<String>) {
+    (
+        images(&daemonset["spec"]["template"], true),
+        images(&operator["spec"]["template"], false)
+            .into_iter()
+            .next(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A trimmed copy of EKS Anywhere's `pkg/networking/cilium/testdata/cilium_manifest.yaml`.
+    const MANIFEST: &str = include_str!("../../tests/fixtures/cilium.yaml");
+
+    #[test]
+    fn the_fixture_reads_with_its_images() {
+        let m = CniManifest::parse(MANIFEST).unwrap();
+        assert_eq!(
+            m.agent_image(),
+            "public.ecr.aws/eks/cilium/cilium:v1.17.8-0"
+        );
+        assert_eq!(
+            m.operator_image(),
+            "public.ecr.aws/eks/cilium/operator-generic:v1.17.8-0"
+        );
+        let kinds: Vec<&str> = m
+            .objects()
+            .iter()
+            .filter_map(|o| o["kind"].as_str())
+            .collect();
+        assert!(
+            kinds.contains(&"ConfigMap") && kinds.contains(&"ClusterRole"),
+            "{kinds:?}"
+        );
+        assert!(
+            m.objects()
+                .iter()
+                .filter(|o| o["kind"] != "ClusterRole" && o["kind"] != "ClusterRoleBinding")
+                .all(|o| o["metadata"]["namespace"] == "kube-system")
+        );
+    }
+
+    #[test]
+    fn a_bad_document_is_named_with_its_line() {
+        let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {}\n";
+        let err = CniManifest::parse(text).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "document 2 (line 6), ConfigMap/?: metadata.name is missing"
+        );
+        let err = CniManifest::parse("---\n# only a comment\n---\nkind: [\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("document 3 (line 4): not valid YAML"),
+            "{err}"
+        );
+        let err = CniManifest::parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the manifest has no DaemonSet kube-system/cilium"
+        );
+    }
+}

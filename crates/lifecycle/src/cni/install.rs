@@ -1,0 +1,316 @@
+//! Installing or upgrading Cilium on the workload cluster, and waiting for it.
+
+use super::{AGENT_DAEMONSET, CNI_NAMESPACE, CniManifest, OPERATOR_DEPLOYMENT, installed_images};
+use crate::{
+    Event, LifecycleError, Management, Stage, WaitOptions,
+    create::workload_kubeconfig,
+    wait::{self, Readiness, Target},
+};
+use serde::Serialize;
+use serde_json::Value;
+
+fn count(v: &Value) -> u32 {
+    v.as_u64().and_then(|n| u32::try_from(n).ok()).unwrap_or(0)
+}
+
+fn observed(object: &Value) -> bool {
+    let generation = object["metadata"]["generation"].as_i64().unwrap_or(0);
+    object["status"]["observedGeneration"]
+        .as_i64()
+        .unwrap_or(-1)
+        >= generation
+}
+
+/// EKS Anywhere's DaemonSet readiness (the controller has seen the latest spec and every
+/// scheduled pod is ready), and the rollout finished (every pod of the current template).
+pub(crate) fn daemonset_readiness(ds: &Value) -> Readiness {
+    let st = &ds["status"];
+    let desired = count(&st["desiredNumberScheduled"]);
+    let ready = count(&st["numberReady"]);
+    let updated = count(&st["updatedNumberScheduled"]);
+    let seen = observed(ds);
+    let done = seen && desired > 0 && ready == desired && updated == desired;
+    let mut detail = format!("{ready} ready, {updated} up to date of {desired} scheduled");
+    if !seen {
+        detail.push_str("; the controller has not seen the latest spec yet");
+    }
+    Readiness {
+        ready,
+        total: desired,
+        done,
+        detail,
+    }
+}
+
+/// EKS Anywhere's Deployment readiness: the latest spec seen and every replica ready.
+pub(crate) fn deployment_readiness(d: &Value) -> Readiness {
+    let st = &d["status"];
+    let want = d["spec"]["replicas"]
+        .as_u64()
+        .map_or(1, |_| count(&d["spec"]["replicas"]));
+    let ready = count(&st["readyReplicas"]);
+    let updated = count(&st["updatedReplicas"]);
+    let seen = observed(d);
+    let done = seen && ready >= want && updated >= want;
+    let mut detail = format!("{ready} ready, {updated} up to date of {want}");
+    if !seen {
+        detail.push_str("; the controller has not seen the latest spec yet");
+    }
+    Readiness {
+        ready: ready.min(want),
+        total: want,
+        done,
+        detail,
+    }
+}
+
+/// A workload-cluster failure, said as one (the management client's errors name the management
+/// cluster).
+fn on_workload(cluster: &str, err: LifecycleError) -> LifecycleError {
+    let reason = match err {
+        LifecycleError::Api {
+            action,
+            object,
+            code,
+            message,
+        } => format!("{action} {object} failed: {message} (HTTP {code})"),
+        LifecycleError::Unreachable { server, reason } => {
+            format!("cannot reach its API server at {server}: {reason}")
+        }
+        LifecycleError::Kubeconfig { reason, .. } => {
+            format!("its kubeconfig (Secret {cluster}-kubeconfig) cannot be used: {reason}")
+        }
+        timeout @ LifecycleError::Timeout { .. } => return timeout,
+        other => other.to_string(),
+    };
+    LifecycleError::Workload {
+        cluster: cluster.to_owned(),
+        reason,
+    }
+}
+
+/// The workload cluster's client, from the kubeconfig Cluster API publishes.
+pub(crate) async fn workload(
+    mgmt: &Management,
+    cluster: &str,
+    opts: &WaitOptions,
+) -> Result<Management, LifecycleError> {
+    let kubeconfig = workload_kubeconfig(mgmt, cluster, opts).await?;
+    Management::from_kubeconfig_text(&kubeconfig)
+        .await
+        .map_err(|e| on_workload(cluster, e))
+}
+
+/// Installs Cilium from `manifest` on the workload cluster of `cluster` when it is not there,
+/// upgrades it when its images differ (unless `skip_upgrade`), then waits for the agent
+/// DaemonSet and the operator Deployment to be ready.
+pub(crate) async fn ensure(
+    mgmt: &Management,
+    cluster: &str,
+    manifest: &CniManifest,
+    skip_upgrade: bool,
+    opts: &WaitOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), LifecycleError> {
+    let wl = workload(mgmt, cluster, opts).await?;
+    let err = |e| on_workload(cluster, e);
+    let ds = wl
+        .get("apps/v1", "DaemonSet", Some(CNI_NAMESPACE), AGENT_DAEMONSET)
+        .await
+        .map_err(err)?;
+    let operator = wl
+        .get(
+            "apps/v1",
+            "Deployment",
+            Some(CNI_NAMESPACE),
+            OPERATOR_DEPLOYMENT,
+        )
+        .await
+        .map_err(err)?;
+    let apply = match (&ds, &operator) {
+        (Some(ds), Some(operator)) => {
+            let (agent, op) = installed_images(ds, operator);
+            let differs = agent.iter().any(|i| i != manifest.agent_image())
+                || op.as_deref() != Some(manifest.operator_image());
+            let installed = format!(
+                "{}, operator {}",
+                agent.first().map_or("no agent image", String::as_str),
+                op.as_deref().unwrap_or("no operator image")
+            );
+            if !differs {
+                on_event(Event::Note(format!(
+                    "Cilium is installed with the manifest's images ({installed})"
+                )));
+                false
+            } else if skip_upgrade {
+                on_event(Event::Note(format!(
+                    "Cilium upgrade skipped (clusterNetwork.cniConfig.cilium.skipUpgrade: true); it keeps {installed}"
+                )));
+                false
+            } else {
+                on_event(Event::Step(format!(
+                    "Upgrading Cilium on the workload cluster: {installed} → {}, operator {}",
+                    manifest.agent_image(),
+                    manifest.operator_image()
+                )));
+                true
+            }
+        }
+        // A first install ignores skipUpgrade, as EKS Anywhere does.
+        _ => {
+            on_event(Event::Step(format!(
+                "Installing Cilium on the workload cluster ({} objects, server-side; {})",
+                manifest.objects().len(),
+                manifest.agent_image()
+            )));
+            true
+        }
+    };
+    if apply {
+        for object in manifest.objects() {
+            wl.apply(object).await.map_err(err)?;
+            on_event(Event::Applied {
+                object: format!(
+                    "{}/{}",
+                    object["kind"].as_str().unwrap_or_default(),
+                    object["metadata"]["name"].as_str().unwrap_or_default()
+                ),
+            });
+        }
+    }
+    for (kind, name, judge, condition) in [
+        (
+            "DaemonSet",
+            AGENT_DAEMONSET,
+            daemonset_readiness as fn(&Value) -> Readiness,
+            "every scheduled Cilium agent ready and up to date",
+        ),
+        (
+            "Deployment",
+            OPERATOR_DEPLOYMENT,
+            deployment_readiness as fn(&Value) -> Readiness,
+            "every Cilium operator replica ready",
+        ),
+    ] {
+        wait::wait_in(
+            &wl,
+            CNI_NAMESPACE,
+            Target {
+                stage: Stage::Cni(format!("{kind} {CNI_NAMESPACE}/{name}")),
+                api_version: "apps/v1",
+                kind,
+                name,
+                condition,
+                judge,
+                timeout: opts.timeouts.control_plane,
+            },
+            opts.poll,
+            on_event,
+        )
+        .await
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Cilium as installed on a workload cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CniState {
+    /// The images of the agent DaemonSet (containers and init containers), empty when absent.
+    pub agent_images: Vec<String>,
+    /// The operator Deployment's image, when it is there.
+    pub operator_image: Option<String>,
+    /// Agents ready.
+    pub ready: u32,
+    /// Agents scheduled (one per node).
+    pub desired: u32,
+}
+
+impl std::fmt::Display for CniState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.agent_images.is_empty() {
+            return f.write_str("Cilium is not installed (no DaemonSet kube-system/cilium)");
+        }
+        let mut agents = self.agent_images.clone();
+        agents.dedup();
+        write!(
+            f,
+            "Cilium DaemonSet kube-system/cilium {}/{} ready ({}); operator {}",
+            self.ready,
+            self.desired,
+            agents.join(", "),
+            self.operator_image.as_deref().unwrap_or("missing")
+        )
+    }
+}
+
+/// Cilium on the workload cluster of `cluster`; `None` when Cluster API has not published its
+/// kubeconfig yet.
+pub async fn cni_state(
+    mgmt: &Management,
+    cluster: &str,
+) -> Result<Option<CniState>, LifecycleError> {
+    let secret = format!("{cluster}-kubeconfig");
+    if mgmt
+        .get("v1", "Secret", Some(capi_render::NAMESPACE), &secret)
+        .await?
+        .is_none()
+    {
+        return Ok(None);
+    }
+    let no_wait = WaitOptions::default();
+    let wl = workload(mgmt, cluster, &no_wait).await?;
+    let err = |e| on_workload(cluster, e);
+    let ds = wl
+        .get("apps/v1", "DaemonSet", Some(CNI_NAMESPACE), AGENT_DAEMONSET)
+        .await
+        .map_err(err)?;
+    let operator = wl
+        .get(
+            "apps/v1",
+            "Deployment",
+            Some(CNI_NAMESPACE),
+            OPERATOR_DEPLOYMENT,
+        )
+        .await
+        .map_err(err)?;
+    let ds = ds.unwrap_or(Value::Null);
+    let operator = operator.unwrap_or(Value::Null);
+    let (agent_images, operator_image) = installed_images(&ds, &operator);
+    Ok(Some(CniState {
+        agent_images,
+        operator_image,
+        ready: count(&ds["status"]["numberReady"]),
+        desired: count(&ds["status"]["desiredNumberScheduled"]),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_daemonset_is_ready_when_every_scheduled_agent_is_ready_and_current() {
+        let ds = |desired: u32, ready: u32, updated: u32, observed: i64| {
+            json!({"metadata": {"generation": 2}, "status": {"desiredNumberScheduled": desired,
+                "numberReady": ready, "updatedNumberScheduled": updated, "observedGeneration": observed}})
+        };
+        assert!(daemonset_readiness(&ds(3, 3, 3, 2)).done);
+        assert!(!daemonset_readiness(&ds(3, 2, 3, 2)).done);
+        assert!(!daemonset_readiness(&ds(3, 3, 2, 2)).done, "rolling");
+        assert!(!daemonset_readiness(&ds(3, 3, 3, 1)).done, "not observed");
+        assert!(!daemonset_readiness(&ds(0, 0, 0, 2)).done, "no node yet");
+        assert_eq!(
+            daemonset_readiness(&ds(3, 2, 3, 2)).detail,
+            "2 ready, 3 up to date of 3 scheduled"
+        );
+    }
+
+    #[test]
+    fn a_deployment_is_ready_when_every_replica_is() {
+        let d = |ready: u32| json!({"metadata": {"generation": 1}, "spec": {"replicas": 2}, "status": {"readyReplicas": ready, "updatedReplicas": 2, "observedGeneration": 1}});
+        assert!(deployment_readiness(&d(2)).done);
+        assert!(!deployment_readiness(&d(1)).done);
+    }
+}
