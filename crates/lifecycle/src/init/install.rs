@@ -270,9 +270,11 @@ impl<'a> Installer<'a> {
         on_event: &mut dyn FnMut(Event),
     ) -> Result<(), LifecycleError> {
         wait_deployments(self.mgmt, &component.deployments(), self.options, on_event).await?;
-        let Some(entry) =
-            inventory::provider(component.component, &component.namespace, &component.version)
-        else {
+        let Some(entry) = inventory::provider(
+            component.component,
+            &component.namespace,
+            &component.version,
+        ) else {
             return Ok(());
         };
         if !self.inventory_ready {

@@ -478,7 +478,13 @@ impl fmt::Display for UpgradePlan {
             ]);
         }
         let widths: Vec<usize> = (0..5)
-            .map(|i| table.iter().map(|row| row[i].chars().count()).max().unwrap_or(0))
+            .map(|i| {
+                table
+                    .iter()
+                    .map(|row| row[i].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
             .collect();
         for row in &table {
             let mut line = String::new();
@@ -556,7 +562,10 @@ mod tests {
         assert_eq!(semver("v1.10"), None);
         let v = |s: &str| Current::Version(s.into());
         assert_eq!(action_for(&v("v1.9.0"), "v1.13.5", true), Action::Upgrade);
-        assert_eq!(action_for(&v("v1.14.0"), "v1.13.5", true), Action::Downgrade);
+        assert_eq!(
+            action_for(&v("v1.14.0"), "v1.13.5", true),
+            Action::Downgrade
+        );
         assert_eq!(action_for(&v("v1.13.5"), "v1.13.5", true), Action::UpToDate);
         assert_eq!(action_for(&v("v1.13.5"), "v1.13.5", false), Action::Install);
         assert_eq!(action_for(&v("dev"), "v1.13.5", true), Action::Upgrade);
