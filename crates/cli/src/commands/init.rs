@@ -44,7 +44,10 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: boo
     let outcome = exit::runtime(io, false)?.block_on(async {
         let mgmt = management.connect(io).await?;
         if upgrade {
-            io.out(&init::upgrade::plan(&mgmt, &prepared).await?.to_string());
+            io.out(&format!(
+                "{}\n",
+                init::upgrade::plan(&mgmt, &prepared).await?
+            ));
             if args.dry_run {
                 return Ok(None);
             }
