@@ -616,7 +616,22 @@ async fn old_stack_with_custom_resources() -> Cluster {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upgrade_applies_the_new_versions_deletes_leftovers_and_keeps_crds_and_custom_resources() {
     let c = old_stack_with_custom_resources().await;
-    let new = init::prepare(&sources(), &values()).unwrap();
+    // The new core also ships a ClusterClass: that kind is then looked at for leftovers, and a
+    // user's ClusterClass (even with the core's labels) must still be left alone.
+    let mut shipped = sources();
+    shipped[1].components.push_str(
+        "\n---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata: {name: shipped-class, namespace: capi-system}\nspec: {}\n",
+    );
+    let new = init::prepare(&shipped, &values()).unwrap();
+    c.mgmt
+        .apply(&serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
+            "metadata": {"name": "user-class", "namespace": "capi-system", "labels": {
+                "clusterctl.cluster.x-k8s.io": "", "cluster.x-k8s.io/provider": "cluster-api"}},
+            "spec": {},
+        }))
+        .await
+        .expect("a ClusterClass");
 
     let plan = upgrade::plan(&c.mgmt, &new).await.expect("plan");
     insta::assert_snapshot!("upgrade_plan", plan.to_string());
@@ -692,6 +707,18 @@ async fn upgrade_applies_the_new_versions_deletes_leftovers_and_keeps_crds_and_c
         )
         .is_some()
     );
+    for class in ["user-class", "shipped-class"] {
+        assert!(
+            get(
+                "cluster.x-k8s.io/v1beta2",
+                "ClusterClass",
+                Some("capi-system"),
+                class
+            )
+            .is_some(),
+            "{class}"
+        );
+    }
     // The new objects are in, the Deployments Available, the inventory at the new versions.
     let core = get(
         "apps/v1",
