@@ -508,6 +508,12 @@ async fn another_installed_version_is_refused_before_anything_is_applied() {
         ),
         "{err}"
     );
+    assert!(
+        err.hint()
+            .unwrap()
+            .contains("snowctl upgrade management-components"),
+        "{err:?}"
+    );
     assert_eq!(c.api.writes(), writes);
 }
 

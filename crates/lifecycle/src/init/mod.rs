@@ -13,7 +13,7 @@
 //!
 //! Re-running converges: a provider recorded in the inventory with the wanted version is left
 //! as it is; one without an entry (an interrupted run) is applied again and completed; one of
-//! another version is a refusal, before anything is applied.
+//! another version is a refusal, before anything is applied ([`upgrade`] upgrades).
 
 pub mod components;
 pub mod envsubst;
