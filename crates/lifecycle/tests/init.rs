@@ -866,3 +866,42 @@ async fn a_newer_installed_provider_is_not_downgraded() {
     );
     assert_eq!(c.api.writes(), writes);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_provider_is_installed_by_the_upgrade() {
+    let c = cluster().await;
+    let all = init::prepare(&sources(), &values()).unwrap();
+    run(&c, &all[..6], fast())
+        .await
+        .0
+        .expect("init without CAPAS");
+    let plan = upgrade::plan(&c.mgmt, &all).await.unwrap();
+    let snow = plan.rows.last().unwrap();
+    assert_eq!(
+        (snow.component.label(), &snow.current, snow.action),
+        (
+            "infrastructure-snow".to_owned(),
+            &upgrade::Current::NotInstalled,
+            upgrade::Action::Install
+        )
+    );
+    assert!(
+        plan.to_string()
+            .ends_with("apply will install infrastructure-snow; each is then waited for (Deployments Available) and its version recorded.\n"),
+        "{plan}"
+    );
+    let (result, _) = upgrade(&c, &all).await;
+    let done = result.expect("upgrade");
+    assert!(done.to_string().contains("infrastructure-snow"));
+    assert!(inventory_versions(&c).contains(&("infrastructure-snow".into(), "v0.3.3".into())));
+    assert!(
+        c.api
+            .get(
+                "apps/v1",
+                "Deployment",
+                Some("capas-system"),
+                "capas-controller-manager"
+            )
+            .is_some()
+    );
+}

@@ -511,14 +511,17 @@ impl fmt::Display for UpgradePlan {
         }
         let mut parts = Vec::new();
         if !upgrade.is_empty() {
-            parts.push(format!("upgrade {}", upgrade.join(", ")));
+            parts.push(format!(
+                "upgrade {} (the new objects applied, then the objects the old versions had and the new ones have not deleted: never CRDs, Namespaces or custom resources)",
+                upgrade.join(", ")
+            ));
         }
         if !install.is_empty() {
             parts.push(format!("install {}", install.join(", ")));
         }
         writeln!(
             f,
-            "apply will {}: new objects applied, objects the old versions had and the new ones have not deleted (never CRDs, Namespaces or custom resources), Deployments waited for, inventory versions updated.",
+            "apply will {}; each is then waited for (Deployments Available) and its version recorded.",
             parts.join(" and ")
         )
     }
