@@ -868,14 +868,37 @@ async fn a_newer_installed_provider_is_not_downgraded() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_missing_provider_is_installed_by_the_upgrade() {
+async fn a_missing_provider_is_installed_and_a_foreign_cert_manager_left_alone() {
     let c = cluster().await;
     let all = init::prepare(&sources(), &values()).unwrap();
     run(&c, &all[..6], fast())
         .await
         .0
         .expect("init without CAPAS");
+    // A cert-manager without clusterctl's version annotation was installed by something else:
+    // its version is unknown and it is left alone.
+    let mut webhook = c
+        .api
+        .get(
+            "apps/v1",
+            "Deployment",
+            Some("cert-manager"),
+            "cert-manager-webhook",
+        )
+        .unwrap();
+    webhook["metadata"]["annotations"] = serde_json::json!({});
+    c.api.put(webhook).unwrap();
     let plan = upgrade::plan(&c.mgmt, &all).await.unwrap();
+    assert_eq!(
+        (&plan.rows[0].current, plan.rows[0].action),
+        (&upgrade::Current::Unmanaged, upgrade::Action::LeaveAlone)
+    );
+    assert!(
+        plan.to_string().contains(
+            "CertManager              unknown           left alone (not installed by clusterctl or snowctl)"
+        ),
+        "{plan}"
+    );
     let snow = plan.rows.last().unwrap();
     assert_eq!(
         (snow.component.label(), &snow.current, snow.action),
