@@ -120,7 +120,8 @@ pub struct InitArgs {
     /// The device credentials and CA bundle (CAPAS' AWS_B64ENCODED_* variables).
     #[command(flatten)]
     pub device_files: OptionalDeviceFiles,
-    /// Print the objects instead of applying them (Secret values redacted).
+    /// Print the objects instead of applying them (Secret values redacted); upgrade
+    /// management-components prints the plan only.
     #[arg(long)]
     pub dry_run: bool,
     /// With --dry-run: print Secret values.
@@ -224,6 +225,8 @@ pub struct WaitArgs {
 pub enum UpgradeCommand {
     /// Upgrade a cluster on a management cluster to a changed spec.
     Cluster(UpgradeClusterArgs),
+    /// Upgrade the stack `init` installs to the bundle's versions (plan, apply, prune, wait).
+    ManagementComponents(InitArgs),
 }
 
 /// `snowctl upgrade cluster -f FILE --kubeconfig MGMT`

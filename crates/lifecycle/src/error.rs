@@ -300,7 +300,7 @@ impl LifecycleError {
                 "--components-dir holds DIR/<provider>/<version>/<file>, the file named as at the end of the bundle's URI (e.g. cluster-api/v1.13.5/core-components.yaml and its metadata.yaml)".into()
             }
             LifecycleError::ProviderVersionDiffers { .. } => {
-                "snowctl init installs and completes, it does not upgrade: upgrade the providers with clusterctl upgrade apply, or pass the bundle of the installed versions with --bundles".into()
+                "snowctl init installs and completes, it does not upgrade: snowctl upgrade management-components upgrades to the bundle's versions (it never downgrades), or pass the bundle of the installed versions with --bundles".into()
             }
             LifecycleError::ComponentNotReady { object, .. } => format!(
                 "look at {object} and its pods (kubectl describe, kubectl get events); run snowctl init again to keep waiting, or raise --wait-timeout"

@@ -10,6 +10,7 @@ use snow_lifecycle::{
         self, InitOptions, Outcome,
         components::{ComponentObjects, ComponentSource, STACK},
         envsubst::Values,
+        upgrade,
     },
 };
 use snow_test_kube::{KubeStandIn, WorkloadHandle, WorkloadOptions};
@@ -507,5 +508,423 @@ async fn another_installed_version_is_refused_before_anything_is_applied() {
         ),
         "{err}"
     );
+    assert!(
+        err.hint()
+            .unwrap()
+            .contains("snowctl upgrade management-components"),
+        "{err:?}"
+    );
     assert_eq!(c.api.writes(), writes);
+}
+
+/// An older Cluster API core than the shipped one: another version and image, one more
+/// Deployment, ConfigMap and Role, and a CRD the shipped version does not have.
+const OLD_CORE_EXTRAS: &str = "
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: capi-legacy-helper, namespace: capi-system}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: capi-legacy-helper}}
+  template:
+    metadata: {labels: {app: capi-legacy-helper}}
+    spec: {containers: [{name: helper, image: registry.local/capi-legacy-helper:v1.12.0}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: capi-legacy-settings, namespace: capi-system}
+data: {mode: legacy}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: capi-legacy-role, namespace: capi-system}
+rules: [{apiGroups: [''], resources: [configmaps], verbs: [get]}]
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: legacythings.cluster.x-k8s.io}
+spec:
+  group: cluster.x-k8s.io
+  names: {kind: LegacyThing, listKind: LegacyThingList, plural: legacythings, singular: legacything}
+  scope: Namespaced
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+";
+
+/// The shipped sources with cert-manager at v1.19.0 and the core at v1.12.0 (see
+/// [`OLD_CORE_EXTRAS`]).
+fn old_sources() -> Vec<ComponentSource> {
+    let mut old = sources();
+    old[0].version = "v1.19.0".into();
+    old[1].version = "v1.12.0".into();
+    old[1].components = old[1].components.replace(
+        "cluster-api-controller:main",
+        "cluster-api-controller:v1.12.0",
+    ) + OLD_CORE_EXTRAS;
+    old
+}
+
+fn inventory_versions(c: &Cluster) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = c
+        .api
+        .list(INVENTORY, "Provider", None)
+        .iter()
+        .map(|p| {
+            (
+                p["metadata"]["name"].as_str().unwrap().to_owned(),
+                p["version"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+async fn upgrade(
+    c: &Cluster,
+    prepared: &[ComponentObjects],
+) -> (Result<upgrade::Upgraded, LifecycleError>, Vec<Event>) {
+    let mut events = Vec::new();
+    let result = upgrade::apply(&c.mgmt, prepared, &fast(), &mut |e| events.push(e)).await;
+    (result, events)
+}
+
+/// Installs the older stack and two custom resources carrying the core's labels: a Cluster
+/// (a kind both versions have) and a LegacyThing (of the CRD the new version drops).
+async fn old_stack_with_custom_resources() -> Cluster {
+    let c = cluster().await;
+    let old = init::prepare(&old_sources(), &values()).unwrap();
+    run(&c, &old, fast()).await.0.expect("old init");
+    let labels = serde_json::json!({"clusterctl.cluster.x-k8s.io": "", "cluster.x-k8s.io/provider": "cluster-api"});
+    c.mgmt
+        .apply(&serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+            "metadata": {"name": "edge-1", "namespace": "default", "labels": labels},
+            "spec": {"paused": true},
+        }))
+        .await
+        .expect("a Cluster");
+    c.mgmt
+        .apply(&serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "LegacyThing",
+            "metadata": {"name": "keep-me", "namespace": "capi-system", "labels": labels},
+            "spec": {"data": "precious"},
+        }))
+        .await
+        .expect("a LegacyThing");
+    c
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrade_applies_the_new_versions_deletes_leftovers_and_keeps_crds_and_custom_resources() {
+    let c = old_stack_with_custom_resources().await;
+    // The new core also ships a ClusterClass: that kind is then looked at for leftovers, and a
+    // user's ClusterClass (even with the core's labels) must still be left alone.
+    let mut shipped = sources();
+    shipped[1].components.push_str(
+        "\n---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata: {name: shipped-class, namespace: capi-system}\nspec: {}\n",
+    );
+    let new = init::prepare(&shipped, &values()).unwrap();
+    c.mgmt
+        .apply(&serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
+            "metadata": {"name": "user-class", "namespace": "capi-system", "labels": {
+                "clusterctl.cluster.x-k8s.io": "", "cluster.x-k8s.io/provider": "cluster-api"}},
+            "spec": {},
+        }))
+        .await
+        .expect("a ClusterClass");
+
+    let plan = upgrade::plan(&c.mgmt, &new).await.expect("plan");
+    insta::assert_snapshot!("upgrade_plan", plan.to_string());
+    assert!(!plan.up_to_date());
+
+    let (result, events) = upgrade(&c, &new).await;
+    let done = result.expect("upgrade");
+    assert!(!done.unchanged());
+    let mut deleted: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Deleted { object } => Some(object.as_str()),
+            _ => None,
+        })
+        .collect();
+    deleted.sort_unstable();
+    assert_eq!(
+        deleted,
+        [
+            "ConfigMap capi-system/capi-legacy-settings",
+            "Deployment capi-system/capi-legacy-helper",
+            "Role capi-system/capi-legacy-role",
+        ]
+    );
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Note(n)
+            if n.contains("cluster-api v1.13.5 has no CustomResourceDefinition legacythings.cluster.x-k8s.io: kept"))),
+        "{events:?}"
+    );
+    let get = |api: &str, kind: &str, ns: Option<&str>, name: &str| c.api.get(api, kind, ns, name);
+    assert!(
+        get(
+            "v1",
+            "ConfigMap",
+            Some("capi-system"),
+            "capi-legacy-settings"
+        )
+        .is_none()
+    );
+    assert!(
+        get(
+            "apps/v1",
+            "Deployment",
+            Some("capi-system"),
+            "capi-legacy-helper"
+        )
+        .is_none()
+    );
+    // No data loss: the dropped CRD, its custom resource and the Cluster stay.
+    assert!(
+        get(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            None,
+            "legacythings.cluster.x-k8s.io"
+        )
+        .is_some()
+    );
+    let thing = get(
+        "cluster.x-k8s.io/v1beta1",
+        "LegacyThing",
+        Some("capi-system"),
+        "keep-me",
+    )
+    .expect("the custom resource survives");
+    assert_eq!(thing["spec"]["data"], "precious");
+    assert!(
+        get(
+            "cluster.x-k8s.io/v1beta2",
+            "Cluster",
+            Some("default"),
+            "edge-1"
+        )
+        .is_some()
+    );
+    for class in ["user-class", "shipped-class"] {
+        assert!(
+            get(
+                "cluster.x-k8s.io/v1beta2",
+                "ClusterClass",
+                Some("capi-system"),
+                class
+            )
+            .is_some(),
+            "{class}"
+        );
+    }
+    // The new objects are in, the Deployments Available, the inventory at the new versions.
+    let core = get(
+        "apps/v1",
+        "Deployment",
+        Some("capi-system"),
+        "capi-controller-manager",
+    )
+    .unwrap();
+    assert!(core.to_string().contains("cluster-api-controller:main"));
+    for d in c.api.list("apps/v1", "Deployment", None) {
+        let available = d["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Available" && c["status"] == "True");
+        assert!(available, "{}", d["metadata"]["name"]);
+    }
+    let webhook = get(
+        "apps/v1",
+        "Deployment",
+        Some("cert-manager"),
+        "cert-manager-webhook",
+    )
+    .unwrap();
+    assert_eq!(
+        webhook["metadata"]["annotations"]["cert-manager.clusterctl.cluster.x-k8s.io/version"],
+        "v1.20.2"
+    );
+    assert_eq!(
+        inventory_versions(&c),
+        [
+            ("bootstrap-etcdadm-bootstrap".into(), "v1.0.19".into()),
+            ("bootstrap-etcdadm-controller".into(), "v1.0.28".into()),
+            ("bootstrap-kubeadm".into(), "v1.13.5".into()),
+            ("cluster-api".into(), "v1.13.5".into()),
+            ("control-plane-kubeadm".into(), "v1.13.5".into()),
+            ("infrastructure-snow".into(), "v0.3.3".into()),
+        ]
+    );
+    let listed = kubectl(
+        &c,
+        &[
+            "get",
+            "providers.clusterctl.cluster.x-k8s.io",
+            "-n",
+            "capi-system",
+            "--no-headers",
+            "-o",
+            "custom-columns=NAME:.metadata.name,VERSION:.version",
+        ],
+    );
+    assert!(
+        listed.split_whitespace().eq(["cluster-api", "v1.13.5"]),
+        "{listed}"
+    );
+
+    // A second upgrade and an init change nothing.
+    let writes = c.api.writes();
+    let (again, _) = upgrade(&c, &new).await;
+    assert!(again.expect("second upgrade").unchanged());
+    assert!(upgrade::plan(&c.mgmt, &new).await.unwrap().up_to_date());
+    let (init_again, _) = run(&c, &new, fast()).await;
+    assert!(init_again.expect("init after the upgrade").unchanged());
+    assert_eq!(c.api.writes(), writes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_killed_midway_is_completed_by_the_next() {
+    let c = old_stack_with_custom_resources().await;
+    let new = init::prepare(&sources(), &values()).unwrap();
+    let start = c.api.writes();
+    // Killed once cert-manager and part of the core are applied: no inventory change yet.
+    let killed = async {
+        while c.api.writes() < start + 60 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    let (options, mut quiet) = (fast(), |_| {});
+    tokio::select! {
+        r = upgrade::apply(&c.mgmt, &new, &options, &mut quiet) => panic!("finished before the kill: {r:?}"),
+        () = killed => {}
+    }
+    assert!(inventory_versions(&c).contains(&("cluster-api".into(), "v1.12.0".into())));
+    assert!(
+        c.api
+            .get(
+                "v1",
+                "ConfigMap",
+                Some("capi-system"),
+                "capi-legacy-settings"
+            )
+            .is_some(),
+        "killed before the core was pruned"
+    );
+    let (result, _) = upgrade(&c, &new).await;
+    result.expect("the re-run completes");
+    assert!(inventory_versions(&c).contains(&("cluster-api".into(), "v1.13.5".into())));
+    assert!(
+        c.api
+            .get(
+                "v1",
+                "ConfigMap",
+                Some("capi-system"),
+                "capi-legacy-settings"
+            )
+            .is_none()
+    );
+    assert!(
+        c.api
+            .get(
+                "cluster.x-k8s.io/v1beta1",
+                "LegacyThing",
+                Some("capi-system"),
+                "keep-me"
+            )
+            .is_some()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_installed_provider_is_not_downgraded() {
+    let c = cluster().await;
+    let mut newer = sources();
+    newer[6].version = "v0.4.0".into();
+    let installed = init::prepare(&newer, &values()).unwrap();
+    run(&c, &installed, fast()).await.0.expect("init");
+    let bundle = init::prepare(&sources(), &values()).unwrap();
+    let plan = upgrade::plan(&c.mgmt, &bundle).await.unwrap();
+    assert!(
+        plan.to_string().contains("v0.3.3 (older: refused)"),
+        "{plan}"
+    );
+    let writes = c.api.writes();
+    let err = upgrade(&c, &bundle).await.0.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("infrastructure-snow: v0.4.0 is installed (namespace capas-system), newer than the bundle's v0.3.3"),
+        "{err}"
+    );
+    assert_eq!(c.api.writes(), writes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_provider_is_installed_and_a_foreign_cert_manager_left_alone() {
+    let c = cluster().await;
+    let all = init::prepare(&sources(), &values()).unwrap();
+    run(&c, &all[..6], fast())
+        .await
+        .0
+        .expect("init without CAPAS");
+    // A cert-manager without clusterctl's version annotation was installed by something else:
+    // its version is unknown and it is left alone.
+    let mut webhook = c
+        .api
+        .get(
+            "apps/v1",
+            "Deployment",
+            Some("cert-manager"),
+            "cert-manager-webhook",
+        )
+        .unwrap();
+    webhook["metadata"]["annotations"] = serde_json::json!({});
+    c.api.put(webhook).unwrap();
+    let plan = upgrade::plan(&c.mgmt, &all).await.unwrap();
+    assert_eq!(
+        (&plan.rows[0].current, plan.rows[0].action),
+        (&upgrade::Current::Unmanaged, upgrade::Action::LeaveAlone)
+    );
+    assert!(
+        plan.to_string().contains(
+            "CertManager              unknown           left alone (not installed by clusterctl or snowctl)"
+        ),
+        "{plan}"
+    );
+    let snow = plan.rows.last().unwrap();
+    assert_eq!(
+        (snow.component.label(), &snow.current, snow.action),
+        (
+            "infrastructure-snow".to_owned(),
+            &upgrade::Current::NotInstalled,
+            upgrade::Action::Install
+        )
+    );
+    assert!(
+        plan.to_string()
+            .ends_with("apply will install infrastructure-snow; each is then waited for (Deployments Available) and its version recorded.\n"),
+        "{plan}"
+    );
+    let (result, _) = upgrade(&c, &all).await;
+    let done = result.expect("upgrade");
+    assert!(done.to_string().contains("infrastructure-snow"));
+    assert!(inventory_versions(&c).contains(&("infrastructure-snow".into(), "v0.3.3".into())));
+    assert!(
+        c.api
+            .get(
+                "apps/v1",
+                "Deployment",
+                Some("capas-system"),
+                "capas-controller-manager"
+            )
+            .is_some()
+    );
 }

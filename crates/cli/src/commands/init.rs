@@ -1,4 +1,4 @@
-//! `snowctl init`: the Snow provider stack on a cluster (the work is `snow_lifecycle::init`).
+//! `snowctl init` and `upgrade management-components` (the work is `snow_lifecycle::init`).
 
 use crate::{
     args::{InitArgs, OptionalDeviceFiles},
@@ -13,8 +13,9 @@ use snow_lifecycle::{
 };
 use std::process::ExitCode;
 
-/// Runs `snowctl init`.
-pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
+/// Runs `snowctl init`, or with `upgrade` `snowctl upgrade management-components`: the plan,
+/// then (without --dry-run) the upgrade.
+pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: bool) -> Outcome {
     let inputs = settings::release_inputs(&args.release, io)?;
     let bundle = init::source::versions_bundle(&inputs.bundles, args.kubernetes_version.as_deref())
         .map_err(|err| exit::lifecycle(io, &err))?;
@@ -30,7 +31,7 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
         .and_then(|wanted| init::source::from_dir(&args.components_dir, &wanted))
         .and_then(|sources| init::prepare(&sources, &values));
     let prepared = prepared.map_err(|err| exit::lifecycle(io, &err))?;
-    if args.dry_run {
+    if args.dry_run && !upgrade {
         io.out(&init::to_yaml(&prepared, args.show_secrets));
         return Ok(ExitCode::SUCCESS);
     }
@@ -42,20 +43,39 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     };
     let outcome = exit::runtime(io, false)?.block_on(async {
         let mgmt = management.connect(io).await?;
+        if upgrade {
+            io.out(&format!(
+                "{}\n",
+                init::upgrade::plan(&mgmt, &prepared).await?
+            ));
+            if args.dry_run {
+                return Ok(None);
+            }
+        }
         let mut milestones = Milestones::new(global.verbose > 0);
         let mut print = |event: Event| {
             if let Some(line) = milestones.line(&event) {
                 io.err(&format!("{line}\n"));
             }
         };
-        init::init(&mgmt, &prepared, &options, &mut print).await
+        Ok(Some(if upgrade {
+            let done = init::upgrade::apply(&mgmt, &prepared, &options, &mut print).await?;
+            (done.to_string(), done.unchanged())
+        } else {
+            let done = init::init(&mgmt, &prepared, &options, &mut print).await?;
+            (done.to_string(), done.unchanged())
+        }))
     });
-    let done = outcome.map_err(|err| exit::lifecycle(io, &err))?;
-    io.out(&done.to_string());
-    io.err(if done.unchanged() {
-        "✅ Every component was installed already: nothing changed\n"
-    } else {
-        "🎉 The Snow provider stack is installed\n"
-    });
+    let Some((done, unchanged)) = outcome.map_err(|err| exit::lifecycle(io, &err))? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    io.out(&done);
+    let message = match (unchanged, upgrade) {
+        (true, false) => "✅ Every component was installed already: nothing changed",
+        (true, true) => "✅ Every component is up to date: nothing changed",
+        (false, false) => "🎉 The Snow provider stack is installed",
+        (false, true) => "🎉 The Snow provider stack is upgraded",
+    };
+    io.err(&format!("{message}\n"));
     Ok(ExitCode::SUCCESS)
 }

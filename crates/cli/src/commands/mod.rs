@@ -47,10 +47,13 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         }
         Command::Create(CreateCommand::Cluster(args)) => cluster::create(args, global, io),
         Command::Upgrade(UpgradeCommand::Cluster(args)) => cluster::upgrade(args, global, io),
+        Command::Upgrade(UpgradeCommand::ManagementComponents(args)) => {
+            init::run(args, global, io, true)
+        }
         Command::Delete(DeleteCommand::Cluster(args)) => cluster::delete(args, global, io),
         Command::Describe(DescribeCommand::Cluster(args)) => cluster::describe(args, io),
         Command::Controller(args) => controller::run(args, global, io),
-        Command::Init(args) => init::run(args, global, io),
+        Command::Init(args) => init::run(args, global, io, false),
         Command::Move(MoveCommand::Cluster(args)) => cluster::move_cluster(args, global, io),
     };
     outcome.unwrap_or_else(|code| code)

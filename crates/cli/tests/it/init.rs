@@ -166,8 +166,18 @@ async fn site() -> Site {
 impl Site {
     /// `snowctl init` with the components, the bundle and `extra` arguments.
     async fn init(&self, extra: &[&str], with_credentials: bool) -> Output {
+        self.snowctl(&["init"], extra, with_credentials).await
+    }
+
+    /// `snowctl upgrade management-components` with the components, the bundle and `extra`.
+    async fn upgrade(&self, extra: &[&str]) -> Output {
+        self.snowctl(&["upgrade", "management-components"], extra, true)
+            .await
+    }
+
+    async fn snowctl(&self, command: &[&str], extra: &[&str], with_credentials: bool) -> Output {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
-        cmd.arg("init")
+        cmd.args(command)
             .arg("--components-dir")
             .arg(&self.components)
             .arg("--bundles")
@@ -307,4 +317,119 @@ async fn an_unreachable_cluster_is_said_so() {
         stderr.contains("cannot reach the management cluster"),
         "{stderr}"
     );
+}
+
+/// Cluster API core, kubeadm bootstrap and control plane at v1.12.0 in the components
+/// directory (the shipped files; the core with one more ConfigMap), installed by `snowctl init`
+/// with a bundle naming that version; the site's bundle stays the shipped versions.
+async fn install_older_stack(site: &Site) {
+    for (label, _, asset, source, _) in &LAYOUT[1..4] {
+        let dir = site.components.join(label).join("v1.12.0+abcdef1");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut text = std::fs::read_to_string(data().join(source)).unwrap();
+        if *label == "cluster-api" {
+            text.push_str("\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: capi-legacy-settings, namespace: capi-system}\ndata: {mode: legacy}\n");
+        }
+        std::fs::write(dir.join(asset), text).unwrap();
+        std::fs::copy(
+            file(site, label, "v1.13.5", "metadata.yaml"),
+            dir.join("metadata.yaml"),
+        )
+        .unwrap();
+    }
+    std::fs::write(&site.bundles, bundles().replace("v1.13.5", "v1.12.0")).unwrap();
+    let out = site.init(&["--kubeconfig", site.kubeconfig()], true).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::write(&site.bundles, bundles()).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrade_management_components_prints_the_plan_then_upgrades() {
+    let site = site().await;
+    install_older_stack(&site).await;
+    let legacy = || {
+        site.api.get(
+            "v1",
+            "ConfigMap",
+            Some("capi-system"),
+            "capi-legacy-settings",
+        )
+    };
+    assert!(legacy().is_some());
+
+    // --dry-run: the plan only, nothing written.
+    let writes = site.api.writes();
+    let out = site
+        .upgrade(&["--kubeconfig", site.kubeconfig(), "--dry-run"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    insta::assert_snapshot!("upgrade_management_components_plan", text(&out.stdout));
+    assert_eq!(site.api.writes(), writes);
+
+    // The real run: the plan, then the upgrade.
+    let out = site.upgrade(&["--kubeconfig", site.kubeconfig()]).await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.starts_with("NAME "), "{stdout}");
+    assert!(
+        stdout.contains("\n\ncert-manager                   v1.20.2          cert-manager                         up to date, unchanged\ncluster-api                    v1.13.5          capi-system                          upgraded from v1.12.0 (26 objects applied, 1 deleted)\n"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("Upgrading cluster-api from v1.12.0 to v1.13.5"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("🎉 The Snow provider stack is upgraded"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(CREDENTIALS_KEY) && !stdout.contains(CREDENTIALS_KEY));
+    assert!(legacy().is_none());
+
+    // The real kubectl sees the new versions.
+    let cache = site.dir.path().join("kube-cache");
+    let listed = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&site.kubeconfig)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args([
+            "get",
+            "providers.clusterctl.cluster.x-k8s.io",
+            "-A",
+            "--no-headers",
+            "-o",
+            "custom-columns=NAME:.metadata.name,VERSION:.version",
+        ])
+        .output()
+        .expect("kubectl runs");
+    assert!(listed.status.success(), "{}", text(&listed.stderr));
+    let mut rows: Vec<String> = text(&listed.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    rows.sort();
+    assert_eq!(
+        rows,
+        [
+            "bootstrap-etcdadm-bootstrap v1.0.19",
+            "bootstrap-etcdadm-controller v1.0.28",
+            "bootstrap-kubeadm v1.13.5",
+            "cluster-api v1.13.5",
+            "control-plane-kubeadm v1.13.5",
+            "infrastructure-snow v0.3.3",
+        ]
+    );
+
+    // Again: up to date, nothing written.
+    let writes = site.api.writes();
+    let out = site.upgrade(&["--kubeconfig", site.kubeconfig()]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("Every component is up to date: apply changes nothing."),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(text(&out.stderr).contains("nothing changed"));
+    assert_eq!(site.api.writes(), writes);
 }

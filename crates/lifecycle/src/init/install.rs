@@ -11,14 +11,14 @@ use std::time::{Duration, Instant};
 
 /// The CRDs known by (group, kind), and which are Established already.
 #[derive(Debug, Default)]
-pub(crate) struct Crds {
+struct Crds {
     names: BTreeMap<(String, String), String>,
     established: BTreeSet<String>,
 }
 
 impl Crds {
     /// Learns the CRDs of a component.
-    pub(crate) fn learn(&mut self, objects: &[Value]) {
+    fn learn(&mut self, objects: &[Value]) {
         for crd in objects
             .iter()
             .filter(|o| o["kind"] == "CustomResourceDefinition")
@@ -45,7 +45,7 @@ impl Crds {
     }
 
     /// Waits until the CRD `name` is Established (once per run).
-    pub(crate) async fn established(
+    async fn established(
         &mut self,
         mgmt: &Management,
         name: &str,
@@ -120,7 +120,7 @@ fn conditions_text(object: &Value) -> String {
 }
 
 /// Applies the objects of one component in order; returns how many.
-pub(crate) async fn apply_objects(
+async fn apply_objects(
     mgmt: &Management,
     component: &ComponentObjects,
     crds: &mut Crds,
@@ -172,7 +172,7 @@ pub(crate) fn deployment_available(deployment: &Value) -> (bool, u32, u32, Strin
 }
 
 /// Waits for each Deployment to be Available, reporting progress.
-pub(crate) async fn wait_deployments(
+async fn wait_deployments(
     mgmt: &Management,
     deployments: &[(String, String)],
     options: &InitOptions,
@@ -224,20 +224,77 @@ pub(crate) async fn wait_deployments(
     Ok(())
 }
 
-/// Applies the inventory CRD and waits for it.
-pub(crate) async fn inventory_crd(
-    mgmt: &Management,
-    crds: &mut Crds,
-    options: &InitOptions,
-    on_event: &mut dyn FnMut(Event),
-) -> Result<(), LifecycleError> {
-    let crd = inventory::crd();
-    crds.learn(std::slice::from_ref(&crd));
-    mgmt.apply(&crd).await?;
-    on_event(Event::Applied {
-        object: describe(&crd),
-    });
-    crds.established(mgmt, inventory::CRD_NAME, options).await
+/// What [`super::init`] and [`super::upgrade::apply`] share across the components of one run:
+/// the CRDs known and Established, and whether the inventory CRD is in place.
+pub(crate) struct Installer<'a> {
+    pub(crate) mgmt: &'a Management,
+    pub(crate) options: &'a InitOptions,
+    crds: Crds,
+    inventory_ready: bool,
+}
+
+impl<'a> Installer<'a> {
+    /// An installer for the components of `prepared` (their CRDs learnt up front, so that an
+    /// object of a kind another component defines waits for that CRD).
+    pub(crate) fn new(
+        mgmt: &'a Management,
+        options: &'a InitOptions,
+        prepared: &[ComponentObjects],
+    ) -> Installer<'a> {
+        let mut crds = Crds::default();
+        for c in prepared {
+            crds.learn(&c.objects);
+        }
+        Installer {
+            mgmt,
+            options,
+            crds,
+            inventory_ready: false,
+        }
+    }
+
+    /// Applies the component's objects in order (see [`apply_objects`]); returns how many.
+    pub(crate) async fn apply(
+        &mut self,
+        component: &ComponentObjects,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<usize, LifecycleError> {
+        apply_objects(self.mgmt, component, &mut self.crds, self.options, on_event).await
+    }
+
+    /// Waits for the component's Deployments, then records its version in the inventory
+    /// (last, so that an interrupted run is seen as not done and is done again).
+    pub(crate) async fn finish(
+        &mut self,
+        component: &ComponentObjects,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(), LifecycleError> {
+        wait_deployments(self.mgmt, &component.deployments(), self.options, on_event).await?;
+        let Some(entry) = inventory::provider(
+            component.component,
+            &component.namespace,
+            &component.version,
+        ) else {
+            return Ok(());
+        };
+        if !self.inventory_ready {
+            let crd = inventory::crd();
+            self.crds.learn(std::slice::from_ref(&crd));
+            self.mgmt.apply(&crd).await?;
+            on_event(Event::Applied {
+                object: describe(&crd),
+            });
+            self.crds
+                .established(self.mgmt, inventory::CRD_NAME, self.options)
+                .await?;
+            self.inventory_ready = true;
+        }
+        self.mgmt.apply(&entry).await?;
+        on_event(Event::Applied {
+            object: describe(&entry),
+        });
+        Ok(())
+    }
 }
 
 /// The default pause between two looks.

@@ -13,18 +13,19 @@
 //!
 //! Re-running converges: a provider recorded in the inventory with the wanted version is left
 //! as it is; one without an entry (an interrupted run) is applied again and completed; one of
-//! another version is a refusal, before anything is applied.
+//! another version is a refusal, before anything is applied ([`upgrade`] upgrades).
 
 pub mod components;
 pub mod envsubst;
 mod install;
 pub mod inventory;
 pub mod source;
+pub mod upgrade;
 
 use crate::{Event, LifecycleError, Management};
 use components::{Component, ComponentObjects, ComponentSource};
 use envsubst::Values;
-use install::Crds;
+use install::Installer;
 use snow_api::release::VersionsBundle;
 use std::time::Duration;
 
@@ -187,12 +188,8 @@ pub async fn init(
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Initialized, LifecycleError> {
     let installed = check_versions(mgmt, prepared).await?;
-    let mut crds = Crds::default();
-    for c in prepared {
-        crds.learn(&c.objects);
-    }
+    let mut installer = Installer::new(mgmt, options, prepared);
     let mut results = Vec::new();
-    let mut inventory_ready = false;
     for c in prepared {
         let mut result = ComponentResult {
             component: c.component,
@@ -220,18 +217,8 @@ pub async fn init(
             c.objects.len(),
             c.namespace
         )));
-        result.applied = install::apply_objects(mgmt, c, &mut crds, options, on_event).await?;
-        install::wait_deployments(mgmt, &c.deployments(), options, on_event).await?;
-        if let Some(entry) = inventory::provider(c.component, &c.namespace, &c.version) {
-            if !inventory_ready {
-                install::inventory_crd(mgmt, &mut crds, options, on_event).await?;
-                inventory_ready = true;
-            }
-            mgmt.apply(&entry).await?;
-            on_event(Event::Applied {
-                object: components::describe(&entry),
-            });
-        }
+        result.applied = installer.apply(c, on_event).await?;
+        installer.finish(c, on_event).await?;
         result.outcome = Outcome::Applied;
         results.push(result);
     }
