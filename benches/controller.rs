@@ -79,6 +79,7 @@ fn bench(c: &mut Criterion) {
             devices: Devices,
             manager: FIELD_MANAGER.to_owned(),
             namespace: None,
+            cni: None,
         };
         (api, ctx)
     });

@@ -169,6 +169,10 @@ pub struct ControllerArgs {
     /// Run without leader election (only when a single replica runs).
     #[arg(long)]
     pub no_leader_election: bool,
+    /// The rendered Cilium manifest installed on every cluster (default: `helm template` per
+    /// cluster, helm on PATH).
+    #[arg(long, value_name = "FILE")]
+    pub cni_manifest: Option<PathBuf>,
     /// The release catalog.
     #[command(flatten)]
     pub release: ReleaseArgs,

@@ -428,24 +428,26 @@ pub fn cni_manifest(
     login: Option<&RegistryCredentials>,
     io: &mut Io<'_>,
 ) -> Result<CniManifest, ExitCode> {
-    let (name, text) = match path {
-        Some(path) => (
-            output::source_name(path),
-            read_text(path, "the CNI manifest", io)?,
-        ),
-        None => {
-            io.err("Rendering Cilium with helm template\n");
-            let options = HelmOptions {
-                login: login.cloned(),
-                ..HelmOptions::default()
-            };
-            let text = helm::render(spec, release, &options).map_err(|e| match e {
-                HelmError::NotFound { .. } => exit::usage(io, e),
-                _ => exit::failed(io, e),
-            })?;
-            ("the manifest helm rendered".to_owned(), text)
-        }
+    if let Some(path) = path {
+        return read_cni_manifest(path, io);
+    }
+    io.err("Rendering Cilium with helm template\n");
+    let options = HelmOptions {
+        login: login.cloned(),
+        ..HelmOptions::default()
     };
+    let text = helm::render(spec, release, &options).map_err(|e| match e {
+        HelmError::NotFound { .. } => exit::usage(io, e),
+        _ => exit::failed(io, e),
+    })?;
+    let parsed = CniManifest::parse(&text);
+    parsed.map_err(|e| exit::usage(io, format!("the manifest helm rendered: {e}")))
+}
+
+/// `--cni-manifest FILE`, read and parsed (exit 2 naming the document that is wrong).
+pub fn read_cni_manifest(path: &Path, io: &mut Io<'_>) -> Result<CniManifest, ExitCode> {
+    let text = read_text(path, "the CNI manifest", io)?;
+    let name = output::source_name(path);
     CniManifest::parse(&text).map_err(|e| exit::usage(io, format!("{name}: {e}")))
 }
 

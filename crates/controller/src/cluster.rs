@@ -111,6 +111,19 @@ async fn converge<S: DeviceSource>(
         Ok(spec) => spec,
         Err(failure) => return Ok(Err(failure)),
     };
+    // EKS Anywhere's webhook: on the kubectl/GitOps path no key is generated, so a machine config
+    // must name one.
+    if let Some((name, _)) = (spec.machine_configs.iter()).find(|(_, m)| {
+        m.spec
+            .ssh_key_name
+            .as_deref()
+            .is_none_or(|k| k.trim().is_empty())
+    }) {
+        let why = format!(
+            "SnowMachineConfig {name}: SshKeyName must not be empty (the controller imports no default key: name a key pair that is on every device)"
+        );
+        return Ok(Err(fail("SpecInvalid", why, None)));
+    }
     let (credentials, bundle) = match sources.credentials() {
         Ok(c) => c,
         Err(why) => {
@@ -160,11 +173,51 @@ async fn converge<S: DeviceSource>(
         )));
     }
     observed.workers = Some((pass.workers.ready, pass.workers.detail.clone()));
+    // The CNI, as EKS Anywhere's ReconcileCNI: without it no Node becomes Ready.
+    let manifest = match cni_manifest(ctx, &spec, &release).await {
+        Ok(manifest) => manifest,
+        Err(why) => {
+            return Ok(Err(fail(
+                "CniRenderFailed",
+                why,
+                Some(Duration::from_secs(60)),
+            )));
+        }
+    };
+    let skip = spec.cilium().skip_upgrade;
+    let mut note = |e: snow_lifecycle::Event| tracing::info!(cluster = spec.name(), "{e}");
+    let cni = reconcile::cni_pass(mgmt, spec.name(), &manifest, skip, &mut note).await?;
+    if !cni.ready {
+        observed.workers = Some((false, cni.detail));
+        out.requeue_after = Some(Duration::from_secs(5));
+        return Ok(Ok(()));
+    }
     if !(pass.control_plane.ready && pass.workers.ready) {
         // Soon after writes, at the resync pace once the cluster only has to come up.
         out.requeue_after = Some(Duration::from_secs(if pass.writes == 0 { 30 } else { 5 }));
     }
     Ok(Ok(()))
+}
+
+/// The Cilium manifest: the controller's (`--cni-manifest`), else `helm template` for this
+/// cluster (helm in the controller's image).
+async fn cni_manifest<S: DeviceSource>(
+    ctx: &Context<S>,
+    spec: &ValidSpec,
+    release: &snow_api::release::ClusterRelease<'_>,
+) -> Result<snow_lifecycle::CniManifest, String> {
+    if let Some(manifest) = &ctx.cni {
+        return Ok(manifest.clone());
+    }
+    let template = capi_render::cilium::helm_template(spec, release).map_err(|e| e.to_string())?;
+    let options = snow_lifecycle::cni::helm::HelmOptions::default();
+    let rendered = tokio::task::spawn_blocking(move || {
+        snow_lifecycle::cni::helm::render_template(&template, &options)
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| e.to_string())?;
+    snow_lifecycle::CniManifest::parse(&rendered).map_err(|e| e.to_string())
 }
 
 /// The spec of the declared objects, checked as `snowctl validate` checks a file.

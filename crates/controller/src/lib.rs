@@ -73,6 +73,9 @@ pub struct Context<S: DeviceSource> {
     pub manager: String,
     /// Only this namespace's objects; `None` for all.
     pub namespace: Option<String>,
+    /// The Cilium manifest installed on every cluster; `None`: rendered per cluster with
+    /// `helm template` (helm on the controller's `PATH`).
+    pub cni: Option<snow_lifecycle::CniManifest>,
 }
 
 impl<S: DeviceSource> std::fmt::Debug for Context<S> {

@@ -60,6 +60,12 @@ struct Setup {
     fleet: Fleet,
 }
 
+/// EKS Anywhere's rendered Cilium manifest (the lifecycle tests' fixture).
+fn cilium() -> snow_lifecycle::CniManifest {
+    snow_lifecycle::CniManifest::parse(include_str!("../../lifecycle/tests/fixtures/cilium.yaml"))
+        .expect("fixture")
+}
+
 async fn setup() -> Setup {
     let api = KubeStandIn::start().await.expect("stand-in");
     api.install_capi().unwrap();
@@ -68,15 +74,10 @@ async fn setup() -> Setup {
         api.install_crds(&snow_api::crds_yaml().unwrap()).unwrap(),
         4
     );
-    // The controller does not install a CNI yet (issue 14 item 6): the test plays that part,
-    // giving the workload cluster with a CNI DaemonSet already there, so Nodes become Ready.
-    let workload = std::sync::Arc::new(KubeStandIn::start().await.expect("workload stand-in"));
-    workload
-        .put(snow_test_kube::nodes::cni_daemonset())
-        .expect("CNI DaemonSet");
+    // The workload cluster starts without a network: its Nodes become Ready only once the
+    // controller has installed Cilium on it.
     let capi = api.start_capi(CapiOptions {
         step: Duration::from_millis(10),
-        workload: Some(workload),
         ..CapiOptions::default()
     });
     let fleet = Fleet::default();
@@ -94,6 +95,7 @@ impl Setup {
             devices: self.fleet.clone(),
             manager: manager.into(),
             namespace: None,
+            cni: Some(cilium()),
         }
     }
 
@@ -619,4 +621,30 @@ async fn lease_values_from_the_server_never_panic_the_election() {
     assert_eq!(now["spec"]["holderIdentity"], "me");
     assert_eq!(now["spec"]["leaseTransitions"], i32::MAX);
     drop(s.capi);
+}
+
+/// EKS Anywhere's webhook rule on this path: no default key is generated for a kubectl/GitOps
+/// cluster, so a machine config without `sshKeyName` stops it with a status that says so, and
+/// nothing is applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_ssh_key_name_is_refused_on_the_gitops_path() {
+    let s = setup().await;
+    let ctx = s.context(controller::FIELD_MANAGER).await;
+    for mut object in edge(&[("md-0", 1)]).objects() {
+        if object["kind"] == "SnowMachineConfig" {
+            object["spec"]["sshKeyName"] = Value::from("");
+        }
+        s.put(object);
+    }
+    resync_until(&ctx, &s, "the failure status", |s| {
+        eksa_cluster(s).is_some_and(|c| c["status"]["failureReason"] == "SpecInvalid")
+    })
+    .await;
+    let status = eksa_cluster(&s).unwrap()["status"].clone();
+    let message = status["failureMessage"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("SshKeyName must not be empty"),
+        "{status:#}"
+    );
+    assert!(names(&s, CORE, "Cluster").is_empty());
 }

@@ -135,6 +135,58 @@ pub async fn pass(
     })
 }
 
+/// One step of the cluster's CNI for controllers (EKS Anywhere's `ReconcileCNI`), never
+/// waiting: nothing before the control plane has published its kubeconfig; then Cilium from
+/// `manifest` installed, or upgraded when the workload cluster runs other images (unless
+/// `skip_upgrade`), as [`create`](crate::create) does; ready once the agent DaemonSet and the
+/// operator Deployment are, with nothing applied in this step.
+pub async fn cni_pass<F: FnMut(crate::Event)>(
+    mgmt: &Management,
+    cluster: &str,
+    manifest: &crate::CniManifest,
+    skip_upgrade: bool,
+    on_event: &mut F,
+) -> Result<Progress, LifecycleError> {
+    use crate::cni::install::{apply_needed, daemonset_readiness, deployment_readiness, workload};
+    use crate::cni::{AGENT_DAEMONSET, CNI_NAMESPACE, OPERATOR_DEPLOYMENT};
+    let secret = format!("{cluster}-kubeconfig");
+    if mgmt
+        .get("v1", "Secret", Some(NAMESPACE), &secret)
+        .await?
+        .is_none()
+    {
+        let detail = "waiting for the control plane to publish its kubeconfig".to_owned();
+        return Ok(Progress {
+            ready: false,
+            detail,
+        });
+    }
+    let wl = workload(mgmt, cluster, &crate::WaitOptions::default()).await?;
+    if apply_needed(&wl, cluster, manifest, skip_upgrade, on_event).await? {
+        let detail = "Cilium applied on the workload cluster".to_owned();
+        return Ok(Progress {
+            ready: false,
+            detail,
+        });
+    }
+    let get = |kind, name| wl.get("apps/v1", kind, Some(CNI_NAMESPACE), name);
+    let ds = get("DaemonSet", AGENT_DAEMONSET).await;
+    let op = get("Deployment", OPERATOR_DEPLOYMENT).await;
+    let on_workload = |e: LifecycleError| LifecycleError::Workload {
+        cluster: cluster.to_owned(),
+        reason: e.to_string(),
+    };
+    let (ds, op) = (ds.map_err(on_workload)?, op.map_err(on_workload)?);
+    let (ds, op) = (ds.unwrap_or_default(), op.unwrap_or_default());
+    let (agents, operator) = (daemonset_readiness(&ds), deployment_readiness(&op));
+    let ready = agents.done && operator.done;
+    let detail = format!(
+        "Cilium agents {}/{} ready, operator {}/{} ready",
+        agents.ready, agents.total, operator.ready, operator.total
+    );
+    Ok(Progress { ready, detail })
+}
+
 /// Pauses the control plane and applies the etcd objects that differ. Returns the writes and
 /// whether etcd is ready with nothing written (then the rest may go on).
 async fn etcd_step(

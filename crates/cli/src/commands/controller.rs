@@ -16,6 +16,10 @@ use tracing_subscriber::EnvFilter;
 /// Runs `snowctl controller` until SIGTERM or SIGINT.
 pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let inputs = settings::release_inputs(&args.release, io)?;
+    let cni = match &args.cni_manifest {
+        Some(path) => Some(settings::read_cni_manifest(path, io)?),
+        None => None,
+    };
     let default = if global.verbose > 0 { "debug" } else { "info" };
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(format!("{default},kube=warn,hyper=warn,tower=warn")));
@@ -40,6 +44,7 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
             devices: BootstrapCredentials::default(),
             manager: FIELD_MANAGER.to_owned(),
             namespace: args.namespace.clone(),
+            cni,
         });
         let leader = (!args.no_leader_election).then(|| {
             LeaderElection::new(

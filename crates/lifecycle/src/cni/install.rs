@@ -101,18 +101,16 @@ pub(crate) async fn workload(
         .map_err(|e| on_workload(cluster, e))
 }
 
-/// Installs Cilium from `manifest` on the workload cluster of `cluster` when it is not there,
-/// upgrades it when its images differ (unless `skip_upgrade`), then waits for the agent
-/// DaemonSet and the operator Deployment to be ready.
-pub(crate) async fn ensure(
-    mgmt: &Management,
+/// Applies `manifest` on the workload cluster `wl` when Cilium is not there, or runs other
+/// images (unless `skip_upgrade`; a first install ignores it, as EKS Anywhere does). Returns
+/// whether it applied.
+pub(crate) async fn apply_needed<F: FnMut(Event) + ?Sized>(
+    wl: &Management,
     cluster: &str,
     manifest: &CniManifest,
     skip_upgrade: bool,
-    opts: &WaitOptions,
-    on_event: &mut dyn FnMut(Event),
-) -> Result<(), LifecycleError> {
-    let wl = workload(mgmt, cluster, opts).await?;
+    on_event: &mut F,
+) -> Result<bool, LifecycleError> {
     let err = |e| on_workload(cluster, e);
     let ds = wl
         .get("apps/v1", "DaemonSet", Some(CNI_NAMESPACE), AGENT_DAEMONSET)
@@ -178,6 +176,23 @@ pub(crate) async fn ensure(
             });
         }
     }
+    Ok(apply)
+}
+
+/// Installs Cilium from `manifest` on the workload cluster of `cluster` when it is not there,
+/// upgrades it when its images differ (unless `skip_upgrade`), then waits for the agent
+/// DaemonSet and the operator Deployment to be ready.
+pub(crate) async fn ensure(
+    mgmt: &Management,
+    cluster: &str,
+    manifest: &CniManifest,
+    skip_upgrade: bool,
+    opts: &WaitOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), LifecycleError> {
+    let wl = workload(mgmt, cluster, opts).await?;
+    let err = |e| on_workload(cluster, e);
+    apply_needed(&wl, cluster, manifest, skip_upgrade, on_event).await?;
     for (kind, name, judge, condition) in [
         (
             "DaemonSet",
