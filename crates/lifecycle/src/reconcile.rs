@@ -147,8 +147,9 @@ pub async fn cni_pass<F: FnMut(crate::Event)>(
     skip_upgrade: bool,
     on_event: &mut F,
 ) -> Result<Progress, LifecycleError> {
-    use crate::cni::install::{apply_needed, daemonset_readiness, deployment_readiness, workload};
-    use crate::cni::{AGENT_DAEMONSET, CNI_NAMESPACE, OPERATOR_DEPLOYMENT};
+    use crate::cni::install::{
+        apply_needed, daemonset_readiness, deployment_readiness, installed, workload,
+    };
     let secret = format!("{cluster}-kubeconfig");
     if mgmt
         .get("v1", "Secret", Some(NAMESPACE), &secret)
@@ -169,14 +170,7 @@ pub async fn cni_pass<F: FnMut(crate::Event)>(
             detail,
         });
     }
-    let get = |kind, name| wl.get("apps/v1", kind, Some(CNI_NAMESPACE), name);
-    let ds = get("DaemonSet", AGENT_DAEMONSET).await;
-    let op = get("Deployment", OPERATOR_DEPLOYMENT).await;
-    let on_workload = |e: LifecycleError| LifecycleError::Workload {
-        cluster: cluster.to_owned(),
-        reason: e.to_string(),
-    };
-    let (ds, op) = (ds.map_err(on_workload)?, op.map_err(on_workload)?);
+    let (ds, op) = installed(&wl, cluster).await?;
     let (ds, op) = (ds.unwrap_or_default(), op.unwrap_or_default());
     let (agents, operator) = (daemonset_readiness(&ds), deployment_readiness(&op));
     let ready = agents.done && operator.done;

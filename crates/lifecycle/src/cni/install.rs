@@ -101,6 +101,18 @@ pub(crate) async fn workload(
         .map_err(|e| on_workload(cluster, e))
 }
 
+/// The agent DaemonSet and the operator Deployment on the workload cluster `wl`, when there.
+pub(crate) async fn installed(
+    wl: &Management,
+    cluster: &str,
+) -> Result<(Option<Value>, Option<Value>), LifecycleError> {
+    let get = |kind, name| wl.get("apps/v1", kind, Some(CNI_NAMESPACE), name);
+    let err = |e| on_workload(cluster, e);
+    let ds = get("DaemonSet", AGENT_DAEMONSET).await.map_err(err)?;
+    let operator = get("Deployment", OPERATOR_DEPLOYMENT).await.map_err(err)?;
+    Ok((ds, operator))
+}
+
 /// Applies `manifest` on the workload cluster `wl` when Cilium is not there, or runs other
 /// images (unless `skip_upgrade`; a first install ignores it, as EKS Anywhere does). Returns
 /// whether it applied.
@@ -111,20 +123,7 @@ pub(crate) async fn apply_needed<F: FnMut(Event) + ?Sized>(
     skip_upgrade: bool,
     on_event: &mut F,
 ) -> Result<bool, LifecycleError> {
-    let err = |e| on_workload(cluster, e);
-    let ds = wl
-        .get("apps/v1", "DaemonSet", Some(CNI_NAMESPACE), AGENT_DAEMONSET)
-        .await
-        .map_err(err)?;
-    let operator = wl
-        .get(
-            "apps/v1",
-            "Deployment",
-            Some(CNI_NAMESPACE),
-            OPERATOR_DEPLOYMENT,
-        )
-        .await
-        .map_err(err)?;
+    let (ds, operator) = installed(wl, cluster).await?;
     let apply = match (&ds, &operator) {
         (Some(ds), Some(operator)) => {
             let (agent, op) = installed_images(ds, operator);
@@ -166,7 +165,7 @@ pub(crate) async fn apply_needed<F: FnMut(Event) + ?Sized>(
     };
     if apply {
         for object in manifest.objects() {
-            wl.apply(object).await.map_err(err)?;
+            wl.apply(object).await.map_err(|e| on_workload(cluster, e))?;
             on_event(Event::Applied {
                 object: format!(
                     "{}/{}",
@@ -275,20 +274,7 @@ pub async fn cni_state(
     }
     let no_wait = WaitOptions::default();
     let wl = workload(mgmt, cluster, &no_wait).await?;
-    let err = |e| on_workload(cluster, e);
-    let ds = wl
-        .get("apps/v1", "DaemonSet", Some(CNI_NAMESPACE), AGENT_DAEMONSET)
-        .await
-        .map_err(err)?;
-    let operator = wl
-        .get(
-            "apps/v1",
-            "Deployment",
-            Some(CNI_NAMESPACE),
-            OPERATOR_DEPLOYMENT,
-        )
-        .await
-        .map_err(err)?;
+    let (ds, operator) = installed(&wl, cluster).await?;
     let ds = ds.unwrap_or(Value::Null);
     let operator = operator.unwrap_or(Value::Null);
     let (agent_images, operator_image) = installed_images(&ds, &operator);
