@@ -165,7 +165,9 @@ pub(crate) async fn apply_needed<F: FnMut(Event) + ?Sized>(
     };
     if apply {
         for object in manifest.objects() {
-            wl.apply(object).await.map_err(|e| on_workload(cluster, e))?;
+            wl.apply(object)
+                .await
+                .map_err(|e| on_workload(cluster, e))?;
             on_event(Event::Applied {
                 object: format!(
                     "{}/{}",
