@@ -253,6 +253,25 @@ impl<'a> Installer<'a> {
         }
     }
 
+    /// A first install of the component, said as a step: its objects applied, its Deployments
+    /// waited for, its inventory entry written; returns how many objects were applied.
+    pub(crate) async fn install(
+        &mut self,
+        c: &ComponentObjects,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<usize, LifecycleError> {
+        on_event(Event::Step(format!(
+            "Installing {} {} ({} objects, namespace {})",
+            c.component,
+            c.version,
+            c.objects.len(),
+            c.namespace
+        )));
+        let applied = self.apply(c, on_event).await?;
+        self.finish(c, on_event).await?;
+        Ok(applied)
+    }
+
     /// Applies the component's objects in order (see [`apply_objects`]); returns how many.
     pub(crate) async fn apply(
         &mut self,

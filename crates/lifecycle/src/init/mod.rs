@@ -210,15 +210,7 @@ pub async fn init(
             results.push(result);
             continue;
         }
-        on_event(Event::Step(format!(
-            "Installing {} {} ({} objects, namespace {})",
-            c.component,
-            c.version,
-            c.objects.len(),
-            c.namespace
-        )));
-        result.applied = installer.apply(c, on_event).await?;
-        installer.finish(c, on_event).await?;
+        result.applied = installer.install(c, on_event).await?;
         result.outcome = Outcome::Applied;
         results.push(result);
     }

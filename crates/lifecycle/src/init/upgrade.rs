@@ -400,15 +400,7 @@ pub async fn apply(
                 )));
             }
             Action::Install => {
-                on_event(Event::Step(format!(
-                    "Installing {} {} ({} objects, namespace {})",
-                    c.component,
-                    c.version,
-                    c.objects.len(),
-                    c.namespace
-                )));
-                done.applied = installer.apply(c, on_event).await?;
-                installer.finish(c, on_event).await?;
+                done.applied = installer.install(c, on_event).await?;
             }
             Action::Upgrade => {
                 on_event(Event::Step(format!(
