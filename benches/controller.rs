@@ -13,7 +13,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use snow_api::DeviceIp;
-use snow_controller::{self as controller, Context, DeviceSource, FIELD_MANAGER};
+use snow_controller::{self as controller, CniSource, Context, DeviceSource, FIELD_MANAGER};
 use snow_lifecycle::Management;
 use snow_test_devices::InMemoryDevice;
 use snow_test_kube::{
@@ -79,7 +79,14 @@ fn bench(c: &mut Criterion) {
             devices: Devices,
             manager: FIELD_MANAGER.to_owned(),
             namespace: None,
-            cni: None,
+            // EKS Anywhere's rendered Cilium (the lifecycle tests' fixture): without a CNI no
+            // Node of the strict stand-in becomes Ready.
+            cni: CniSource::Manifest(
+                snow_lifecycle::CniManifest::parse(include_str!(
+                    "../crates/lifecycle/tests/fixtures/cilium.yaml"
+                ))
+                .unwrap(),
+            ),
         };
         (api, ctx)
     });

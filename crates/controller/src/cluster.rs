@@ -206,11 +206,11 @@ async fn cni_manifest<S: DeviceSource>(
     spec: &ValidSpec,
     release: &snow_api::release::ClusterRelease<'_>,
 ) -> Result<snow_lifecycle::CniManifest, String> {
-    if let Some(manifest) = &ctx.cni {
-        return Ok(manifest.clone());
-    }
+    let options = match &ctx.cni {
+        crate::CniSource::Manifest(manifest) => return Ok(manifest.clone()),
+        crate::CniSource::Helm(options) => options.clone(),
+    };
     let template = capi_render::cilium::helm_template(spec, release).map_err(|e| e.to_string())?;
-    let options = snow_lifecycle::cni::helm::HelmOptions::default();
     let rendered = tokio::task::spawn_blocking(move || {
         snow_lifecycle::cni::helm::render_template(&template, &options)
     })

@@ -73,9 +73,29 @@ pub struct Context<S: DeviceSource> {
     pub manager: String,
     /// Only this namespace's objects; `None` for all.
     pub namespace: Option<String>,
-    /// The Cilium manifest installed on every cluster; `None`: rendered per cluster with
-    /// `helm template` (helm on the controller's `PATH`).
-    pub cni: Option<snow_lifecycle::CniManifest>,
+    /// Where each cluster's Cilium manifest comes from.
+    pub cni: CniSource,
+}
+
+/// Where the controller's Cilium manifest comes from.
+#[derive(Debug, Clone)]
+pub enum CniSource {
+    /// One manifest for every cluster (`snowctl controller --cni-manifest FILE`).
+    Manifest(snow_lifecycle::CniManifest),
+    /// `helm template` of each cluster's chart and values, run with these options.
+    Helm(snow_lifecycle::cni::helm::HelmOptions),
+}
+
+impl CniSource {
+    /// `helm` on the controller's `PATH`, tried once per reconcile: a failed render becomes the
+    /// cluster's `CniRenderFailed` status and is tried again at the next requeue, instead of
+    /// holding a worker through EKS Anywhere's ten tries 5 s apart.
+    pub fn helm_on_path() -> CniSource {
+        CniSource::Helm(snow_lifecycle::cni::helm::HelmOptions {
+            attempts: 1,
+            ..Default::default()
+        })
+    }
 }
 
 impl<S: DeviceSource> std::fmt::Debug for Context<S> {

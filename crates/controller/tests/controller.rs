@@ -7,8 +7,8 @@
 use serde_json::{Value, json};
 use snow_api::DeviceIp;
 use snow_controller::{
-    self as controller, BootstrapCredentials, Context, DeviceSource, FINALIZER, LeaderElection,
-    RunOptions, machine_config,
+    self as controller, BootstrapCredentials, CniSource, Context, DeviceSource, FINALIZER,
+    LeaderElection, RunOptions, machine_config,
 };
 use snow_lifecycle::Management;
 use snow_test_devices::InMemoryDevice;
@@ -87,6 +87,11 @@ async fn setup() -> Setup {
 
 impl Setup {
     async fn context(&self, manager: &str) -> Context<Fleet> {
+        self.context_with(manager, CniSource::Manifest(cilium()))
+            .await
+    }
+
+    async fn context_with(&self, manager: &str, cni: CniSource) -> Context<Fleet> {
         let dir = tempfile::tempdir().unwrap();
         let path = self.api.write_kubeconfig(dir.path()).unwrap();
         Context {
@@ -95,7 +100,7 @@ impl Setup {
             devices: self.fleet.clone(),
             manager: manager.into(),
             namespace: None,
-            cni: Some(cilium()),
+            cni,
         }
     }
 
@@ -647,4 +652,110 @@ async fn an_empty_ssh_key_name_is_refused_on_the_gitops_path() {
         "{status:#}"
     );
     assert!(names(&s, CORE, "Cluster").is_empty());
+}
+
+/// The images of the Cilium agent DaemonSet and operator Deployment on the workload cluster.
+fn cilium_images(s: &Setup) -> (String, String) {
+    let workload = s.capi.workload("edge").expect("the workload cluster");
+    let image = |kind: &str, name: &str| {
+        let object = workload.get("apps/v1", kind, Some("kube-system"), name);
+        let object = object.unwrap_or_else(|| panic!("{kind} {name} on the workload cluster"));
+        object["spec"]["template"]["spec"]["containers"][0]["image"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    (
+        image("DaemonSet", "cilium"),
+        image("Deployment", "cilium-operator"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_helm_that_cannot_run_is_a_cni_status_and_no_node_is_ready() {
+    let s = setup().await;
+    let dir = tempfile::tempdir().unwrap();
+    let helm = dir.path().join("no-such-helm");
+    let options = snow_lifecycle::cni::helm::HelmOptions {
+        helm: helm.clone(),
+        ..Default::default()
+    };
+    let ctx = s
+        .context_with(controller::FIELD_MANAGER, CniSource::Helm(options))
+        .await;
+    s.declare(&edge(&[("md-0", 1)]));
+    resync_until(&ctx, &s, "the CNI failure status", |s| {
+        eksa_cluster(s).is_some_and(|c| c["status"]["failureReason"] == "CniRenderFailed")
+    })
+    .await;
+    let status = eksa_cluster(&s).unwrap()["status"].clone();
+    let message = status["failureMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("no-such-helm"), "{status:#}");
+    // The Cluster API objects were applied; without a CNI nothing on the workload cluster runs.
+    assert_eq!(names(&s, CORE, "Cluster"), ["edge"]);
+    assert!(!ready(&s));
+    if let Some(workload) = s.capi.workload("edge") {
+        assert!(
+            workload
+                .list("apps/v1", "DaemonSet", Some("kube-system"))
+                .is_empty()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cilium_rolls_to_new_images_unless_skip_upgrade() {
+    let s = setup().await;
+    let ctx = s.context(controller::FIELD_MANAGER).await;
+    let cluster = edge(&[("md-0", 1)]);
+    s.declare(&cluster);
+    resync_until(&ctx, &s, "Ready", ready).await;
+    let old = (
+        "public.ecr.aws/eks/cilium/cilium:v1.17.8-0".to_owned(),
+        "public.ecr.aws/eks/cilium/operator-generic:v1.17.8-0".to_owned(),
+    );
+    assert_eq!(cilium_images(&s), old);
+
+    // The controller now holds a manifest of newer images.
+    let fixture = include_str!("../../lifecycle/tests/fixtures/cilium.yaml");
+    let newer = fixture.replace(":v1.17.8-0", ":v1.19.4-1");
+    assert_ne!(newer, fixture);
+    let newer = CniSource::Manifest(snow_lifecycle::CniManifest::parse(&newer).unwrap());
+    let upgrading = s.context_with(controller::FIELD_MANAGER, newer).await;
+
+    // skipUpgrade: true keeps the installed images, pass after pass.
+    let mut skipping = eksa_cluster(&s).unwrap();
+    skipping["spec"]["clusterNetwork"]["cniConfig"]["cilium"]["skipUpgrade"] = json!(true);
+    strip_server_fields(&mut skipping);
+    s.put(skipping);
+    for _ in 0..3 {
+        let pass = controller::resync(&upgrading, 4).await.unwrap();
+        assert_eq!(pass.errors, 0);
+    }
+    assert_eq!(cilium_images(&s), old);
+
+    // Without it, the new images are applied and the agents roll to them.
+    let mut rolling = eksa_cluster(&s).unwrap();
+    rolling["spec"]["clusterNetwork"]["cniConfig"]["cilium"]["skipUpgrade"] = json!(false);
+    strip_server_fields(&mut rolling);
+    s.put(rolling);
+    resync_until(&upgrading, &s, "the new Cilium images", |s| {
+        cilium_images(s).0.ends_with(":v1.19.4-1") && ready(s)
+    })
+    .await;
+    assert_eq!(
+        cilium_images(&s),
+        (
+            "public.ecr.aws/eks/cilium/cilium:v1.19.4-1".to_owned(),
+            "public.ecr.aws/eks/cilium/operator-generic:v1.19.4-1".to_owned()
+        )
+    );
+}
+
+/// An object as a client would write it back (no resourceVersion conflicts with the store).
+fn strip_server_fields(object: &mut Value) {
+    if let Some(meta) = object["metadata"].as_object_mut() {
+        meta.remove("resourceVersion");
+        meta.remove("managedFields");
+    }
 }

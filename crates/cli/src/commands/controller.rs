@@ -7,7 +7,8 @@ use crate::{
     settings::{self, GlobalSettings},
 };
 use snow_controller::{
-    BootstrapCredentials, Context, ControllerError, FIELD_MANAGER, LeaderElection, RunOptions,
+    BootstrapCredentials, CniSource, Context, ControllerError, FIELD_MANAGER, LeaderElection,
+    RunOptions,
 };
 use snow_lifecycle::Management;
 use std::{process::ExitCode, sync::Arc};
@@ -17,8 +18,8 @@ use tracing_subscriber::EnvFilter;
 pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let inputs = settings::release_inputs(&args.release, io)?;
     let cni = match &args.cni_manifest {
-        Some(path) => Some(settings::read_cni_manifest(path, io)?),
-        None => None,
+        Some(path) => CniSource::Manifest(settings::read_cni_manifest(path, io)?),
+        None => CniSource::helm_on_path(),
     };
     let default = if global.verbose > 0 { "debug" } else { "info" };
     let filter = EnvFilter::try_from_default_env()
