@@ -106,7 +106,7 @@ fn bench(c: &mut Criterion) {
         });
         while ready(&api) < CLUSTERS {
             assert!(
-                start.elapsed() < Duration::from_secs(300),
+                start.elapsed() < Duration::from_secs(900),
                 "the clusters never became Ready"
             );
             controller::resync(&ctx, CONCURRENCY).await.unwrap();

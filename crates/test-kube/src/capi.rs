@@ -410,6 +410,16 @@ impl Pass<'_> {
         self.store.raw(group, plural)
     }
 
+    /// The objects of `plural` that `pick` keeps (only those copied).
+    fn select(
+        &self,
+        plural: &str,
+        group: &str,
+        pick: impl FnMut(&Value) -> bool,
+    ) -> Vec<(Key, Value)> {
+        self.store.select(group, plural, pick)
+    }
+
     fn find(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<(Key, Value)> {
         let rt = self.store.registry.by_group_kind(group, kind)?;
         let key = Store::key(rt, Some(namespace), name);
@@ -566,14 +576,13 @@ impl Pass<'_> {
         };
         // etcdadm's machines run etcd only: no kubelet, no Node.
         let machines: Vec<Value> = self
-            .all("machines", CLUSTER_GROUP)
-            .into_iter()
-            .map(|(_, m)| m)
-            .filter(|m| {
+            .select("machines", CLUSTER_GROUP, |m| {
                 s(m, &["metadata", "namespace"]) == ns
                     && s(m, &["metadata", "labels", CLUSTER_NAME_LABEL]) == name
                     && m["metadata"]["labels"]["cluster.x-k8s.io/etcd-cluster"].is_null()
             })
+            .into_iter()
+            .map(|(_, m)| m)
             .collect();
         let mut found: BTreeMap<String, Value> = BTreeMap::new();
         {
@@ -653,10 +662,15 @@ impl Pass<'_> {
     }
 
     fn cluster_by(&self, namespace: &str, pick: impl Fn(&Value) -> bool) -> Option<Value> {
-        self.all("clusters", CLUSTER_GROUP)
-            .into_iter()
-            .map(|(_, c)| c)
-            .find(|c| s(c, &["metadata", "namespace"]) == namespace && pick(c))
+        let mut found = false;
+        self.select("clusters", CLUSTER_GROUP, |c| {
+            let hit = !found && s(c, &["metadata", "namespace"]) == namespace && pick(c);
+            found |= hit;
+            hit
+        })
+        .into_iter()
+        .map(|(_, c)| c)
+        .next()
     }
 
     fn cluster(&mut self, cluster: &Value) {
@@ -709,12 +723,11 @@ impl Pass<'_> {
             }
         }
         // Cluster API's MachineHealthCheck controller makes the Cluster an owner of its checks.
-        for (_, mhc) in self.all("machinehealthchecks", CLUSTER_GROUP) {
-            if s(&mhc, &["metadata", "namespace"]) == ns
-                && s(&mhc, &["spec", "clusterName"]) == name
-            {
-                self.own(&mhc, &cluster, false);
-            }
+        let checks = self.select("machinehealthchecks", CLUSTER_GROUP, |mhc| {
+            s(mhc, &["metadata", "namespace"]) == ns && s(mhc, &["spec", "clusterName"]) == name
+        });
+        for (_, mhc) in checks {
+            self.own(&mhc, &cluster, false);
         }
         if let Some((_, etcd)) = self.find_ref(&cluster["spec"]["managedExternalEtcdRef"], &ns) {
             self.adopt(&etcd, &cluster);
@@ -851,11 +864,9 @@ impl Pass<'_> {
     fn machines(&mut self, owner: &Value, desired: &Desired) -> Counts {
         let uid = s(owner, &["metadata", "uid"]).to_owned();
         let ns = s(owner, &["metadata", "namespace"]).to_owned();
-        let mut mine: Vec<(Key, Value)> = self
-            .all("machines", CLUSTER_GROUP)
-            .into_iter()
-            .filter(|(_, m)| owned_by(m, &uid) && !terminating(m))
-            .collect();
+        let mut mine: Vec<(Key, Value)> = self.select("machines", CLUSTER_GROUP, |m| {
+            owned_by(m, &uid) && !terminating(m)
+        });
         mine.sort_by(|a, b| {
             s(&a.1, &["metadata", "creationTimestamp"])
                 .cmp(s(&b.1, &["metadata", "creationTimestamp"]))

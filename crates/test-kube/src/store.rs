@@ -888,9 +888,22 @@ impl Store {
 
     /// Stored objects of `group`/`plural`, all namespaces, with their stored apiVersion.
     pub(crate) fn raw(&self, group: &str, plural: &str) -> Vec<(Key, Value)> {
+        self.select(group, plural, |_| true)
+    }
+
+    /// The stored objects of `group`/`plural` that `pick` keeps; only those are copied (the
+    /// simulated controllers look up a few objects among thousands on every step).
+    pub(crate) fn select(
+        &self,
+        group: &str,
+        plural: &str,
+        mut pick: impl FnMut(&Value) -> bool,
+    ) -> Vec<(Key, Value)> {
+        let from: Key = (group.into(), plural.into(), String::new(), String::new());
         self.objects
-            .iter()
-            .filter(|(k, _)| k.0 == group && k.1 == plural)
+            .range(from..)
+            .take_while(|(k, _)| k.0 == group && k.1 == plural)
+            .filter(|(_, v)| pick(v))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
     }
