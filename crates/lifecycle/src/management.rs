@@ -19,7 +19,14 @@ const READ_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Management {
     client: Client,
     server: String,
+    /// Clients of the workload clusters reached through this one, by cluster name, with the
+    /// kubeconfig each was made from: a controller pass over many clusters reuses their
+    /// connections instead of a new client, TLS handshake and probe per cluster per pass.
+    workloads: Workloads,
 }
+
+type Workloads =
+    std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, (String, Management)>>>;
 
 impl std::fmt::Debug for Management {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -95,7 +102,11 @@ impl Management {
         config.read_timeout = read_timeout;
         let server = config.cluster_url.to_string();
         let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
-        let management = Management { client, server };
+        let management = Management {
+            client,
+            server,
+            workloads: Workloads::default(),
+        };
         management.ping().await?;
         Ok(management)
     }
@@ -115,7 +126,11 @@ impl Management {
         config.read_timeout = Some(READ_TIMEOUT);
         let server = config.cluster_url.to_string();
         let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
-        let management = Management { client, server };
+        let management = Management {
+            client,
+            server,
+            workloads: Workloads::default(),
+        };
         management.ping().await?;
         Ok(management)
     }
@@ -131,7 +146,11 @@ impl Management {
         config.connect_timeout = Some(CONNECT_TIMEOUT);
         let server = config.cluster_url.to_string();
         let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
-        let management = Management { client, server };
+        let management = Management {
+            client,
+            server,
+            workloads: Workloads::default(),
+        };
         management.ping().await?;
         Ok(management)
     }
@@ -141,7 +160,30 @@ impl Management {
         Management {
             client,
             server: server.into(),
+            workloads: Workloads::default(),
         }
+    }
+
+    /// The client of workload cluster `cluster` made from `kubeconfig`: the one made before
+    /// from the same kubeconfig, else a new one (connected and probed), kept for next time.
+    pub(crate) async fn workload(
+        &self,
+        cluster: &str,
+        kubeconfig: &str,
+    ) -> Result<Management, LifecycleError> {
+        let cached = self.workloads.lock().ok().and_then(|map| {
+            map.get(cluster)
+                .filter(|(text, _)| text == kubeconfig)
+                .map(|(_, wl)| wl.clone())
+        });
+        if let Some(wl) = cached {
+            return Ok(wl);
+        }
+        let wl = Management::from_kubeconfig_text(kubeconfig).await?;
+        if let Ok(mut map) = self.workloads.lock() {
+            map.insert(cluster.to_owned(), (kubeconfig.to_owned(), wl.clone()));
+        }
+        Ok(wl)
     }
 
     /// The kube client.

@@ -96,7 +96,7 @@ pub(crate) async fn workload(
     opts: &WaitOptions,
 ) -> Result<Management, LifecycleError> {
     let kubeconfig = workload_kubeconfig(mgmt, cluster, opts).await?;
-    Management::from_kubeconfig_text(&kubeconfig)
+    mgmt.workload(cluster, &kubeconfig)
         .await
         .map_err(|e| on_workload(cluster, e))
 }
