@@ -206,11 +206,14 @@ async fn cni_manifest<S: DeviceSource>(
     spec: &ValidSpec,
     release: &snow_api::release::ClusterRelease<'_>,
 ) -> Result<snow_lifecycle::CniManifest, String> {
-    let options = match &ctx.cni {
+    let mut options = match &ctx.cni {
         crate::CniSource::Manifest(manifest) => return Ok(manifest.clone()),
         crate::CniSource::Helm(options) => options.clone(),
     };
     let template = capi_render::cilium::helm_template(spec, release).map_err(|e| e.to_string())?;
+    if template.login.is_some() && options.login.is_none() {
+        options.login = Some(mirror_login(&ctx.mgmt).await?);
+    }
     let rendered = tokio::task::spawn_blocking(move || {
         snow_lifecycle::cni::helm::render_template(&template, &options)
     })
@@ -218,6 +221,38 @@ async fn cni_manifest<S: DeviceSource>(
     .map_err(|e| e.to_string())?
     .map_err(|e| e.to_string())?;
     snow_lifecycle::CniManifest::parse(&rendered).map_err(|e| e.to_string())
+}
+
+/// The registry mirror's login for an authenticating mirror, from the Secret snowctl's create
+/// applies (`eksa-system/registry-credentials`, `username` and `password`), as EKS Anywhere's
+/// controller reads it.
+async fn mirror_login(
+    mgmt: &snow_lifecycle::Management,
+) -> Result<snow_credentials::RegistryCredentials, String> {
+    use base64::Engine as _;
+    use snow_credentials::registry::SECRET_NAME;
+    const NAMESPACE: &str = "eksa-system";
+    let where_ = format!("the Secret {NAMESPACE}/{SECRET_NAME} (the registry mirror's login)");
+    let secret = mgmt
+        .get("v1", "Secret", Some(NAMESPACE), SECRET_NAME)
+        .await
+        .map_err(|e| format!("reading {where_}: {e}"))?
+        .ok_or_else(|| {
+            format!("{where_} is missing: create it with the keys username and password")
+        })?;
+    let field = |key: &str| {
+        let data = secret["data"][key].as_str().unwrap_or_default();
+        let bytes = base64::engine::general_purpose::STANDARD.decode(data);
+        match bytes.ok().and_then(|b| String::from_utf8(b).ok()) {
+            Some(value) if !value.is_empty() => Ok(value),
+            _ => Err(format!("{where_} has no {key}")),
+        }
+    };
+    let username = field("username")?;
+    let password = snow_credentials::SecretString::new(field("password")?);
+    Ok(snow_credentials::RegistryCredentials::new(
+        username, password,
+    ))
 }
 
 /// The spec of the declared objects, checked as `snowctl validate` checks a file.

@@ -759,3 +759,78 @@ fn strip_server_fields(object: &mut Value) {
         meta.remove("managedFields");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authenticated_mirror_is_logged_in_to_from_the_registry_credentials_secret() {
+    let s = setup().await;
+    // A fake helm: `registry login` records its arguments and stdin; `template` prints the
+    // fixture.
+    let dir = tempfile::tempdir().unwrap();
+    let helm = dir.path().join("helm");
+    let script = r#"#!/bin/sh
+dir=$(dirname "$0")
+if [ "$1" = registry ]; then
+  printf '%s\n' "$@" > "$dir/login-args"; cat > "$dir/login-stdin"; echo "Login Succeeded"; exit 0
+fi
+cat > /dev/null
+cat "$dir/manifest.yaml"
+"#;
+    std::fs::write(&helm, script).unwrap();
+    std::fs::write(
+        dir.path().join("manifest.yaml"),
+        include_str!("../../lifecycle/tests/fixtures/cilium.yaml"),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&helm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let options = snow_lifecycle::cni::helm::HelmOptions {
+        helm,
+        attempts: 1,
+        ..Default::default()
+    };
+    let ctx = s
+        .context_with(controller::FIELD_MANAGER, CniSource::Helm(options))
+        .await;
+    for mut object in edge(&[("md-0", 1)]).objects() {
+        if object["kind"] == "Cluster" && object["apiVersion"] == EKSA {
+            object["spec"]["registryMirrorConfiguration"] =
+                json!({"endpoint": "10.0.0.5", "port": "443", "authenticate": true});
+        }
+        s.put(object);
+    }
+
+    // Without the Secret: a status that says which Secret to create.
+    resync_until(&ctx, &s, "the CNI failure status", |s| {
+        eksa_cluster(s).is_some_and(|c| c["status"]["failureReason"] == "CniRenderFailed")
+    })
+    .await;
+    let status = eksa_cluster(&s).unwrap()["status"].clone();
+    let message = status["failureMessage"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("eksa-system/registry-credentials")
+            && message.contains("is missing")
+            && message.contains("username and password"),
+        "{status:#}"
+    );
+    assert!(!dir.path().join("login-args").exists());
+
+    // With it, helm logs in (the password on stdin only) and Cilium makes the cluster Ready.
+    s.put(json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "registry-credentials", "namespace": NS},
+        "data": {"username": "c2l0ZQ==", "password": "czNjcjN0LXB3"},
+    }));
+    resync_until(&ctx, &s, "Ready", ready).await;
+    let args = std::fs::read_to_string(dir.path().join("login-args")).unwrap();
+    assert!(
+        args.starts_with("registry\nlogin\n10.0.0.5:443\n") && args.contains("--username\nsite\n"),
+        "{args}"
+    );
+    assert!(!args.contains("s3cr3t-pw"), "{args}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("login-stdin")).unwrap(),
+        "s3cr3t-pw"
+    );
+}
