@@ -187,9 +187,10 @@ pub struct ReleaseArgs {
     /// EKS Distro Release manifests for the bundle's Kubernetes versions (repeatable).
     #[arg(long = "eksd-release", value_name = "FILE")]
     pub eksd_releases: Vec<PathBuf>,
-    /// An archive of `snowctl download artifacts`: its Bundles and EKS-D Release manifests
-    /// instead of the embedded catalog (nothing is read from the network).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["bundles", "eksd_releases"])]
+    /// An archive of `snowctl download artifacts` (or the directory it was unpacked to): its
+    /// Bundles and EKS-D Release manifests instead of the embedded catalog (nothing is read from
+    /// the network).
+    #[arg(long, value_name = "FILE|DIR", conflicts_with_all = ["bundles", "eksd_releases"])]
     pub artifacts: Option<PathBuf>,
 }
 
@@ -395,9 +396,9 @@ pub struct ImportImagesArgs {
     pub selection: ImageSelectionArgs,
     /// Import the images of this archive (what `snowctl download artifacts` writes, an OCI
     /// layout in a tar such as `skopeo copy … oci-archive:` writes, or a `docker save` archive
-    /// such as EKS Anywhere's images.tar) instead of reading registries; with --list, list them.
-    /// `--image` picks some of them.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["images_file", "source_registry"])]
+    /// such as EKS Anywhere's images.tar), or of a directory holding one unpacked (or skopeo's
+    /// `oci:DIR`), instead of reading registries; with --list, list them. `--image` picks some.
+    #[arg(long, value_name = "FILE|DIR", conflicts_with_all = ["images_file", "source_registry"])]
     pub from: Option<PathBuf>,
     /// The target registry, `HOST:PORT[/NAMESPACE]`.
     #[arg(short = 'r', long, value_name = "HOST:PORT[/NAMESPACE]")]

@@ -1,6 +1,8 @@
 //! Reading an image archive in place, without unpacking it: an OCI image layout in a tar (what
 //! `snowctl download artifacts` and `skopeo copy … oci-archive:` write, and `docker save` since
-//! Docker 25) or a `docker save` archive (`manifest.json`; EKS Anywhere's `images.tar`).
+//! Docker 25) or a `docker save` archive (`manifest.json`; EKS Anywhere's `images.tar`). A
+//! directory holding the same files (an archive unpacked with `tar -x`, or skopeo's `oci:DIR`)
+//! reads the same way.
 //!
 //! Opening reads the tar headers only (seeking over the data) and the small JSON files; blobs are
 //! then read at their offsets as streams, their digests checked as they are read.
@@ -112,7 +114,7 @@ pub struct ArchiveImage {
 #[derive(Debug)]
 pub struct Archive {
     path: PathBuf,
-    file: Arc<File>,
+    source: Source,
     format: ArchiveFormat,
     entries: HashMap<String, Entry>,
     images: Vec<ArchiveImage>,
@@ -122,6 +124,62 @@ pub struct Archive {
     blob_paths: HashMap<String, String>,
     /// How the scan ended, when the file is cut short.
     truncated: Option<String>,
+}
+
+/// Where the entries' bytes are: one tar file, or the files of an unpacked archive.
+#[derive(Debug, Clone)]
+enum Source {
+    /// Entries at their offsets in the tar.
+    Tar(Arc<File>),
+    /// Entries as files below this directory.
+    Dir(Arc<PathBuf>),
+}
+
+impl Source {
+    /// A file to read `entry` from, and where its bytes start in it.
+    fn open(&self, entry: &Entry) -> std::io::Result<(Arc<File>, u64)> {
+        match self {
+            Source::Tar(file) => Ok((file.clone(), entry.offset)),
+            Source::Dir(root) => Ok((Arc::new(File::open(root.join(&entry.name))?), 0)),
+        }
+    }
+}
+
+/// The most files an unpacked archive directory may hold, and how deep it is walked: far above
+/// any release's (a few thousand blobs), low enough that a wrong directory (`/`) is refused
+/// quickly instead of walked.
+const DIR_MAX_FILES: usize = 200_000;
+const DIR_MAX_DEPTH: usize = 8;
+
+/// The regular files below `root` (symbolic links followed), as archive entries.
+fn dir_entries(root: &Path) -> std::io::Result<Vec<Entry>> {
+    let mut entries = Vec::new();
+    let mut pending = vec![(root.to_path_buf(), String::new(), 0)];
+    while let Some((dir, prefix, depth)) = pending.pop() {
+        for item in std::fs::read_dir(&dir)? {
+            let item = item?;
+            let name = item.file_name().to_string_lossy().into_owned();
+            let relative = format!("{prefix}{name}");
+            let meta = std::fs::metadata(item.path())?;
+            if meta.is_dir() && depth < DIR_MAX_DEPTH {
+                pending.push((item.path(), format!("{relative}/"), depth + 1));
+            } else if meta.is_file() {
+                if entries.len() == DIR_MAX_FILES {
+                    return Err(std::io::Error::other(format!(
+                        "it holds more than {DIR_MAX_FILES} files: is it an unpacked archive?"
+                    )));
+                }
+                entries.push(Entry {
+                    name: relative,
+                    header_offset: 0,
+                    offset: 0,
+                    size: meta.len(),
+                    kind: Kind::File,
+                });
+            }
+        }
+    }
+    Ok(entries)
 }
 
 fn magic_hint(head: &[u8]) -> Option<&'static str> {
@@ -145,6 +203,11 @@ impl Archive {
             path: path.to_owned(),
             message: e.to_string(),
         };
+        if path.is_dir() {
+            let entries = dir_entries(path).map_err(io)?;
+            let source = Source::Dir(Arc::new(path.to_owned()));
+            return Archive::read(path, source, entries, None);
+        }
         let file = File::open(path).map_err(io)?;
         let length = file.metadata().map_err(io)?.len();
         let mut head = [0u8; 8];
@@ -191,14 +254,21 @@ impl Archive {
             )),
             _ => None,
         };
-        let entries: HashMap<String, Entry> = scan
-            .entries
-            .into_iter()
-            .map(|e| (e.name.clone(), e))
-            .collect();
+        Archive::read(path, Source::Tar(Arc::new(file)), scan.entries, truncated)
+    }
+
+    /// Reads the index (an OCI layout) or `manifest.json` (`docker save`) among `entries`.
+    fn read(
+        path: &Path,
+        source: Source,
+        entries: Vec<Entry>,
+        truncated: Option<(String, u64, u64, u64)>,
+    ) -> Result<Archive, ArchiveError> {
+        let entries: HashMap<String, Entry> =
+            entries.into_iter().map(|e| (e.name.clone(), e)).collect();
         let mut archive = Archive {
             path: path.to_owned(),
-            file: Arc::new(file),
+            source,
             format: ArchiveFormat::OciLayout,
             entries,
             images: Vec::new(),
@@ -268,8 +338,8 @@ impl Archive {
             ));
         }
         let mut buf = vec![0u8; usize::try_from(entry.size).map_err(|e| e.to_string())?];
-        self.file
-            .read_exact_at(&mut buf, entry.offset)
+        let read = |(file, start): (Arc<File>, u64)| file.read_exact_at(&mut buf, start);
+        (self.source.open(entry).and_then(read))
             .map_err(|e| format!("reading {}: {e}", entry.name))?;
         Ok(buf)
     }
@@ -357,9 +427,8 @@ impl Archive {
                     .ok_or_else(|| self.missing_file(&what, layer_path))?
                     .clone();
                 let mut head = [0u8; 8];
-                let got = self
-                    .file
-                    .read_at(&mut head, entry.offset)
+                let got = (self.source.open(&entry))
+                    .and_then(|(file, start)| file.read_at(&mut head, start))
                     .map_err(|e| self.invalid(layer_path, e.to_string()))?;
                 let compressed = magic_hint(&head[..got.min(entry.size as usize)]).is_some();
                 let named = normalized
@@ -439,10 +508,10 @@ impl Archive {
         let mut hasher = sha2::Sha256::new();
         let mut buf = vec![0u8; CHUNK];
         let mut done = 0u64;
+        let (file, start) = self.source.open(entry).map_err(|e| e.to_string())?;
         while done < entry.size {
             let n = usize::try_from((entry.size - done).min(CHUNK as u64)).unwrap_or(CHUNK);
-            self.file
-                .read_exact_at(&mut buf[..n], entry.offset + done)
+            file.read_exact_at(&mut buf[..n], start + done)
                 .map_err(|e| e.to_string())?;
             hasher.update(&buf[..n]);
             done += n as u64;
@@ -584,7 +653,8 @@ impl Archive {
     > {
         use sha2::Digest as _;
         let entry = self.blob_entry(digest)?.clone();
-        let file = self.file.clone();
+        let (file, base) = (self.source.open(&entry))
+            .map_err(|e| format!("blob {digest}: reading {}: {e}", entry.name))?;
         let digest = digest.to_owned();
         struct St {
             done: u64,
@@ -606,7 +676,7 @@ impl Archive {
                 }
                 let n = usize::try_from((entry.size - st.done).min(CHUNK as u64)).unwrap_or(CHUNK);
                 let mut buf = vec![0u8; n];
-                if let Err(e) = file.read_exact_at(&mut buf, entry.offset + st.done) {
+                if let Err(e) = file.read_exact_at(&mut buf, base + st.done) {
                     return Some((Err(e), st));
                 }
                 hasher.update(&buf);

@@ -685,3 +685,107 @@ fn a_failed_image_leaves_a_partial_archive_and_a_foreign_file_is_not_overwritten
     );
     assert_eq!(std::fs::read(&foreign).unwrap(), b"not ours");
 }
+
+#[test]
+fn unpacked_archives_and_skopeo_oci_directories_import_like_the_tar() {
+    let tls = Tls::generate();
+    let (source, target) = (Registry::start(None), Registry::start(Some(&tls)));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = rt();
+    let images = rt.block_on(push_three(&source));
+    let Images { a, b, .. } = &images;
+    let file = dir.path().join("artifacts.tar");
+    let config = download_config(&source, &file);
+    let plan = plan_download(&[uri(a), uri(b)], config.source_registry.as_deref()).unwrap();
+    let report = rt.block_on(download_images(&plan, &config, Arc::new(NoProgress)));
+    assert_eq!(report.report.failed(), 0, "{report:#?}");
+    // skopeo's `oci:DIR` layout: a directory, never a tar.
+    let layout = dir.path().join("skopeo-layout");
+    skopeo(&[
+        "copy",
+        "-q",
+        "--preserve-digests",
+        "--src-tls-verify=false",
+        &format!("docker://{}/{}:{}", source.host, a.path, a.tag),
+        &format!("oci:{}:{}", layout.display(), uri(a)),
+    ]);
+    drop(source);
+    // The archive unpacked with tar.
+    let unpacked = dir.path().join("unpacked");
+    std::fs::create_dir(&unpacked).unwrap();
+    let status = Command::new("tar")
+        .arg("-xf")
+        .arg(&file)
+        .arg("-C")
+        .arg(&unpacked)
+        .status()
+        .unwrap();
+    assert!(status.success());
+
+    let tar = Archive::open(&file).unwrap();
+    let from_dir = Archive::open(&unpacked).unwrap();
+    assert_eq!(from_dir.format(), ArchiveFormat::OciLayout);
+    assert_eq!(from_dir.images(), tar.images());
+    assert_eq!(from_dir.files(), tar.files());
+    assert_eq!(
+        from_dir.file("bundles/bundle-release.yaml").unwrap(),
+        tar.file("bundles/bundle-release.yaml").unwrap()
+    );
+    for (archive, namespace, wanted) in [
+        (&from_dir, "unpacked", vec![a, b]),
+        (&Archive::open(&layout).unwrap(), "layout", vec![a]),
+    ] {
+        let import = import_config(&target, &tls, namespace);
+        let plan = plan_import(archive, &[], &import).unwrap();
+        assert_eq!(plan.len(), wanted.len(), "{plan:#?}");
+        let report = rt.block_on(import_archive(
+            archive,
+            &plan,
+            &import,
+            Arc::new(NoProgress),
+        ));
+        assert_eq!(report.failed(), 0, "{report:#?}");
+        let dst = support::client(&[], Some(&tls.ca_pem));
+        for image in wanted {
+            let reference = format!("{}/{namespace}/{}:{}", target.host, image.path, image.tag);
+            let (_, digest) = rt.block_on(support::manifest(&dst, &reference));
+            assert_eq!(digest, image.digest, "{reference}");
+        }
+    }
+
+    // A flipped byte in an unpacked blob is caught as in the tar, naming the blob.
+    let layer = a.layers.last().unwrap();
+    let blob = unpacked
+        .join("blobs/sha256")
+        .join(layer.trim_start_matches("sha256:"));
+    flip(&blob, 10);
+    let archive = Archive::open(&unpacked).unwrap();
+    let import = import_config(&target, &tls, "corrupt");
+    let plan = plan_import(&archive, &[], &import).unwrap();
+    let report = rt.block_on(import_archive(
+        &archive,
+        &plan,
+        &import,
+        Arc::new(NoProgress),
+    ));
+    let failed: Vec<String> = (report.images.iter())
+        .filter_map(|i| match &i.status {
+            ImageStatus::Failed { error } => Some(format!("{}: {error}", i.copy.image)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed.len(), 1, "{report:#?}");
+    assert!(
+        failed[0].contains(&uri(a))
+            && failed[0].contains(layer.as_str())
+            && failed[0].contains("corrupt"),
+        "{failed:?}"
+    );
+
+    // A directory that is no archive says so.
+    let empty = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        Archive::open(empty.path()),
+        Err(ArchiveError::NoImages { .. })
+    ));
+}
