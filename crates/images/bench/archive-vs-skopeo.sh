@@ -2,8 +2,10 @@
 # Benchmark: the disconnected-site archive against skopeo, side by side in one run, on loopback.
 #   crates/images/bench/archive-vs-skopeo.sh [BINARY]
 # BINARY is the library's example `archive` (default target/release/examples/archive; build it
-# with `cargo build --release -p snow-images --example archive`: the same download and import
-# as `snowctl download artifacts` / `snowctl import-images --from`, without the CLI's build cost).
+# with `cargo build --release --workspace --example archive`: the same download and import as
+# `snowctl download artifacts` / `snowctl import-images --from`). An example links its crate's
+# dev-dependencies, and snow-images' test harness (snow-test-devices) links snow-validate, so
+# that build compiles aws-sdk-ec2 in release too; the example itself never calls it.
 # Needs docker-registry, skopeo and python3.
 #
 # Two image sets, each of IMAGES images (default 20):
@@ -69,7 +71,6 @@ for kind in distinct shared; do
   done
 done
 
-report() { python3 -c "import sys; a=[float(x) for x in sys.argv[1:]]; print(*(f'{x:.2f}' for x in a))" "$@"; }
 for kind in distinct shared; do
   DST1=127.0.0.1:$(port); start "dst1-$kind" "${DST1#*:}"
   DST2=127.0.0.1:$(port); start "dst2-$kind" "${DST2#*:}"
@@ -79,7 +80,7 @@ for kind in distinct shared; do
     skopeo copy -q --insecure-policy --src-tls-verify=false "docker://$SRC/$kind/img$i:v1" "oci:$dir:public.ecr.aws/$kind/img$i:v1"
   done
   t1=$(now)
-  out=$("$BIN" download "$work/$kind.txt" "$SRC" "$file")
+  "$BIN" download "$work/$kind.txt" "$SRC" "$file" >/dev/null
   t2=$(now)
   unique=$(du -sb --apparent-size "$dir/blobs" | cut -f1)
   archive=$(stat -c %s "$file")

@@ -173,6 +173,10 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
         Ok(b) => b.to_bytes(),
         Err(e) => return failure(&ApiError::bad_request(e.to_string())),
     };
+    let latency = shared.latency.load(Ordering::SeqCst);
+    if latency > 0 {
+        tokio::time::sleep(Duration::from_nanos(latency)).await;
+    }
     let mutating = matches!(
         parts.method,
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE

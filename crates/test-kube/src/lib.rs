@@ -15,7 +15,9 @@
 //!   PUT (optimistic concurrency), PATCH (server-side apply with field ownership and pruning,
 //!   merge, strategic merge treated as merge, JSON patch), DELETE (finalizers, garbage collection
 //!   by ownerReferences), `dryRun=All`, the `status` subresource;
-//! - `Status` errors kube parses into `kube::Error::Api`.
+//! - `Status` errors kube parses into `kube::Error::Api`;
+//! - an opt-in delay of every answer ([`KubeStandIn::set_latency`], off by default), for
+//!   benchmarks that must count round trips as a real API server makes a client pay them.
 //!
 //! Not done: schema validation, defaulting and pruning of unknown fields, conversion between
 //! versions (an object keeps its stored fields whatever version it is read through), admission
@@ -83,6 +85,8 @@ pub(crate) struct Shared {
     addr: SocketAddr,
     requests: Mutex<Vec<String>>,
     writes: AtomicU64,
+    /// Added to every request's answer, in nanoseconds (0: none); see [`KubeStandIn::set_latency`].
+    latency: AtomicU64,
     /// Bumped to end every open watch.
     epoch: tokio::sync::watch::Sender<u64>,
 }
@@ -137,6 +141,7 @@ impl KubeStandIn {
             addr,
             requests: Mutex::new(Vec::new()),
             writes: AtomicU64::new(0),
+            latency: AtomicU64::new(0),
             epoch,
         });
         let serving = shared.clone();
@@ -289,6 +294,16 @@ impl KubeStandIn {
     /// included).
     pub fn writes(&self) -> u64 {
         self.shared.writes.load(Ordering::SeqCst)
+    }
+
+    /// Delays every later answer by `latency` (zero, the default, turns it off), without
+    /// holding the store: what a real API server costs a client per request (a network round
+    /// trip, and for a write an etcd commit), so a benchmark can measure how many requests a
+    /// client makes one after another rather than how fast this in-process stand-in runs.
+    /// Requests in flight at once are delayed at once, as on a real server.
+    pub fn set_latency(&self, latency: std::time::Duration) {
+        let nanos = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
+        self.shared.latency.store(nanos, Ordering::SeqCst);
     }
 
     /// Every HTTP request received, as `METHOD /path` (no query), in order.

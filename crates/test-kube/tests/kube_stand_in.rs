@@ -1051,3 +1051,39 @@ async fn capi_stalled_objects_never_become_ready_until_released() -> Result {
     })
     .await
 }
+
+/// The opt-in latency delays every answer (checked as a lower bound only, which the server's
+/// sleep guarantees), concurrent requests are all answered, and zero turns it off again.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_opt_in_latency_delays_each_answer_and_zero_turns_it_off() -> Result {
+    bounded(60, async {
+        let (stand_in, client) = start().await?;
+        let api = Api::<ConfigMap>::namespaced(client, "default");
+        api.create(
+            &PostParams::default(),
+            &serde_json::from_value(cm("a", json!({})))?,
+        )
+        .await?;
+        let latency = Duration::from_millis(300);
+        stand_in.set_latency(latency);
+        let start = std::time::Instant::now();
+        api.get("a").await?;
+        assert!(start.elapsed() >= latency, "{:?}", start.elapsed());
+        // Eight GETs at once (each answer waits without holding the store): all answered, each
+        // after at least the latency.
+        let gets = (0..8).map(|_| {
+            let api = api.clone();
+            async move {
+                let start = std::time::Instant::now();
+                api.get("a").await.map(|_| start.elapsed())
+            }
+        });
+        for elapsed in futures_util::future::join_all(gets).await {
+            assert!(elapsed? >= latency);
+        }
+        stand_in.set_latency(Duration::ZERO);
+        assert_eq!(api.get("a").await?.metadata.name.as_deref(), Some("a"));
+        Ok(())
+    })
+    .await
+}

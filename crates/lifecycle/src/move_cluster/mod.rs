@@ -37,7 +37,7 @@ use crate::{
     Event, FIELD_MANAGER, LifecycleError, Management, PAUSED, init::components, init::inventory,
     inventory::Inventory,
 };
-use futures_util::{StreamExt, stream};
+use futures_util::{StreamExt, future, stream};
 use graph::{Graph, Kind, Node};
 use kube::{
     Api,
@@ -132,14 +132,7 @@ fn labelled(object: &Value, label: &str) -> bool {
 /// `clusterctl.cluster.x-k8s.io` (their storage version; not clusterctl's inventory nor
 /// cert-manager), Secrets and ConfigMaps.
 async fn move_kinds(mgmt: &Management) -> Result<Vec<Kind>, LifecycleError> {
-    let crds = mgmt
-        .list(
-            "apiextensions.k8s.io/v1",
-            "CustomResourceDefinition",
-            None,
-            Some(components::CLUSTERCTL_LABEL),
-        )
-        .await?;
+    let crds = list_crds(mgmt, Some(components::CLUSTERCTL_LABEL)).await?;
     let mut kinds: Vec<Kind> = crds
         .iter()
         .filter(|crd| !labelled(crd, components::CORE_LABEL))
@@ -150,6 +143,117 @@ async fn move_kinds(mgmt: &Management) -> Result<Vec<Kind>, LifecycleError> {
     kinds.push(Kind::core("Secret"));
     kinds.push(Kind::core("ConfigMap"));
     Ok(kinds)
+}
+
+/// The fields of a CustomResourceDefinition a move reads. Provider CRDs carry megabytes of
+/// OpenAPI schema a move never looks at; reading lists into these types skips them instead of
+/// building a JSON tree of every schema (most of the discovery step's CPU otherwise).
+#[derive(serde::Deserialize)]
+struct CrdList {
+    #[serde(default)]
+    items: Vec<Crd>,
+}
+
+#[derive(serde::Deserialize)]
+struct Crd {
+    #[serde(default)]
+    metadata: CrdMeta,
+    spec: CrdSpec,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct CrdMeta {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+}
+
+#[derive(serde::Deserialize)]
+struct CrdSpec {
+    group: String,
+    names: CrdNames,
+    #[serde(default)]
+    scope: String,
+    #[serde(default)]
+    versions: Vec<CrdVersion>,
+}
+
+#[derive(serde::Deserialize)]
+struct CrdNames {
+    kind: String,
+    plural: String,
+}
+
+#[derive(serde::Deserialize)]
+struct CrdVersion {
+    name: String,
+    #[serde(default)]
+    served: bool,
+    #[serde(default)]
+    storage: bool,
+    #[serde(default)]
+    subresources: Option<CrdSubresources>,
+}
+
+#[derive(serde::Deserialize)]
+struct CrdSubresources {
+    #[serde(default)]
+    status: Option<serde::de::IgnoredAny>,
+}
+
+impl Crd {
+    /// The CRD as JSON with only the fields read (what [`kind_of`] and the filters look at).
+    fn to_json(&self) -> Value {
+        let versions: Vec<Value> = self
+            .spec
+            .versions
+            .iter()
+            .map(|v| {
+                let status = v.subresources.as_ref().is_some_and(|s| s.status.is_some());
+                let subresources = if status {
+                    json!({"status": {}})
+                } else {
+                    json!({})
+                };
+                json!({"name": v.name, "served": v.served, "storage": v.storage, "subresources": subresources})
+            })
+            .collect();
+        json!({
+            "metadata": {"name": self.metadata.name, "labels": self.metadata.labels},
+            "spec": {
+                "group": self.spec.group,
+                "names": {"kind": self.spec.names.kind, "plural": self.spec.names.plural},
+                "scope": self.spec.scope,
+                "versions": versions,
+            },
+        })
+    }
+}
+
+/// The CustomResourceDefinitions of `mgmt` (with the label selector), as [`Crd::to_json`].
+async fn list_crds(
+    mgmt: &Management,
+    selector: Option<&str>,
+) -> Result<Vec<Value>, LifecycleError> {
+    let mut params = kube::api::ListParams::default();
+    if let Some(selector) = selector {
+        params = params.labels(selector);
+    }
+    let request =
+        kube::core::Request::new("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+            .list(&params)
+            .map_err(|e| LifecycleError::Api {
+                action: "list",
+                object: "customresourcedefinitions".into(),
+                code: 0,
+                message: e.to_string(),
+            })?;
+    match mgmt.client().request::<CrdList>(request).await {
+        Ok(list) => Ok(list.items.iter().map(Crd::to_json).collect()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(Vec::new()),
+        Err(err) => Err(mgmt.error("list", "customresourcedefinitions".into(), err)),
+    }
 }
 
 /// The kind a CRD serves at `version` (its storage version when `None`).
@@ -180,14 +284,7 @@ async fn target_kinds(
     to: &Management,
     wanted: &BTreeSet<(String, String)>,
 ) -> Result<(TargetKinds, Vec<String>), LifecycleError> {
-    let crds = to
-        .list(
-            "apiextensions.k8s.io/v1",
-            "CustomResourceDefinition",
-            None,
-            None,
-        )
-        .await?;
+    let crds = list_crds(to, None).await?;
     let mut found = BTreeMap::new();
     let mut missing = Vec::new();
     for (api_version, kind) in wanted {
@@ -212,20 +309,29 @@ async fn target_kinds(
     Ok((found, missing))
 }
 
-/// Every object of `kinds` in `namespace`, as `(kind index, object)`.
+/// Every object of `kinds` in `namespace`, as `(kind index, object)`: one list per kind,
+/// `concurrency` at a time (a move lists some thirty kinds three times; one after another they
+/// would cost as many round trips as a level of objects).
 async fn list_all(
     mgmt: &Management,
     kinds: &[Kind],
     namespace: &str,
+    concurrency: usize,
 ) -> Result<Vec<(usize, Value)>, LifecycleError> {
+    let lists: Vec<Result<Vec<(usize, Value)>, LifecycleError>> =
+        stream::iter(kinds.iter().enumerate().map(|(i, kind)| async move {
+            match api(mgmt, kind, namespace).list(&Default::default()).await {
+                Ok(list) => Ok(list.items.into_iter().map(|o| (i, to_json(o))).collect()),
+                Err(kube::Error::Api(status)) if status.code == 404 => Ok(Vec::new()),
+                Err(err) => Err(mgmt.error("list", kind.plural.clone(), err)),
+            }
+        }))
+        .buffered(concurrency.max(1))
+        .collect()
+        .await;
     let mut out = Vec::new();
-    for (i, kind) in kinds.iter().enumerate() {
-        let list = match api(mgmt, kind, namespace).list(&Default::default()).await {
-            Ok(list) => list,
-            Err(kube::Error::Api(status)) if status.code == 404 => continue,
-            Err(err) => return Err(mgmt.error("list", kind.plural.clone(), err)),
-        };
-        out.extend(list.items.into_iter().map(|o| (i, to_json(o))));
+    for list in lists {
+        out.extend(list?);
     }
     Ok(out)
 }
@@ -236,7 +342,7 @@ async fn discover(
     options: &MoveOptions,
 ) -> Result<Option<Graph>, LifecycleError> {
     let kinds = move_kinds(mgmt).await?;
-    let objects = list_all(mgmt, &kinds, &options.namespace).await?;
+    let objects = list_all(mgmt, &kinds, &options.namespace, options.concurrency).await?;
     Ok(graph::discover(
         kinds,
         objects,
@@ -322,8 +428,8 @@ async fn provider_reasons(
     from: &Management,
     to: &Management,
 ) -> Result<Vec<String>, LifecycleError> {
-    let source = inventory::installed(from).await?;
-    let target = inventory::installed(to).await?;
+    let (source, target) =
+        future::try_join(inventory::installed(from), inventory::installed(to)).await?;
     let mut reasons = Vec::new();
     for p in &source {
         match target
@@ -367,8 +473,9 @@ async fn target_reasons(
     name: &str,
     namespace: &str,
 ) -> Result<(Vec<String>, TargetKinds), LifecycleError> {
-    let mut reasons = provider_reasons(from, to).await?;
-    let (found, missing) = target_kinds(to, &kind_keys(graph)).await?;
+    let wanted = kind_keys(graph);
+    let (mut reasons, (found, missing)) =
+        future::try_join(provider_reasons(from, to), target_kinds(to, &wanted)).await?;
     reasons.extend(missing);
     if let Some(cluster) = the_cluster(graph, name) {
         let kind = &graph.kinds[cluster.kind];
@@ -457,10 +564,10 @@ async fn settle(
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Graph, LifecycleError> {
     let start = Instant::now();
-    let mut last = list_all(from, &kinds, &options.namespace).await?;
+    let mut last = list_all(from, &kinds, &options.namespace, options.concurrency).await?;
     loop {
         tokio::time::sleep(options.settle).await;
-        let now = list_all(from, &kinds, &options.namespace).await?;
+        let now = list_all(from, &kinds, &options.namespace, options.concurrency).await?;
         if fingerprint(&now) == fingerprint(&last) {
             on_event(Event::Note(format!(
                 "The source controllers have stopped acting on cluster {name}"
@@ -885,5 +992,52 @@ async fn delete_one(from: &Management, kind: &Kind, node: &Node) -> Result<bool,
         Ok(_) => Ok(true),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
         Err(err) => Err(from.error("delete", format!("{}/{name}", kind.kind), err)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A CRD as a server returns it: the narrow reading keeps every field a move uses, so the
+    /// kind it serves (storage or a named version, status subresource, labels) is the same as
+    /// from the whole object, schema and all.
+    #[test]
+    fn the_narrow_crd_reading_gives_the_same_kinds_as_the_whole_object() {
+        let full = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "machines.cluster.x-k8s.io", "uid": "u1",
+                "labels": {"clusterctl.cluster.x-k8s.io": "", graph::MOVE_HIERARCHY_LABEL: ""},
+                "annotations": {"a": "b"}},
+            "spec": {
+                "group": "cluster.x-k8s.io",
+                "names": {"kind": "Machine", "plural": "machines", "singular": "machine", "listKind": "MachineList"},
+                "scope": "Namespaced",
+                "versions": [
+                    {"name": "v1beta1", "served": true, "storage": false,
+                     "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object"}}}}},
+                    {"name": "v1beta2", "served": true, "storage": true, "subresources": {"status": {}},
+                     "additionalPrinterColumns": [{"name": "Phase", "type": "string", "jsonPath": ".status.phase"}],
+                     "schema": {"openAPIV3Schema": {"type": "object"}}},
+                ],
+            },
+            "status": {"storedVersions": ["v1beta2"]},
+        });
+        let list = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinitionList", "metadata": {}, "items": [full.clone()]});
+        let narrow: CrdList = serde_json::from_value(list).unwrap();
+        let narrow = narrow.items[0].to_json();
+        for version in [None, Some("v1beta1"), Some("v1beta2"), Some("v1")] {
+            assert_eq!(
+                kind_of(&narrow, version),
+                kind_of(&full, version),
+                "{version:?}"
+            );
+        }
+        let storage = kind_of(&narrow, None).unwrap();
+        assert_eq!(storage.api_version, "cluster.x-k8s.io/v1beta2");
+        assert!(storage.status && storage.hierarchy && !storage.force && storage.namespaced);
+        assert!(!kind_of(&narrow, Some("v1beta1")).unwrap().status);
+        assert!(labelled(&narrow, components::CLUSTERCTL_LABEL));
     }
 }
