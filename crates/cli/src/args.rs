@@ -53,6 +53,9 @@ pub enum Command {
     Describe(DescribeCommand),
     /// Reconcile Snow clusters declared on the management cluster (kubectl, GitOps).
     Controller(ControllerArgs),
+    /// Chores on the devices: inventory, cleanup of a cluster's leftovers, usable AMIs, SSH keys.
+    #[command(subcommand)]
+    Devices(DevicesCommand),
     /// Install cert-manager, Cluster API, the kubeadm and etcdadm providers and CAPAS on a
     /// cluster, with clusterctl's labels and inventory (no clusterctl needed).
     Init(InitArgs),
@@ -627,4 +630,101 @@ pub struct CredentialsCheckArgs {
 pub struct CompletionArgs {
     /// The shell.
     pub shell: clap_complete::Shell,
+}
+
+/// `snowctl devices …`
+#[derive(Debug, Subcommand)]
+pub enum DevicesCommand {
+    /// Per device: state, software, capacity, instances by cluster, DNIs, AMIs, key pairs.
+    Describe(DevicesDescribeArgs),
+    /// Remove what a cluster left on the devices: its DNIs, then its tags, then its instances.
+    Cleanup(DevicesCleanupArgs),
+    /// The AMIs tagged for a Kubernetes version and OS family, per device, as preflight picks.
+    Images(DevicesImagesArgs),
+    /// Import an SSH public key as key pair NAME on every device that lacks it.
+    ImportKey(DevicesImportKeyArgs),
+}
+
+/// The devices a `devices` command works on.
+#[derive(Debug, Args)]
+pub struct DeviceTargets {
+    /// The devices of this cluster spec's machine configs.
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "SPEC",
+        conflicts_with = "devices"
+    )]
+    pub spec: Option<PathBuf>,
+    /// The device IPs, comma-separated (default: every profile of the credentials file).
+    #[arg(long, value_delimiter = ',', value_name = "IP,...")]
+    pub devices: Vec<snow_api::DeviceIp>,
+    /// The device credentials and CA bundle.
+    #[command(flatten)]
+    pub device_files: OptionalDeviceFiles,
+    /// Each device request's time limit.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = snow_lifecycle::parse_duration)]
+    pub timeout: std::time::Duration,
+}
+
+/// `snowctl devices describe`
+#[derive(Debug, Args)]
+pub struct DevicesDescribeArgs {
+    /// The devices.
+    #[command(flatten)]
+    pub targets: DeviceTargets,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// `snowctl devices cleanup CLUSTER`
+#[derive(Debug, Args)]
+pub struct DevicesCleanupArgs {
+    /// The cluster whose instances (tag `sigs.k8s.io/cluster-api-provider-aws-snow/cluster/NAME`)
+    /// and their DNIs go.
+    pub cluster: String,
+    /// The devices.
+    #[command(flatten)]
+    pub targets: DeviceTargets,
+    /// A management cluster to ask first: refuse while it still has the cluster (it would
+    /// recreate the instances).
+    #[arg(long, env = "KUBECONFIG", value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Delete without asking (without it, only the plan is printed unless a terminal confirms).
+    #[arg(long)]
+    pub yes: bool,
+    /// How long to wait for the instances to be terminated.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = snow_lifecycle::parse_duration)]
+    pub wait_timeout: std::time::Duration,
+    /// Time between checks while waiting.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = snow_lifecycle::parse_duration, hide = true)]
+    pub poll_interval: std::time::Duration,
+}
+
+/// `snowctl devices images --kubernetes-version V`
+#[derive(Debug, Args)]
+pub struct DevicesImagesArgs {
+    /// The devices.
+    #[command(flatten)]
+    pub targets: DeviceTargets,
+    /// The `eksa.aws.com/k8s-version` tag value, e.g. 1.33.
+    #[arg(long, value_name = "VERSION")]
+    pub kubernetes_version: String,
+    /// The `eksa.aws.com/os-family` tag value (default: any).
+    #[arg(long, value_name = "OS", default_value = "")]
+    pub os_family: String,
+}
+
+/// `snowctl devices import-key NAME --public-key FILE`
+#[derive(Debug, Args)]
+pub struct DevicesImportKeyArgs {
+    /// The key pair name.
+    pub name: String,
+    /// The OpenSSH public key file.
+    #[arg(long, value_name = "FILE")]
+    pub public_key: PathBuf,
+    /// The devices.
+    #[command(flatten)]
+    pub targets: DeviceTargets,
 }

@@ -78,3 +78,16 @@ pub fn diagnostic(finding: &Finding, source_name: &str, source: Option<&str>) ->
     }
     out
 }
+
+/// Asks `question` when stdin and stderr are a terminal; only `y` or `yes` is yes. Without a
+/// terminal the answer is no (scripts pass a flag instead).
+pub fn confirm(io: &mut Io<'_>, question: &str) -> bool {
+    use std::io::{BufRead, IsTerminal, Read};
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return false;
+    }
+    io.err(&format!("{question} [y/N] "));
+    let mut line = String::new();
+    let read = std::io::stdin().lock().take(64).read_line(&mut line);
+    read.is_ok() && matches!(line.trim(), "y" | "Y" | "yes")
+}

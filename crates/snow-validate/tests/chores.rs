@@ -3,89 +3,16 @@
 //! with a device down and a refused DNI delete.
 
 use snow_api::DeviceIp;
-use snow_test_devices::{Faults, PHYSICAL_INTERFACES, TestCa, loopback_ip};
-use snow_validate::aws_sdk_ec2::types::{InstanceType, ResourceType, Tag, TagSpecification};
+use snow_test_devices::{Faults, TestCa, loopback_ip};
 use snow_validate::chores::{self, KeyOutcome};
 use snow_validate::cleanup::{self, Outcome, WaitOptions};
-use snow_validate::inventory::{self, CLUSTER_TAG_PREFIX};
+use snow_validate::inventory;
 use snow_validate::{ClientConfig, RetryPolicy, SnowDevice};
 use std::net::IpAddr;
 use std::time::Duration;
 
 mod common;
 use common::*;
-
-/// A subnet in moto's default VPC (RunInstances needs one; moto accepts AZ `us-west-2a` even in
-/// region `snow`).
-async fn subnet(device: &SnowDevice) -> String {
-    let ec2 = device.ec2();
-    let vpcs = ec2.describe_vpcs().send().await.expect("DescribeVpcs");
-    let vpc = vpcs.vpcs()[0].vpc_id().unwrap().to_owned();
-    let out = ec2
-        .create_subnet()
-        .vpc_id(vpc)
-        .cidr_block("172.31.0.0/24")
-        .availability_zone("us-west-2a")
-        .send()
-        .await
-        .expect("CreateSubnet");
-    out.subnet().unwrap().subnet_id().unwrap().to_owned()
-}
-
-/// One instance with a `Name` tag and, when given, the cluster tag.
-async fn instance(
-    device: &SnowDevice,
-    ami: &str,
-    subnet: &str,
-    name: &str,
-    cluster: Option<&str>,
-) -> String {
-    let mut tags = TagSpecification::builder()
-        .resource_type(ResourceType::Instance)
-        .tags(Tag::builder().key("Name").value(name).build());
-    if let Some(c) = cluster {
-        tags = tags.tags(
-            Tag::builder()
-                .key(format!("{CLUSTER_TAG_PREFIX}{c}"))
-                .value("owned")
-                .build(),
-        );
-    }
-    let out = device
-        .ec2()
-        .run_instances()
-        .image_id(ami)
-        .instance_type(InstanceType::from("sbe-c.large"))
-        .min_count(1)
-        .max_count(1)
-        .subnet_id(subnet)
-        .tag_specifications(tags.build())
-        .send()
-        .await
-        .expect("RunInstances");
-    out.instances()[0].instance_id().unwrap().to_owned()
-}
-
-async fn dni(device: &SnowDevice, instance: &str) -> String {
-    device
-        .device_api()
-        .create_direct_network_interface(PHYSICAL_INTERFACES[0], Some(instance))
-        .await
-        .expect("CreateDirectNetworkInterface")
-        .arn
-}
-
-async fn state(device: &SnowDevice, id: &str) -> String {
-    let out = device
-        .ec2()
-        .describe_instances()
-        .instance_ids(id)
-        .send()
-        .await
-        .expect("DescribeInstances");
-    let i = &out.reservations()[0].instances()[0];
-    i.state().unwrap().name().unwrap().as_str().to_owned()
-}
 
 /// A device with credentials and nothing listening: refused at once.
 fn down_device() -> (IpAddr, SnowDevice) {

@@ -19,6 +19,7 @@
 
 mod ca;
 mod device_api;
+pub mod fleet;
 pub mod https;
 mod memory;
 mod moto;

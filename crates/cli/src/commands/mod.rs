@@ -4,6 +4,7 @@
 pub mod cluster;
 pub mod controller;
 pub mod credentials;
+pub mod devices;
 pub mod download;
 pub mod generate;
 pub mod import_images;
@@ -53,6 +54,7 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Delete(DeleteCommand::Cluster(args)) => cluster::delete(args, global, io),
         Command::Describe(DescribeCommand::Cluster(args)) => cluster::describe(args, io),
         Command::Controller(args) => controller::run(args, global, io),
+        Command::Devices(cmd) => devices::run(cmd, io),
         Command::Init(args) => init::run(args, global, io, false),
         Command::Move(MoveCommand::Cluster(args)) => cluster::move_cluster(args, global, io),
     };

@@ -4,6 +4,7 @@
 
 mod controller_binary;
 mod credentials;
+mod devices;
 mod download;
 mod e2e_management;
 mod hostile;
