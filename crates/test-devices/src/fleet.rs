@@ -18,7 +18,7 @@ use std::time::Duration;
 /// The access key of every test device profile.
 pub const ACCESS_KEY: &str = "AKIDSNOWTEST00000001";
 /// The secret key of every test device profile (test-only; never a real key).
-pub const SECRET: &str = "snowSecretKeyForTestsOnly0000000000000001";
+pub const SECRET: &str = "snowSecretKeyForTestsOnly000000000000001";
 /// The name of the AMI [`seed`] registers.
 pub const AMI_NAME: &str = "eks-d-1-31-ubuntu";
 /// The key pair [`seed`] imports.
