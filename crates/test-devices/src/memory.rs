@@ -210,3 +210,47 @@ impl Device for InMemoryDevice {
         Ok(self.software.clone())
     }
 }
+
+/// The inventory's reads over what the device holds (AMIs with their tags, key pairs); it runs no
+/// instances and has no DNIs. Writes are refused: tests of key import and cleanup use moto and
+/// the Device API stand-in.
+impl snow_validate::inventory::FleetDevice for InMemoryDevice {
+    async fn instances(&self) -> Result<Vec<snow_validate::inventory::Instance>, DeviceError> {
+        self.enter(Service::Ec2).await?;
+        Ok(Vec::new())
+    }
+
+    async fn images(&self) -> Result<Vec<snow_validate::inventory::TaggedImage>, DeviceError> {
+        self.enter(Service::Ec2).await?;
+        Ok(self
+            .images
+            .iter()
+            .map(|(id, tags)| {
+                let tags = tags.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+                snow_validate::inventory::image_from_tags(id.clone(), None, tags)
+            })
+            .collect())
+    }
+
+    async fn key_pairs(&self) -> Result<Vec<String>, DeviceError> {
+        self.enter(Service::Ec2).await?;
+        Ok(self.key_pairs.iter().cloned().collect())
+    }
+
+    async fn direct_network_interfaces(
+        &self,
+    ) -> Result<Vec<snow_validate::DirectNetworkInterface>, DeviceError> {
+        self.enter(Service::DeviceApi).await?;
+        Ok(Vec::new())
+    }
+
+    async fn import_key_pair(&self, _name: &str, _public_key: &[u8]) -> Result<(), DeviceError> {
+        self.enter(Service::Ec2).await?;
+        let kind = ErrorKind::Service {
+            status: 501,
+            code: "NotImplemented".into(),
+        };
+        let why = "the in-memory device does not import key pairs";
+        Err(DeviceError::new(self.ip, Service::Ec2, kind, why))
+    }
+}
