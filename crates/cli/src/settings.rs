@@ -16,8 +16,8 @@ use snow_api::{
     Finding, ValidSpec,
     release::{Bundles, ClusterRelease, ComponentAssets, ComponentFiles, Release, ReleaseInputs},
 };
-use snow_images::assets;
 use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials, SecretString, registry};
+use snow_images::assets;
 use snow_lifecycle::{
     CniManifest, Timeouts, WaitOptions,
     cni::helm::{self, HelmError, HelmOptions},
@@ -509,7 +509,10 @@ pub fn ca_certs(paths: &[PathBuf], io: &mut Io<'_>) -> Result<Vec<Vec<u8>>, Exit
     for path in paths {
         let pem = read_text(path, "the CA certificate", io)?;
         if !pem.contains("-----BEGIN CERTIFICATE-----") {
-            return Err(exit::usage(io, format!("{} holds no PEM certificate", path.display())));
+            return Err(exit::usage(
+                io,
+                format!("{} holds no PEM certificate", path.display()),
+            ));
         }
         pems.push(pem.into_bytes());
     }
@@ -530,10 +533,18 @@ pub fn fetch_components(
     else {
         return Err(exit::usage(io, "no cache directory: pass --cache-dir"));
     };
-    let config = assets::FetchConfig { ca_certs_pem, ..assets::FetchConfig::new(dir) };
+    let config = assets::FetchConfig {
+        ca_certs_pem,
+        ..assets::FetchConfig::new(dir)
+    };
     let fetched = exit::runtime(io, false)?.block_on(assets::fetch_components(assets, &config));
     let fetched = fetched.map_err(|e| exit::failed(io, e))?;
-    io.err(&format!("components: {} file(s) fetched, {} from the cache {}\n", fetched.fetched, fetched.cached, config.cache_dir.display()));
+    io.err(&format!(
+        "components: {} file(s) fetched, {} from the cache {}\n",
+        fetched.fetched,
+        fetched.cached,
+        config.cache_dir.display()
+    ));
     Ok(fetched.files)
 }
 

@@ -61,7 +61,10 @@ impl FetchConfig {
 
 /// The default cache directory: `$XDG_CACHE_HOME/snowctl`, else `$HOME/.cache/snowctl` (the
 /// caller reads the two variables; empty counts as unset).
-pub fn default_cache_dir(xdg_cache_home: Option<PathBuf>, home: Option<PathBuf>) -> Option<PathBuf> {
+pub fn default_cache_dir(
+    xdg_cache_home: Option<PathBuf>,
+    home: Option<PathBuf>,
+) -> Option<PathBuf> {
     let set = |p: Option<PathBuf>| p.filter(|p| !p.as_os_str().is_empty());
     set(xdg_cache_home)
         .or_else(|| set(home).map(|h| h.join(".cache")))
@@ -225,9 +228,8 @@ fn http_client(config: &FetchConfig) -> Result<reqwest::Client, AssetsError> {
     let mut certs = Vec::new();
     for pem in &config.ca_certs_pem {
         certs.extend(
-            reqwest::Certificate::from_pem_bundle(pem).map_err(|e| AssetsError::CaCertificate {
-                message: chain(&e),
-            })?,
+            reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|e| AssetsError::CaCertificate { message: chain(&e) })?,
         );
     }
     reqwest::Client::builder()
@@ -254,7 +256,11 @@ fn chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-async fn fetch(client: &reqwest::Client, uri: &str, config: &FetchConfig) -> Result<String, String> {
+async fn fetch(
+    client: &reqwest::Client,
+    uri: &str,
+    config: &FetchConfig,
+) -> Result<String, String> {
     let failed = |e: reqwest::Error| {
         if e.is_timeout() {
             format!(
@@ -262,7 +268,8 @@ async fn fetch(client: &reqwest::Client, uri: &str, config: &FetchConfig) -> Res
                 config.deadline.as_secs_f32()
             )
         } else {
-            chain(&e)
+            // The URI is in the message already.
+            chain(&e.without_url())
         }
     };
     let mut response = client.get(uri).send().await.map_err(failed)?;
@@ -271,7 +278,10 @@ async fn fetch(client: &reqwest::Client, uri: &str, config: &FetchConfig) -> Res
         return Err(format!("the server answered {status}"));
     }
     let too_big = || format!("larger than {} MiB", config.max_bytes >> 20);
-    if response.content_length().is_some_and(|n| n > config.max_bytes) {
+    if response
+        .content_length()
+        .is_some_and(|n| n > config.max_bytes)
+    {
         return Err(too_big());
     }
     let mut body = Vec::new();
@@ -287,8 +297,8 @@ async fn fetch(client: &reqwest::Client, uri: &str, config: &FetchConfig) -> Res
 /// A components manifest or metadata file is YAML whose documents are each a mapping (an HTML
 /// error page parses as YAML too: one string).
 fn check_yaml(text: &str) -> Result<(), String> {
-    let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(text)
-        .map_err(|e| format!("the body is not YAML: {e}"))?;
+    let docs: Vec<serde_json::Value> =
+        serde_saphyr::from_multiple(text).map_err(|e| format!("the body is not YAML: {e}"))?;
     let objects = docs.iter().filter(|d| d.is_object()).count();
     if objects == 0 || docs.iter().any(|d| !d.is_object() && !d.is_null()) {
         return Err("the body is not a YAML manifest (its documents are not all mappings)".into());
@@ -316,7 +326,9 @@ impl Cache {
 
     fn uri_entry(&self, uri: &str) -> PathBuf {
         let key = sha256(uri.as_bytes());
-        self.dir.join("uris").join(key.trim_start_matches("sha256:"))
+        self.dir
+            .join("uris")
+            .join(key.trim_start_matches("sha256:"))
     }
 
     /// The text a URI gave, when cached and intact.
@@ -343,7 +355,8 @@ impl Cache {
             file.sync_all()?;
             std::fs::rename(&tmp, &path)
         };
-        let fail = |e: std::io::Error| format!("cannot write the cache {}: {e}", self.dir.display());
+        let fail =
+            |e: std::io::Error| format!("cannot write the cache {}: {e}", self.dir.display());
         write(self.dir.join("sha256").join(hex), bytes).map_err(fail)?;
         write(self.uri_entry(uri), format!("{digest}\n").as_bytes()).map_err(fail)
     }
@@ -388,7 +401,11 @@ pub fn from_archive(
             Some(Err(e)) => Err(e),
             Some(Ok(bytes)) => String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into()),
         };
-        let origin = format!("{}:{}{path}", archive.path().display(), crate::layout::FILES_DIR);
+        let origin = format!(
+            "{}:{}{path}",
+            archive.path().display(),
+            crate::layout::FILES_DIR
+        );
         text.map(|t| (origin, t)).unwrap_or_else(|reason| {
             failures.push(AssetFailure {
                 component: a.label.to_owned(),
@@ -404,10 +421,7 @@ pub fn from_archive(
         .iter()
         .map(|a| {
             let (origin, components) = read(a, "components", &a.components_uri);
-            let metadata = a
-                .metadata_uri
-                .as_ref()
-                .map(|uri| read(a, "metadata", uri));
+            let metadata = a.metadata_uri.as_ref().map(|uri| read(a, "metadata", uri));
             ComponentFiles {
                 origin,
                 components,
@@ -459,10 +473,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::open(dir.path()).unwrap();
         cache.store("https://x/a.yaml", b"kind: A\n").unwrap();
-        assert_eq!(cache.lookup("https://x/a.yaml").as_deref(), Some("kind: A\n"));
+        assert_eq!(
+            cache.lookup("https://x/a.yaml").as_deref(),
+            Some("kind: A\n")
+        );
         assert_eq!(cache.lookup("https://x/b.yaml"), None);
         let hex = sha256(b"kind: A\n");
-        let blob = dir.path().join("sha256").join(hex.trim_start_matches("sha256:"));
+        let blob = dir
+            .path()
+            .join("sha256")
+            .join(hex.trim_start_matches("sha256:"));
         std::fs::write(blob, b"kind: B\n").unwrap();
         assert_eq!(cache.lookup("https://x/a.yaml"), None);
     }

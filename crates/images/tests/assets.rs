@@ -14,7 +14,12 @@ fn data() -> PathBuf {
 
 /// (label, version, components file, metadata file) of the real stack.
 const STACK: [(&str, &str, &str, Option<&str>); 7] = [
-    ("cert-manager", "v1.20.2", "components/cert-manager.yaml", None),
+    (
+        "cert-manager",
+        "v1.20.2",
+        "components/cert-manager.yaml",
+        None,
+    ),
     (
         "cluster-api",
         "v1.13.5",
@@ -60,7 +65,10 @@ fn stack(base: &str) -> (HashMap<String, Vec<u8>>, Vec<ComponentAssets>) {
     for (label, version, components, metadata) in STACK {
         let name = components.rsplit('/').next().unwrap();
         let path = format!("/{label}/{version}/{name}");
-        files.insert(path.clone(), std::fs::read(data().join(components)).unwrap());
+        files.insert(
+            path.clone(),
+            std::fs::read(data().join(components)).unwrap(),
+        );
         let metadata_uri = metadata.map(|m| {
             let path = format!("/{label}/{version}/metadata.yaml");
             files.insert(path.clone(), std::fs::read(data().join(m)).unwrap());
@@ -127,7 +135,9 @@ async fn the_first_run_fetches_and_the_second_reads_the_cache_only() {
     // Named by digest: 13 URIs, fewer distinct contents (the CAPI metadata.yaml is one file).
     let (files, _) = stack("");
     let distinct: std::collections::HashSet<&Vec<u8>> = files.values().collect();
-    let blobs = std::fs::read_dir(cache.path().join("sha256")).unwrap().count();
+    let blobs = std::fs::read_dir(cache.path().join("sha256"))
+        .unwrap()
+        .count();
     assert_eq!(blobs, distinct.len());
     assert!(blobs < 13);
 
@@ -194,7 +204,6 @@ async fn a_server_of_another_ca_is_refused() {
         err.contains("the cert-manager v1.20.2+abcdef1 components (https://"),
         "{err}"
     );
-    eprintln!("CAERR {err}");
     assert!(err.contains("certificate"), "{err}");
     assert_eq!(
         std::fs::read_dir(cache.path().join("sha256"))

@@ -47,7 +47,10 @@ fn components(args: &DownloadArtifactsArgs, io: &mut Io<'_>) -> Result<Vec<Archi
     };
     let mut wanted = Vec::new();
     for version in versions {
-        let bundle = inputs.bundles.versions_bundle(&version).map_err(|e| exit::usage(io, e))?;
+        let bundle = inputs
+            .bundles
+            .versions_bundle(&version)
+            .map_err(|e| exit::usage(io, e))?;
         let assets = snow_api::release::management_components(bundle);
         wanted.extend(assets.map_err(|e| exit::usage(io, e))?);
     }

@@ -37,7 +37,12 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: boo
         }
         (None, None) => {
             let pems = settings::ca_certs(&args.ca_certs, io)?;
-            Ok(settings::fetch_components(&wanted, args.cache_dir.as_deref(), pems, io)?)
+            Ok(settings::fetch_components(
+                &wanted,
+                args.cache_dir.as_deref(),
+                pems,
+                io,
+            )?)
         }
     };
     let prepared = files

@@ -235,10 +235,7 @@ mod tests {
             metadata_uri: Some("https://x/metadata.yaml".into()),
         };
         let text = "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries:\n- {major: 1, minor: 13, contract: v1beta2}\n";
-        assert_eq!(
-            series_contract(text, &w, "m").unwrap(),
-            "v1beta2"
-        );
+        assert_eq!(series_contract(text, &w, "m").unwrap(), "v1beta2");
         let old = "releaseSeries:\n- {major: 1, minor: 12, contract: v1beta2}\n";
         let err = series_contract(old, &w, "m").unwrap_err();
         assert!(err.to_string().contains("no 1.13"), "{err}");

@@ -136,8 +136,8 @@ mod tests {
 
     #[test]
     fn the_embedded_catalog_names_every_component_in_install_order() {
-        let bundles = Bundles::from_yaml(crate::release::ReleaseInputs::embedded_bundles_yaml())
-            .unwrap();
+        let bundles =
+            Bundles::from_yaml(crate::release::ReleaseInputs::embedded_bundles_yaml()).unwrap();
         for bundle in &bundles.spec.versions_bundles {
             let assets = management_components(bundle).unwrap();
             let labels: Vec<&str> = assets.iter().map(|a| a.label).collect();
