@@ -157,7 +157,14 @@ fn kubectl(c: &Cluster, file: &Path) {
         .arg(&c.kubeconfig)
         .arg("--cache-dir")
         .arg(c.dir.path().join("kube-cache"))
-        .args(["apply", "--server-side", "--field-manager", "kubectl", "-f"])
+        .args([
+            "apply",
+            "--server-side",
+            "--validate=false",
+            "--field-manager",
+            "kubectl",
+            "-f",
+        ])
         .arg(file)
         .output()
         .expect("kubectl runs");
@@ -166,6 +173,23 @@ fn kubectl(c: &Cluster, file: &Path) {
         "kubectl apply: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Prints the requests of one run by method, once per side.
+fn report(side: &str, requests: &[String]) {
+    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let Ok(mut seen) = SEEN.lock() else { return };
+    if seen.iter().any(|s| s == side) {
+        return;
+    }
+    seen.push(side.to_owned());
+    let mut by_method = std::collections::BTreeMap::<&str, usize>::new();
+    for r in requests {
+        *by_method
+            .entry(r.split(' ').next().unwrap_or(""))
+            .or_default() += 1;
+    }
+    println!("{side}: {} requests {by_method:?}", requests.len());
 }
 
 fn bench(c: &mut Criterion) {
@@ -193,6 +217,7 @@ fn bench(c: &mut Criterion) {
                     let start = Instant::now();
                     let done = install(&mgmt, &prepared).await;
                     let took = start.elapsed();
+                    report("snowctl", &c.api.requests());
                     assert!(!done.unchanged());
                     assert_eq!(
                         c.api
@@ -215,6 +240,7 @@ fn bench(c: &mut Criterion) {
                 kubectl(&c, &first);
                 kubectl(&c, &rest);
                 total += start.elapsed();
+                report("kubectl", &c.api.requests());
                 assert_eq!(
                     c.api
                         .list("clusterctl.cluster.x-k8s.io/v1alpha3", "Provider", None)
