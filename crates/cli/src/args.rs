@@ -103,7 +103,7 @@ pub struct MoveClusterArgs {
     pub namespace: String,
 }
 
-/// `snowctl init --kubeconfig FILE --components-dir DIR`
+/// `snowctl init --kubeconfig FILE [--components-dir DIR | --artifacts FILE]`
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// The cluster to install on.
@@ -111,9 +111,16 @@ pub struct InitArgs {
     pub management: ManagementArgs,
     /// The components manifests, laid out like clusterctl's local repository:
     /// DIR/<provider>/<version>/<file>, the file named as at the end of the bundle's URI (e.g.
-    /// cluster-api/v1.13.5/core-components.yaml and its metadata.yaml).
+    /// cluster-api/v1.13.5/core-components.yaml and its metadata.yaml). Default: the archive
+    /// of --artifacts, else the bundle's URIs over HTTPS, cached in --cache-dir.
+    #[arg(long, value_name = "DIR", conflicts_with = "artifacts")]
+    pub components_dir: Option<PathBuf>,
+    /// The cache of fetched components (default: $XDG_CACHE_HOME/snowctl or ~/.cache/snowctl).
     #[arg(long, value_name = "DIR")]
-    pub components_dir: PathBuf,
+    pub cache_dir: Option<PathBuf>,
+    /// A PEM CA bundle to trust, besides the system's, when fetching components (repeatable).
+    #[arg(long = "ca-cert", value_name = "FILE")]
+    pub ca_certs: Vec<PathBuf>,
     /// The release catalog (versions and images of the components).
     #[command(flatten)]
     pub release: ReleaseArgs,
@@ -383,6 +390,12 @@ pub struct DownloadArtifactsArgs {
     /// Format of the summary on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    /// The cache of fetched components (default: $XDG_CACHE_HOME/snowctl or ~/.cache/snowctl).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Leave out the management components (then `init --artifacts` cannot use the archive).
+    #[arg(long)]
+    pub no_components: bool,
 }
 
 /// `snowctl import-images --registry HOST:PORT[/NAMESPACE]` or `--list`
@@ -453,7 +466,8 @@ pub struct SourceArgs {
     /// Speak plain HTTP to --source-registry.
     #[arg(long, requires = "source_registry")]
     pub source_insecure: bool,
-    /// A PEM CA bundle to trust for the registries (repeatable), e.g. a self-signed registry CA.
+    /// A PEM CA bundle to trust for the registries and, in download artifacts, the components'
+    /// HTTPS server (repeatable), e.g. a self-signed registry CA.
     #[arg(long = "ca-cert", value_name = "FILE")]
     pub ca_certs: Vec<PathBuf>,
     /// Images transferred at once.

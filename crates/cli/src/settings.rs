@@ -14,9 +14,10 @@ use crate::{
 use capi_render::{Contract, RenderOptions, SecretInputs};
 use snow_api::{
     Finding, ValidSpec,
-    release::{Bundles, ClusterRelease, Release, ReleaseInputs},
+    release::{Bundles, ClusterRelease, ComponentAssets, ComponentFiles, Release, ReleaseInputs},
 };
 use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials, SecretString, registry};
+use snow_images::assets;
 use snow_lifecycle::{
     CniManifest, Timeouts, WaitOptions,
     cni::helm::{self, HelmError, HelmOptions},
@@ -502,15 +503,10 @@ pub fn image_selection(
     snow_images::image_list(&bundle, &inputs.distros, &selection).map_err(|e| exit::usage(io, e))
 }
 
-/// How registries are reached: the PEM CA certificates to trust (`--ca-cert`, each checked to
-/// hold one) and the credentials of the Docker config (`--docker-config`, else
-/// `$DOCKER_CONFIG/config.json` or `~/.docker/config.json` when present; none otherwise).
-pub fn registry_access(
-    args: &SourceArgs,
-    io: &mut Io<'_>,
-) -> Result<(Vec<Vec<u8>>, snow_images::Credentials), ExitCode> {
+/// The PEM CA certificates of `--ca-cert`, each checked to hold one.
+pub fn ca_certs(paths: &[PathBuf], io: &mut Io<'_>) -> Result<Vec<Vec<u8>>, ExitCode> {
     let mut pems = Vec::new();
-    for path in &args.ca_certs {
+    for path in paths {
         let pem = read_text(path, "the CA certificate", io)?;
         if !pem.contains("-----BEGIN CERTIFICATE-----") {
             return Err(exit::usage(
@@ -520,6 +516,46 @@ pub fn registry_access(
         }
         pems.push(pem.into_bytes());
     }
+    Ok(pems)
+}
+
+/// The management components' files fetched over HTTPS into the cache (`--cache-dir`, else
+/// `$XDG_CACHE_HOME/snowctl` or `~/.cache/snowctl`); what is cached is not fetched again.
+pub fn fetch_components(
+    assets: &[ComponentAssets],
+    cache_dir: Option<&Path>,
+    ca_certs_pem: Vec<Vec<u8>>,
+    io: &mut Io<'_>,
+) -> Result<Vec<ComponentFiles>, ExitCode> {
+    let env = |name: &str| std::env::var_os(name).map(PathBuf::from);
+    let Some(dir) = (cache_dir.map(Path::to_path_buf))
+        .or_else(|| assets::default_cache_dir(env("XDG_CACHE_HOME"), env("HOME")))
+    else {
+        return Err(exit::usage(io, "no cache directory: pass --cache-dir"));
+    };
+    let config = assets::FetchConfig {
+        ca_certs_pem,
+        ..assets::FetchConfig::new(dir)
+    };
+    let fetched = exit::runtime(io, false)?.block_on(assets::fetch_components(assets, &config));
+    let fetched = fetched.map_err(|e| exit::failed(io, e))?;
+    io.err(&format!(
+        "components: {} file(s) fetched, {} from the cache {}\n",
+        fetched.fetched,
+        fetched.cached,
+        config.cache_dir.display()
+    ));
+    Ok(fetched.files)
+}
+
+/// How registries are reached: the PEM CA certificates to trust (`--ca-cert`, each checked to
+/// hold one) and the credentials of the Docker config (`--docker-config`, else
+/// `$DOCKER_CONFIG/config.json` or `~/.docker/config.json` when present; none otherwise).
+pub fn registry_access(
+    args: &SourceArgs,
+    io: &mut Io<'_>,
+) -> Result<(Vec<Vec<u8>>, snow_images::Credentials), ExitCode> {
+    let pems = ca_certs(&args.ca_certs, io)?;
     let path = args.docker_config.clone().or_else(|| {
         let dir = std::env::var_os("DOCKER_CONFIG")
             .map(PathBuf::from)

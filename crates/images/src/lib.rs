@@ -12,9 +12,13 @@
 //! - [`archive`] and [`import`]: read such an archive (or a `docker save` one) in place and push
 //!   its images to the site registry, blobs first and tags last.
 //!
+//! - [`assets`]: the management components' manifests the Bundles name, fetched over HTTPS into
+//!   a cache keyed by sha256, stored in and read from the archive.
+//!
 //! The library never prints: progress goes through [`copy::Progress`].
 
 pub mod archive;
+pub mod assets;
 pub mod copy;
 pub mod download;
 pub mod import;

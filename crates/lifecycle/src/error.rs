@@ -297,7 +297,7 @@ impl LifecycleError {
                 "set them in the environment; AWS_B64ENCODED_CREDENTIALS and AWS_B64ENCODED_CA_BUNDLES come from --credentials and --ca-bundle (EKSA_AWS_CREDENTIALS_FILE, EKSA_AWS_CA_BUNDLES_FILE)".into()
             }
             LifecycleError::Components { .. } => {
-                "--components-dir holds DIR/<provider>/<version>/<file>, the file named as at the end of the bundle's URI (e.g. cluster-api/v1.13.5/core-components.yaml and its metadata.yaml)".into()
+                "--components-dir holds DIR/<provider>/<version>/<file>, the file named as at the end of the bundle's URI (e.g. cluster-api/v1.13.5/core-components.yaml and its metadata.yaml); without it the files come from --artifacts or the bundle's URIs".into()
             }
             LifecycleError::ProviderVersionDiffers { .. } => {
                 "snowctl init installs and completes, it does not upgrade: snowctl upgrade management-components upgrades to the bundle's versions (it never downgrades), or pass the bundle of the installed versions with --bundles".into()

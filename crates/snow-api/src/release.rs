@@ -10,9 +10,13 @@
 //! [`ClusterRelease`] that rendering and the lifecycle take.
 
 mod catalog;
+mod components;
 mod contract;
 
 pub use catalog::{ClusterRelease, ReleaseInputs};
+pub use components::{
+    ComponentAssets, ComponentFiles, MANAGEMENT_COMPONENTS, asset_name, management_components,
+};
 pub use contract::{Contract, ETCD_API_VERSION, INFRA_API_VERSION};
 
 use serde::{Deserialize, Serialize};

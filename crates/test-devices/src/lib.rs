@@ -8,6 +8,7 @@
 //!   public emulator of it; this one verifies the SigV4 signature with the device's secret and
 //!   serves configurable state (unlock state, software version, capacities) and faults
 //!   (throttling, delay, refused DNI deletes), and holds direct network interfaces.
+//! - [`FileServer`]: static files over HTTPS (release assets such as components manifests).
 //! - [`BlackHole`] and [`closed_port`]: endpoints that never answer or refuse.
 //! - [`InMemoryDevice`]: a [`snow_validate::Device`] with no network, optionally slowed down.
 //! - [`registry`]: Debian's `docker-registry` (distribution) on loopback, plain HTTP or TLS, and
@@ -19,6 +20,7 @@
 
 mod ca;
 mod device_api;
+mod files;
 pub mod fleet;
 pub mod https;
 mod memory;
@@ -29,6 +31,7 @@ pub use ca::{ServerCertificate, TestCa};
 pub use device_api::{
     DeviceApiStandIn, DeviceState, Dni, Faults, PHYSICAL_INTERFACES, StandInError,
 };
+pub use files::FileServer;
 pub use memory::{InFlight, InMemoryDevice};
 pub use moto::{Moto, MotoError, SNOW_INSTANCE_TYPES};
 

@@ -31,7 +31,34 @@ fn files(
     }
     let list = serde_json::to_vec_pretty(images).unwrap_or_default();
     files.push(file("images.json".into(), list));
+    if !args.no_components {
+        files.extend(components(args, io)?);
+    }
     Ok(files)
+}
+
+/// The management components of every selected Kubernetes version's bundle, fetched (or taken
+/// from the cache), for `snowctl init --artifacts`.
+fn components(args: &DownloadArtifactsArgs, io: &mut Io<'_>) -> Result<Vec<ArchiveFile>, ExitCode> {
+    let inputs = settings::release_inputs(&args.selection.release, io)?;
+    let versions = match args.selection.kubernetes_versions.as_slice() {
+        [] => inputs.bundles.kube_versions(),
+        some => some.to_vec(),
+    };
+    let mut wanted = Vec::new();
+    for version in versions {
+        let bundle = inputs
+            .bundles
+            .versions_bundle(&version)
+            .map_err(|e| exit::usage(io, e))?;
+        let assets = snow_api::release::management_components(bundle);
+        wanted.extend(assets.map_err(|e| exit::usage(io, e))?);
+    }
+    let mut seen = std::collections::HashSet::new();
+    wanted.retain(|a| seen.insert(a.clone()));
+    let pems = settings::ca_certs(&args.source.ca_certs, io)?;
+    let files = settings::fetch_components(&wanted, args.cache_dir.as_deref(), pems, io)?;
+    Ok(snow_images::assets::archive_files(&wanted, &files))
 }
 
 /// Runs `snowctl download artifacts`.

@@ -27,8 +27,26 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: boo
         _ => None,
     };
     let values = init::snow_values(bundle, credentials.as_ref(), std::env::vars().collect());
-    let prepared = init::source::wanted(bundle)
-        .and_then(|wanted| init::source::from_dir(&args.components_dir, &wanted))
+    let wanted = init::source::wanted(bundle).map_err(|err| exit::lifecycle(io, &err))?;
+    let files = match (&args.components_dir, &args.release.artifacts) {
+        (Some(dir), _) => init::source::read_dir(dir, &wanted),
+        (None, Some(file)) => {
+            let archive = snow_images::Archive::open(file).map_err(|e| exit::usage(io, e))?;
+            let files = snow_images::assets::from_archive(&archive, &wanted);
+            Ok(files.map_err(|e| exit::usage(io, e))?)
+        }
+        (None, None) => {
+            let pems = settings::ca_certs(&args.ca_certs, io)?;
+            Ok(settings::fetch_components(
+                &wanted,
+                args.cache_dir.as_deref(),
+                pems,
+                io,
+            )?)
+        }
+    };
+    let prepared = files
+        .and_then(|files| init::source::from_files(&wanted, files))
         .and_then(|sources| init::prepare(&sources, &values));
     let prepared = prepared.map_err(|err| exit::lifecycle(io, &err))?;
     if args.dry_run && !upgrade {

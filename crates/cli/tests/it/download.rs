@@ -52,7 +52,7 @@ fn download_artifacts_then_import_from_the_archive_offline() {
         cmd.args(["download", "artifacts", "-o", file.to_str().unwrap()])
             .args(["--image", &uri_a, "--image", &uri_multi])
             .args(["--source-registry", &source.host, "--source-insecure"])
-            .args(["--bundles", SAMPLE])
+            .args(["--bundles", SAMPLE, "--no-components"])
             .args(extra);
         cmd
     };

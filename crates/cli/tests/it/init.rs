@@ -71,9 +71,12 @@ const LAYOUT: [(&str, &str, &str, &str, Option<&str>); 7] = [
 
 /// A Bundles manifest whose management components are the shipped files' versions.
 fn bundles() -> String {
-    let uri = |label: &str, version: &str, file: &str| {
-        format!("https://bucket.example/{label}/{version}/{file}")
-    };
+    bundles_at("https://bucket.example")
+}
+
+/// The same, its URIs under `base` (`<base>/<label>/<version>/<file>`).
+fn bundles_at(base: &str) -> String {
+    let uri = |label: &str, version: &str, file: &str| format!("{base}/{label}/{version}/{file}");
     let provider = |key: &str, label: &str, version: &str, file: &str| {
         format!(
             "    {key}:\n      components: {{uri: \"{}\"}}\n      metadata: {{uri: \"{}\"}}\n      controller: {{uri: \"registry.local/{label}:{version}\"}}\n      version: {version}+abcdef1\n",
@@ -108,6 +111,25 @@ fn bundles() -> String {
     text
 }
 
+/// Every file of the stack by its path `/<label>/<version>/<file>`, as a release server holds it
+/// (cert-manager has no metadata.yaml: it gets one here too, unused).
+fn layout_files() -> std::collections::HashMap<String, Vec<u8>> {
+    let mut files = std::collections::HashMap::new();
+    for (label, version, file, source, metadata) in LAYOUT {
+        files.insert(
+            format!("/{label}/{version}/{file}"),
+            std::fs::read(data().join(source)).unwrap(),
+        );
+        let meta = match metadata {
+            Some(m) => std::fs::read(data().join(m)).unwrap(),
+            // CAPAS ships no metadata.yaml in the reference data: its 0.3 series, v1beta1.
+            None => b"apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- {major: 0, minor: 3, contract: v1beta1}\n".to_vec(),
+        };
+        files.insert(format!("/{label}/{version}/metadata.yaml"), meta);
+    }
+    files
+}
+
 struct Site {
     api: KubeStandIn,
     _workloads: WorkloadHandle,
@@ -125,17 +147,17 @@ async fn site() -> Site {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
     let components = dir.path().join("components");
-    for (label, version, file, source, metadata) in LAYOUT {
+    for (path, bytes) in layout_files() {
         // The bundle's version with its build metadata, as EKS Anywhere's overrides folder has it.
+        let mut parts = path.trim_start_matches('/').splitn(3, '/');
+        let (label, version, file) = (
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+        );
         let version_dir = components.join(label).join(format!("{version}+abcdef1"));
         std::fs::create_dir_all(&version_dir).unwrap();
-        std::fs::copy(data().join(source), version_dir.join(file)).unwrap();
-        let meta = match metadata {
-            Some(m) => std::fs::read_to_string(data().join(m)).unwrap(),
-            // CAPAS ships no metadata.yaml in the reference data: its 0.3 series, v1beta1.
-            None => "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- {major: 0, minor: 3, contract: v1beta1}\n".into(),
-        };
-        std::fs::write(version_dir.join("metadata.yaml"), meta).unwrap();
+        std::fs::write(version_dir.join(file), bytes).unwrap();
     }
     let bundles = dir.path().join("bundles.yaml");
     std::fs::write(&bundles, self::bundles()).unwrap();
@@ -432,4 +454,229 @@ async fn upgrade_management_components_prints_the_plan_then_upgrades() {
     );
     assert!(text(&out.stderr).contains("nothing changed"));
     assert_eq!(site.api.writes(), writes);
+}
+
+/// `snowctl` with `args`, in the site's directory, no components directory.
+async fn bare(site: &Site, args: Vec<String>) -> Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
+    cmd.args(args)
+        .current_dir(site.dir.path())
+        .env("DOCKER_CONFIG", "/nonexistent-snowctl-test")
+        .env_remove("KUBECONFIG")
+        .env_remove("EKSA_AWS_CREDENTIALS_FILE")
+        .env_remove("EKSA_AWS_CA_BUNDLES_FILE");
+    tokio::task::spawn_blocking(move || cmd.output().expect("snowctl runs"))
+        .await
+        .unwrap()
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+/// A release server over HTTPS (a test CA) holding the stack's files, and a Bundles manifest
+/// naming them; the CA written to `ca.pem` in the site's directory.
+async fn release_server(site: &Site) -> (snow_test_devices::FileServer, PathBuf, PathBuf) {
+    let ca = TestCa::new("release assets").unwrap();
+    let server =
+        snow_test_devices::FileServer::start(snow_test_devices::loopback_ip(), &ca, layout_files())
+            .await
+            .unwrap();
+    let bundles = site.dir.path().join("bundles-https.yaml");
+    std::fs::write(&bundles, bundles_at(&server.base)).unwrap();
+    let ca_file = site.dir.path().join("ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    (server, bundles, ca_file)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_fetches_the_components_over_https_and_a_rerun_needs_only_the_cache() {
+    let site = site().await;
+    let (server, bundles, ca) = release_server(&site).await;
+    let cache = site.dir.path().join("cache");
+    let p = |p: &Path| p.to_str().unwrap().to_owned();
+    let init = |extra: &[&str]| {
+        let mut args = strings(&["init", "--bundles", &p(&bundles), "--cache-dir", &p(&cache)]);
+        args.extend(strings(&[
+            "--credentials",
+            &p(&site.credentials),
+            "--ca-bundle",
+            &p(&site.ca_bundle),
+        ]));
+        args.extend(strings(extra));
+        args
+    };
+    // Without the CA the server's certificate is refused: component, version and URI named.
+    let out = bare(&site, init(&["--dry-run"])).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("the cluster-api v1.13.5+abcdef1 components ({}/cluster-api/v1.13.5/core-components.yaml)", server.base))
+            && stderr.contains("UnknownIssuer"),
+        "{stderr}"
+    );
+    let out = bare(&site, init(&["--dry-run", "--ca-cert", &p(&ca)])).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("components: 13 file(s) fetched, 0 from the cache"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(text(&out.stdout).contains("kind: Provider"));
+    let fetched = server.requests();
+    assert_eq!(fetched, 13);
+
+    // The server gone: everything comes from the cache.
+    server.stop();
+    let out = bare(
+        &site,
+        init(&["--kubeconfig", site.kubeconfig(), "--poll-interval", "20ms"]),
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("components: 0 file(s) fetched, 13 from the cache"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("🎉 The Snow provider stack is installed"),
+        "{stderr}"
+    );
+    assert_eq!(
+        site.api
+            .list("clusterctl.cluster.x-k8s.io/v1alpha3", "Provider", None)
+            .len(),
+        6
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_from_an_archive_alone_with_every_server_stopped() {
+    use snow_test_devices::registry as support;
+    let site = site().await;
+    let (server, bundles, ca) = release_server(&site).await;
+    let registry = support::Registry::start(None);
+    let image = support::push_image(
+        &support::client(&[&registry], None),
+        &registry,
+        "eks-distro/kubernetes/pause",
+        "v1",
+        1,
+        1024,
+        &[],
+    )
+    .await;
+    let p = |p: &Path| p.to_str().unwrap().to_owned();
+    let archive = site.dir.path().join("artifacts.tar");
+    let cache = site.dir.path().join("download-cache");
+    let out = bare(
+        &site,
+        strings(&[
+            "download",
+            "artifacts",
+            "-o",
+            &p(&archive),
+            "--bundles",
+            &p(&bundles),
+            "--image",
+            &format!("public.ecr.aws/{}:{}", image.path, image.tag),
+            "--source-registry",
+            &registry.host,
+            "--source-insecure",
+            "--ca-cert",
+            &p(&ca),
+            "--cache-dir",
+            &p(&cache),
+        ]),
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // bundles.yaml, images.json and the 13 files of the 7 components (cert-manager has no
+    // metadata.yaml).
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains(", 15 file(s)"), "{stdout}");
+    server.stop();
+    drop(registry);
+    std::fs::remove_dir_all(&cache).unwrap();
+
+    let out = bare(
+        &site,
+        strings(&[
+            "init",
+            "--artifacts",
+            &p(&archive),
+            "--kubeconfig",
+            site.kubeconfig(),
+            "--credentials",
+            &p(&site.credentials),
+            "--ca-bundle",
+            &p(&site.ca_bundle),
+            "--cache-dir",
+            &p(&cache),
+            "--poll-interval",
+            "20ms",
+        ]),
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("🎉 The Snow provider stack is installed"),
+        "{stderr}"
+    );
+    assert!(!cache.exists(), "init --artifacts touched the cache");
+    assert_eq!(
+        site.api
+            .list("clusterctl.cluster.x-k8s.io/v1alpha3", "Provider", None)
+            .len(),
+        6
+    );
+
+    // An archive without the components names what it lacks.
+    let bare_archive = site.dir.path().join("images-only.tar");
+    let registry = support::Registry::start(None);
+    let image = support::push_image(
+        &support::client(&[&registry], None),
+        &registry,
+        "x/pause",
+        "v1",
+        1,
+        512,
+        &[],
+    )
+    .await;
+    let out = bare(
+        &site,
+        strings(&[
+            "download",
+            "artifacts",
+            "-o",
+            &p(&bare_archive),
+            "--bundles",
+            &p(&bundles),
+            "--no-components",
+            "--image",
+            &format!("public.ecr.aws/{}:{}", image.path, image.tag),
+            "--source-registry",
+            &registry.host,
+            "--source-insecure",
+        ]),
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = bare(
+        &site,
+        strings(&["init", "--artifacts", &p(&bare_archive), "--dry-run"]),
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("lacks management components")
+            && stderr.contains(
+                "snowctl/manifests/components/cluster-api/v1.13.5+abcdef1/core-components.yaml"
+            ),
+        "{stderr}"
+    );
 }

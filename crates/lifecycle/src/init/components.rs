@@ -195,7 +195,7 @@ fn is_webhook(kind: &str) -> bool {
 }
 
 /// Apply order: namespaces, CRDs, built-in objects, custom resources, webhook configurations.
-fn rank(object: &Value) -> u8 {
+pub(crate) fn rank(object: &Value) -> u8 {
     let kind = object["kind"].as_str().unwrap_or_default();
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     match kind {

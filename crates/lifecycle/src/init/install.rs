@@ -2,7 +2,7 @@
 //! `Established` before the first object of its kind (and every CRD of the component before its
 //! Deployments are waited for), then every Deployment waited for `Available`.
 
-use super::components::{ComponentObjects, describe, is_custom};
+use super::components::{ComponentObjects, describe, is_custom, rank};
 use super::{InitOptions, inventory};
 use crate::{Event, LifecycleError, Management, Stage, plural, wait::human};
 use serde_json::Value;
@@ -119,7 +119,13 @@ fn conditions_text(object: &Value) -> String {
     }
 }
 
-/// Applies the objects of one component in order; returns how many.
+/// Objects of one stage applied at once (the stages stay in order).
+const STAGE_CONCURRENCY: usize = 8;
+
+/// Applies the objects of one component stage by stage (namespaces, CRDs, built-in objects,
+/// custom resources, webhook configurations: [`rank`]), the objects of a stage at once (they do
+/// not depend on each other); returns how many. A CRD the answer of its apply already shows
+/// `Established` is not asked again.
 async fn apply_objects(
     mgmt: &Management,
     component: &ComponentObjects,
@@ -127,17 +133,31 @@ async fn apply_objects(
     options: &InitOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<usize, LifecycleError> {
-    for object in &component.objects {
-        let api_version = object["apiVersion"].as_str().unwrap_or_default();
-        let kind = object["kind"].as_str().unwrap_or_default();
-        if is_custom(api_version) {
-            let crd = crds.name_for(api_version, kind);
-            crds.established(mgmt, &crd, options).await?;
+    use futures_util::{StreamExt as _, TryStreamExt as _, stream};
+    for stage in component.objects.chunk_by(|a, b| rank(a) == rank(b)) {
+        for object in stage {
+            let api_version = object["apiVersion"].as_str().unwrap_or_default();
+            let kind = object["kind"].as_str().unwrap_or_default();
+            if is_custom(api_version) {
+                let crd = crds.name_for(api_version, kind);
+                crds.established(mgmt, &crd, options).await?;
+            }
         }
-        mgmt.apply(object).await?;
-        on_event(Event::Applied {
-            object: describe(object),
-        });
+        let applied: Vec<Value> = stream::iter(stage.iter().map(|o| mgmt.apply(o)))
+            .buffered(STAGE_CONCURRENCY)
+            .try_collect()
+            .await?;
+        for (object, answer) in stage.iter().zip(&applied) {
+            if object["kind"] == "CustomResourceDefinition"
+                && condition_true(answer, "Established")
+                && let Some(name) = answer["metadata"]["name"].as_str()
+            {
+                crds.established.insert(name.to_owned());
+            }
+            on_event(Event::Applied {
+                object: describe(object),
+            });
+        }
     }
     for object in component
         .objects

@@ -6,85 +6,33 @@
 use super::components::{Component, ComponentSource, ProviderType, STACK};
 use crate::LifecycleError;
 use serde::Deserialize;
-use snow_api::release::{ProviderBundle, VersionsBundle};
+use snow_api::release::{ComponentAssets, ComponentFiles, VersionsBundle};
 use std::path::{Path, PathBuf};
 
 /// The most bytes read from one components file (the largest real one is about 1.2 MB).
 pub const MAX_COMPONENTS_BYTES: u64 = 16 << 20;
 
-/// What the bundle says about one component.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Wanted {
-    /// Which component.
-    pub component: Component,
-    /// Its version as the bundle writes it (`v1.13.2+abcdef1`).
-    pub version: String,
-    /// The components manifest URI.
-    pub components_uri: String,
-    /// The metadata URI (cert-manager has none).
-    pub metadata_uri: Option<String>,
+/// The seven components of the stack as a versions bundle names them, in install order
+/// ([`snow_api::release::management_components`]).
+pub fn wanted(bundle: &VersionsBundle) -> Result<Vec<ComponentAssets>, LifecycleError> {
+    snow_api::release::management_components(bundle).map_err(|e| {
+        LifecycleError::Render(format!(
+            "{e}: pass a complete Bundles manifest with --bundles"
+        ))
+    })
 }
 
-impl Wanted {
-    /// The version without build metadata (`v1.13.2`): what clusterctl records and release
-    /// paths use.
-    pub fn release_version(&self) -> &str {
-        self.version.split('+').next().unwrap_or(&self.version)
-    }
-}
-
-fn missing(kube_version: &str, item: &str) -> LifecycleError {
-    LifecycleError::Render(format!(
-        "the release bundle for Kubernetes {kube_version} has no {item}: pass a complete Bundles manifest with --bundles"
-    ))
-}
-
-/// The seven components of the stack as a versions bundle names them.
-pub fn wanted(bundle: &VersionsBundle) -> Result<Vec<Wanted>, LifecycleError> {
-    let kv = &bundle.kube_version;
-    let provider = |section: &Option<ProviderBundle>, name: &str, component: Component| {
-        let p = section.as_ref().ok_or_else(|| missing(kv, name))?;
-        if p.components.uri.is_empty() || p.metadata.uri.is_empty() || p.version.is_empty() {
-            return Err(missing(
-                kv,
-                &format!("{name}.components, .metadata or .version"),
-            ));
-        }
-        Ok(Wanted {
-            component,
-            version: p.version.clone(),
-            components_uri: p.components.uri.clone(),
-            metadata_uri: Some(p.metadata.uri.clone()),
+/// The component of a manifest label (`cluster-api`, `infrastructure-snow`, …).
+fn component(assets: &ComponentAssets) -> Result<Component, LifecycleError> {
+    STACK
+        .into_iter()
+        .find(|c| c.label() == assets.label)
+        .ok_or_else(|| LifecycleError::Components {
+            component: assets.label.to_owned(),
+            version: assets.version.clone(),
+            origin: assets.components_uri.clone(),
+            reason: "not a component of the Snow provider stack".into(),
         })
-    };
-    let cert_manager = bundle
-        .cert_manager
-        .as_ref()
-        .filter(|c| !c.manifest.uri.is_empty() && !c.version.is_empty())
-        .ok_or_else(|| missing(kv, "certManager.manifest or .version"))?;
-    let snow = bundle.snow.as_ref().ok_or_else(|| missing(kv, "snow"))?;
-    if snow.components.uri.is_empty() || snow.metadata.uri.is_empty() || snow.version.is_empty() {
-        return Err(missing(kv, "snow.components, .metadata or .version"));
-    }
-    Ok(vec![
-        Wanted {
-            component: STACK[0],
-            version: cert_manager.version.clone(),
-            components_uri: cert_manager.manifest.uri.clone(),
-            metadata_uri: None,
-        },
-        provider(&bundle.cluster_api, "clusterAPI", STACK[1])?,
-        provider(&bundle.bootstrap, "bootstrap", STACK[2])?,
-        provider(&bundle.control_plane, "controlPlane", STACK[3])?,
-        provider(&bundle.etcdadm_bootstrap, "etcdadmBootstrap", STACK[4])?,
-        provider(&bundle.etcdadm_controller, "etcdadmController", STACK[5])?,
-        Wanted {
-            component: STACK[6],
-            version: snow.version.clone(),
-            components_uri: snow.components.uri.clone(),
-            metadata_uri: Some(snow.metadata.uri.clone()),
-        },
-    ])
 }
 
 /// The versions bundle of `kube_version`, or the newest one.
@@ -113,34 +61,30 @@ pub fn versions_bundle<'a>(
     })
 }
 
-/// The file name at the end of a URI.
-fn asset(uri: &str) -> &str {
-    uri.rsplit('/').next().unwrap_or(uri)
-}
-
 /// `DIR/<label>/<version>/<asset>`, trying the bundle's version, then the release version.
-fn locate(dir: &Path, wanted: &Wanted, uri: &str) -> Result<PathBuf, LifecycleError> {
-    let base = dir.join(wanted.component.label());
+fn locate(dir: &Path, wanted: &ComponentAssets, uri: &str) -> Result<PathBuf, LifecycleError> {
+    let asset = snow_api::release::asset_name(uri);
+    let base = dir.join(wanted.label);
     let tried: Vec<PathBuf> = [wanted.version.as_str(), wanted.release_version()]
         .into_iter()
-        .map(|v| base.join(v).join(asset(uri)))
+        .map(|v| base.join(v).join(asset))
         .collect();
     tried
         .iter()
         .find(|p| p.is_file())
         .cloned()
         .ok_or_else(|| LifecycleError::Components {
-            component: wanted.component.label(),
+            component: wanted.label.to_owned(),
             version: wanted.version.clone(),
             origin: uri.to_owned(),
             reason: format!("no file {} in the components directory", tried[0].display()),
         })
 }
 
-fn read(path: &Path, wanted: &Wanted) -> Result<String, LifecycleError> {
+fn read(path: &Path, wanted: &ComponentAssets) -> Result<String, LifecycleError> {
     use std::io::Read as _;
     let fail = |reason: String| LifecycleError::Components {
-        component: wanted.component.label(),
+        component: wanted.label.to_owned(),
         version: wanted.version.clone(),
         origin: path.display().to_string(),
         reason,
@@ -176,11 +120,15 @@ struct ReleaseSeries {
 
 /// Checks that the version's major.minor is one of the metadata's release series (clusterctl's
 /// check); returns its contract.
-fn series_contract(text: &str, wanted: &Wanted, path: &Path) -> Result<String, LifecycleError> {
+fn series_contract(
+    text: &str,
+    wanted: &ComponentAssets,
+    origin: &str,
+) -> Result<String, LifecycleError> {
     let fail = |reason: String| LifecycleError::Components {
-        component: wanted.component.label(),
+        component: wanted.label.to_owned(),
         version: wanted.version.clone(),
-        origin: path.display().to_string(),
+        origin: origin.to_owned(),
         reason,
     };
     let metadata: Metadata = serde_saphyr::from_str(text)
@@ -201,25 +149,63 @@ fn series_contract(text: &str, wanted: &Wanted, path: &Path) -> Result<String, L
         .ok_or_else(|| fail(format!("its release series has no {major}.{minor}")))
 }
 
+/// Reads every component's files from `dir` (clusterctl's local repository layout,
+/// [`ComponentAssets::path`]).
+pub fn read_dir(
+    dir: &Path,
+    wanted: &[ComponentAssets],
+) -> Result<Vec<ComponentFiles>, LifecycleError> {
+    wanted
+        .iter()
+        .map(|w| {
+            let path = locate(dir, w, &w.components_uri)?;
+            let metadata = match &w.metadata_uri {
+                Some(uri) => {
+                    let meta_path = locate(dir, w, uri)?;
+                    Some((meta_path.display().to_string(), read(&meta_path, w)?))
+                }
+                None => None,
+            };
+            Ok(ComponentFiles {
+                origin: path.display().to_string(),
+                components: read(&path, w)?,
+                metadata,
+            })
+        })
+        .collect()
+}
+
+/// The components of `wanted` from their files (`files[i]` holds `wanted[i]`'s), each
+/// version checked against its `metadata.yaml`: from a directory ([`read_dir`]), the network or
+/// an archive (snow-images), every file read before anything is applied.
+pub fn from_files(
+    wanted: &[ComponentAssets],
+    files: Vec<ComponentFiles>,
+) -> Result<Vec<ComponentSource>, LifecycleError> {
+    wanted
+        .iter()
+        .zip(files)
+        .map(|(w, f)| {
+            if let Some((origin, text)) = &f.metadata {
+                series_contract(text, w, origin)?;
+            }
+            Ok(ComponentSource {
+                component: component(w)?,
+                version: w.release_version().to_owned(),
+                origin: f.origin,
+                components: f.components,
+            })
+        })
+        .collect()
+}
+
 /// Reads every component's manifest (and checks its metadata) from `dir`; every file is read
 /// before anything is applied.
-pub fn from_dir(dir: &Path, wanted: &[Wanted]) -> Result<Vec<ComponentSource>, LifecycleError> {
-    let mut sources = Vec::new();
-    for w in wanted {
-        let path = locate(dir, w, &w.components_uri)?;
-        let components = read(&path, w)?;
-        if let Some(uri) = &w.metadata_uri {
-            let meta_path = locate(dir, w, uri)?;
-            series_contract(&read(&meta_path, w)?, w, &meta_path)?;
-        }
-        sources.push(ComponentSource {
-            component: w.component,
-            version: w.release_version().to_owned(),
-            origin: path.display().to_string(),
-            components,
-        });
-    }
-    Ok(sources)
+pub fn from_dir(
+    dir: &Path,
+    wanted: &[ComponentAssets],
+) -> Result<Vec<ComponentSource>, LifecycleError> {
+    from_files(wanted, read_dir(dir, wanted)?)
 }
 
 /// The provider type of a component, if it is a provider.
@@ -235,28 +221,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_stack_is_the_bundles_management_components_in_order() {
+        let labels: Vec<String> = STACK.iter().map(|c| c.label()).collect();
+        assert_eq!(labels, snow_api::release::MANAGEMENT_COMPONENTS);
+    }
+
+    #[test]
     fn metadata_series_must_hold_the_version() {
-        let w = Wanted {
-            component: STACK[1],
+        let w = ComponentAssets {
+            label: "cluster-api",
             version: "v1.13.5+abc".into(),
             components_uri: "https://x/core-components.yaml".into(),
             metadata_uri: Some("https://x/metadata.yaml".into()),
         };
         let text = "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries:\n- {major: 1, minor: 13, contract: v1beta2}\n";
-        assert_eq!(
-            series_contract(text, &w, Path::new("m")).unwrap(),
-            "v1beta2"
-        );
+        assert_eq!(series_contract(text, &w, "m").unwrap(), "v1beta2");
         let old = "releaseSeries:\n- {major: 1, minor: 12, contract: v1beta2}\n";
-        let err = series_contract(old, &w, Path::new("m")).unwrap_err();
+        let err = series_contract(old, &w, "m").unwrap_err();
         assert!(err.to_string().contains("no 1.13"), "{err}");
     }
 
     #[test]
     fn a_missing_file_names_component_version_and_uri() {
         let dir = tempfile::tempdir().unwrap();
-        let w = Wanted {
-            component: STACK[6],
+        let w = ComponentAssets {
+            label: "infrastructure-snow",
             version: "v0.3.3+abc".into(),
             components_uri: "https://bucket/infrastructure-components.yaml".into(),
             metadata_uri: None,

@@ -1,0 +1,244 @@
+//! The management components fetched over HTTPS: a loopback HTTPS server (certificate of a test
+//! CA) serving the real manifests of `../shared/data`; the cache makes a second run offline; a
+//! 404, a body that is not YAML, an unknown CA and a server that never answers are each named
+//! with the component, its version and the URI.
+
+use snow_api::release::ComponentAssets;
+use snow_images::assets::{self, AssetsError, FetchConfig};
+use snow_test_devices::{BlackHole, FileServer, TestCa, loopback_ip};
+use std::{collections::HashMap, path::PathBuf, time::Duration};
+
+fn data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+}
+
+/// (label, version, components file, metadata file) of the real stack.
+const STACK: [(&str, &str, &str, Option<&str>); 7] = [
+    (
+        "cert-manager",
+        "v1.20.2",
+        "components/cert-manager.yaml",
+        None,
+    ),
+    (
+        "cluster-api",
+        "v1.13.5",
+        "components/core-components.yaml",
+        Some("components/core-components.metadata.yaml"),
+    ),
+    (
+        "bootstrap-kubeadm",
+        "v1.13.5",
+        "components/bootstrap-kubeadm-components.yaml",
+        Some("components/bootstrap-kubeadm-components.metadata.yaml"),
+    ),
+    (
+        "control-plane-kubeadm",
+        "v1.13.5",
+        "components/control-plane-kubeadm-components.yaml",
+        Some("components/control-plane-kubeadm-components.metadata.yaml"),
+    ),
+    (
+        "bootstrap-etcdadm-bootstrap",
+        "v1.0.19",
+        "components/bootstrap-etcdadm-bootstrap-components.yaml",
+        Some("components/bootstrap-etcdadm-bootstrap-components.metadata.yaml"),
+    ),
+    (
+        "bootstrap-etcdadm-controller",
+        "v1.0.28",
+        "components/bootstrap-etcdadm-controller-components.yaml",
+        Some("components/bootstrap-etcdadm-controller-components.metadata.yaml"),
+    ),
+    (
+        "infrastructure-snow",
+        "v0.3.3",
+        "crds/capas-infrastructure-components.yaml",
+        Some("components/core-components.metadata.yaml"),
+    ),
+];
+
+/// The server's files (`/<label>/<version>/<name>`) and the assets naming them under `base`.
+fn stack(base: &str) -> (HashMap<String, Vec<u8>>, Vec<ComponentAssets>) {
+    let mut files = HashMap::new();
+    let mut assets = Vec::new();
+    for (label, version, components, metadata) in STACK {
+        let name = components.rsplit('/').next().unwrap();
+        let path = format!("/{label}/{version}/{name}");
+        files.insert(
+            path.clone(),
+            std::fs::read(data().join(components)).unwrap(),
+        );
+        let metadata_uri = metadata.map(|m| {
+            let path = format!("/{label}/{version}/metadata.yaml");
+            files.insert(path.clone(), std::fs::read(data().join(m)).unwrap());
+            format!("{base}{path}")
+        });
+        let label = snow_api::release::MANAGEMENT_COMPONENTS
+            .into_iter()
+            .find(|l| *l == label)
+            .unwrap();
+        assets.push(ComponentAssets {
+            label,
+            version: format!("{version}+abcdef1"),
+            components_uri: format!("{base}{path}"),
+            metadata_uri,
+        });
+    }
+    (files, assets)
+}
+
+fn config(cache: &std::path::Path, ca: &TestCa) -> FetchConfig {
+    FetchConfig {
+        ca_certs_pem: vec![ca.pem().as_bytes().to_vec()],
+        deadline: Duration::from_secs(20),
+        ..FetchConfig::new(cache.to_path_buf())
+    }
+}
+
+/// Starts a server for `files` on a fresh loopback address; the assets' URIs use it.
+async fn serve(
+    ca: &TestCa,
+    edit: impl FnOnce(&mut HashMap<String, Vec<u8>>),
+) -> (FileServer, Vec<ComponentAssets>) {
+    let ip = loopback_ip();
+    // The URIs need the port, known once the server listens: serve, then name the files.
+    let (mut files, _) = stack("");
+    edit(&mut files);
+    let server = FileServer::start(ip, ca, files).await.unwrap();
+    let (_, assets) = stack(&server.base);
+    (server, assets)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_run_fetches_and_the_second_reads_the_cache_only() {
+    let ca = TestCa::new("assets").unwrap();
+    let (server, assets) = serve(&ca, |_| {}).await;
+    let cache = tempfile::tempdir().unwrap();
+    let first = assets::fetch_components(&assets, &config(cache.path(), &ca))
+        .await
+        .unwrap();
+    assert_eq!((first.fetched, first.cached), (13, 0));
+    assert_eq!(server.requests(), 13);
+    let core = std::fs::read_to_string(data().join("components/core-components.yaml")).unwrap();
+    assert_eq!(first.files[1].components, core);
+    assert_eq!(first.files[1].origin, assets[1].components_uri);
+    assert!(first.files[0].metadata.is_none());
+    assert!(
+        first.files[6]
+            .metadata
+            .as_ref()
+            .unwrap()
+            .1
+            .contains("releaseSeries")
+    );
+    // Named by digest: 13 URIs, fewer distinct contents (the CAPI metadata.yaml is one file).
+    let (files, _) = stack("");
+    let distinct: std::collections::HashSet<&Vec<u8>> = files.values().collect();
+    let blobs = std::fs::read_dir(cache.path().join("sha256"))
+        .unwrap()
+        .count();
+    assert_eq!(blobs, distinct.len());
+    assert!(blobs < 13);
+
+    server.stop();
+    let second = assets::fetch_components(&assets, &config(cache.path(), &ca))
+        .await
+        .unwrap();
+    assert_eq!((second.fetched, second.cached), (0, 13));
+    assert_eq!(second.files, first.files);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_404_and_a_body_that_is_not_yaml_are_named_together_and_not_cached() {
+    let ca = TestCa::new("assets").unwrap();
+    let (server, assets) = serve(&ca, |files| {
+        files.remove("/cluster-api/v1.13.5/core-components.yaml");
+        files.insert(
+            "/infrastructure-snow/v0.3.3/capas-infrastructure-components.yaml".into(),
+            b"<html><body>Access denied</body></html>\n".to_vec(),
+        );
+    })
+    .await;
+    let cache = tempfile::tempdir().unwrap();
+    let err = assets::fetch_components(&assets, &config(cache.path(), &ca))
+        .await
+        .unwrap_err();
+    let AssetsError::Fetch(failures) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(failures.len(), 2, "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!(
+            "the cluster-api v1.13.5+abcdef1 components ({}/cluster-api/v1.13.5/core-components.yaml): the server answered 404 Not Found",
+            server.base
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "the infrastructure-snow v0.3.3+abcdef1 components ({}/infrastructure-snow/v0.3.3/capas-infrastructure-components.yaml): the body is not a YAML manifest",
+            server.base
+        )),
+        "{text}"
+    );
+    // The good files are cached, the bad ones are not: a re-run asks for exactly those two.
+    let before = server.requests();
+    let again = assets::fetch_components(&assets, &config(cache.path(), &ca)).await;
+    assert!(again.is_err());
+    assert_eq!(server.requests() - before, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_of_another_ca_is_refused() {
+    let ca = TestCa::new("assets").unwrap();
+    let (_server, assets) = serve(&ca, |_| {}).await;
+    let other = TestCa::new("someone else").unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let err = assets::fetch_components(&assets[..1], &config(cache.path(), &other))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("the cert-manager v1.20.2+abcdef1 components (https://"),
+        "{err}"
+    );
+    assert!(err.contains("certificate"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(cache.path().join("sha256"))
+            .unwrap()
+            .count(),
+        0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_meets_the_deadline_and_plain_http_is_refused() {
+    let ip = loopback_ip();
+    let _hole = BlackHole::start(ip, 8443).await.unwrap();
+    let ca = TestCa::new("assets").unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let (_, mut assets) = stack(&format!("https://{ip}:8443"));
+    assets.truncate(2);
+    assets[1].components_uri = format!("http://{ip}:8443/core-components.yaml");
+    let config = FetchConfig {
+        deadline: Duration::from_secs(1),
+        ..config(cache.path(), &ca)
+    };
+    let err = assets::fetch_components(&assets, &config)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("the cert-manager v1.20.2+abcdef1 components")
+            && err.contains("no complete answer within the 1 s deadline"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "the cluster-api v1.13.5+abcdef1 components (http://{ip}:8443/core-components.yaml)"
+        )),
+        "{err}"
+    );
+}
