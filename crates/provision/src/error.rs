@@ -1,0 +1,64 @@
+//! Why a workflow stopped, with what to do about it.
+
+use snow_api::Finding;
+use snow_lifecycle::{CniManifestError, LifecycleError, cni::helm::HelmError};
+
+/// A workflow failure.
+#[derive(Debug, thiserror::Error)]
+pub enum ProvisionError {
+    /// An input preflight needs cannot be used at all (a device file missing or unreadable).
+    #[error("{}", .0.message)]
+    Input(Box<Finding>),
+    /// Preflight found errors; nothing was applied.
+    #[error("Validation failed: nothing was applied (fix the findings, or --skip-validations)")]
+    Preflight {
+        /// Every finding of the run (errors and warnings).
+        findings: Vec<Finding>,
+    },
+    /// `helm template` failed or is missing.
+    #[error(transparent)]
+    Helm(#[from] HelmError),
+    /// What helm rendered is not a Cilium manifest.
+    #[error("the manifest helm rendered: {0}")]
+    HelmManifest(CniManifestError),
+    /// A lifecycle step failed.
+    #[error(transparent)]
+    Lifecycle(#[from] LifecycleError),
+    /// A step of the first cluster's create failed: what is left and how to go on.
+    #[error("{step} failed: {source}")]
+    Interrupted {
+        /// The step, in EKS Anywhere's words.
+        step: String,
+        /// Why.
+        source: Box<ProvisionError>,
+        /// What exists now and how to resume or clean up.
+        left: String,
+    },
+}
+
+impl ProvisionError {
+    /// The error behind an [`ProvisionError::Interrupted`] step (itself otherwise).
+    pub fn cause(&self) -> &ProvisionError {
+        match self {
+            ProvisionError::Interrupted { source, .. } => source.cause(),
+            other => other,
+        }
+    }
+
+    /// Whether the input could not be used (exit 2 in the CLI), as opposed to findings or a
+    /// failure.
+    pub fn is_input(&self) -> bool {
+        match self.cause() {
+            ProvisionError::Input(_)
+            | ProvisionError::HelmManifest(_)
+            | ProvisionError::Helm(HelmError::NotFound { .. }) => true,
+            ProvisionError::Lifecycle(e) => matches!(
+                e,
+                LifecycleError::Kubeconfig { .. }
+                    | LifecycleError::Components { .. }
+                    | LifecycleError::Backup { .. }
+            ),
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! The first cluster from nothing.
