@@ -18,11 +18,9 @@ use snow_api::{
 };
 use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials, SecretString, registry};
 use snow_images::assets;
-use snow_lifecycle::{
-    CniManifest, Timeouts, WaitOptions,
-    cni::helm::{self, HelmError, HelmOptions},
-};
-use snow_validate::{DeviceFiles, FilesReport, PreflightOptions, preflight_from_files};
+use snow_lifecycle::{CniManifest, Timeouts, WaitOptions};
+use snow_provision::{DevicePaths, preflight};
+use snow_validate::FilesReport;
 use std::{
     io::Read,
     path::{Path, PathBuf},
@@ -199,33 +197,17 @@ pub fn release_inputs(args: &ReleaseArgs, io: &mut Io<'_>) -> Result<ReleaseInpu
     Ok(inputs)
 }
 
-/// The device files (flags or environment) with a request timeout; a missing one is a finding
-/// that says how to give it.
-pub fn device_files(
-    files: &OptionalDeviceFiles,
-    timeout: std::time::Duration,
-) -> Result<DeviceFiles<'_>, Box<Finding>> {
-    let missing = |flag: &str, env: &str| {
-        let finding = Finding::error(
-            "preflight.input",
-            format!("checking the devices needs {flag} or {env}"),
-        );
-        Box::new(finding.hint(format!(
-            "pass {flag} FILE or set {env}; or run with --offline for the static checks only"
-        )))
-    };
-    Ok(DeviceFiles {
-        credentials: (files.credentials.as_deref())
-            .ok_or_else(|| missing("--credentials", "EKSA_AWS_CREDENTIALS_FILE"))?,
-        ca_bundle: (files.ca_bundle.as_deref())
-            .ok_or_else(|| missing("--ca-bundle", "EKSA_AWS_CA_BUNDLES_FILE"))?,
-        request_timeout: timeout,
-    })
+/// The device files' paths (flags or environment).
+pub fn device_paths(files: &OptionalDeviceFiles) -> DevicePaths<'_> {
+    DevicePaths {
+        credentials: files.credentials.as_deref(),
+        ca_bundle: files.ca_bundle.as_deref(),
+    }
 }
 
-/// Preflight of `spec` against its devices, from the device files (flags or environment), each
-/// request bounded by `timeout`; with a terminal, one progress line per device. `Err` is input
-/// that cannot be used at all (a file missing or unreadable), as one finding that says what to do.
+/// Preflight of `spec` against its devices (`snow_provision::preflight::run`), each request
+/// bounded by `timeout`; with a terminal, one progress line per device. `Err` is input that
+/// cannot be used at all (a file missing or unreadable), as one finding that says what to do.
 pub fn preflight(
     spec: &snow_api::ClusterSpec,
     files: &OptionalDeviceFiles,
@@ -233,34 +215,26 @@ pub fn preflight(
     skip_ip_check: bool,
     io: &mut Io<'_>,
 ) -> Result<FilesReport, Box<Finding>> {
-    let files = device_files(files, timeout)?;
-    let options = PreflightOptions {
-        skip_ip_check,
-        ..PreflightOptions::default()
-    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
     let runtime = runtime.map_err(|e| {
-        Box::new(Finding::error(
-            "preflight.runtime",
-            format!("cannot start the async runtime: {e}"),
-        ))
+        let why = format!("cannot start the async runtime: {e}");
+        Box::new(Finding::error("preflight.runtime", why))
     })?;
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    runtime.block_on(preflight_from_files(spec, files, &options, &mut |p| {
-        if tty {
-            let state = match p.failed {
-                0 => "ok".to_owned(),
-                failed => format!("{failed} of {} calls failed", p.calls),
-            };
-            io.err(&format!(
-                "device {}: {state} ({} ms)\n",
-                p.device,
-                p.elapsed.as_millis()
-            ));
-        }
-    }))
+    let paths = device_paths(files);
+    runtime.block_on(preflight::run(
+        spec,
+        paths,
+        timeout,
+        skip_ip_check,
+        &mut |p| {
+            if tty {
+                io.err(&format!("{}\n", preflight::progress_line(p)));
+            }
+        },
+    ))
 }
 
 /// What rendering needs besides the spec: release inputs, a forced contract, identity files.
@@ -417,32 +391,6 @@ impl Management {
     ) -> Result<snow_lifecycle::Management, snow_lifecycle::LifecycleError> {
         snow_lifecycle::Management::connect(&self.kubeconfig, self.context.as_deref()).await
     }
-}
-
-/// The Cilium manifest create and upgrade install: `--cni-manifest FILE`, else `helm template`
-/// of the bundle's chart with EKS Anywhere's values (`helm` on `PATH`, the mirror login when the
-/// spec authenticates); without either, exit 2 before anything is applied.
-pub fn cni_manifest(
-    path: Option<&Path>,
-    spec: &ValidSpec,
-    release: &ClusterRelease<'_>,
-    login: Option<&RegistryCredentials>,
-    io: &mut Io<'_>,
-) -> Result<CniManifest, ExitCode> {
-    if let Some(path) = path {
-        return read_cni_manifest(path, io);
-    }
-    io.err("Rendering Cilium with helm template\n");
-    let options = HelmOptions {
-        login: login.cloned(),
-        ..HelmOptions::default()
-    };
-    let text = helm::render(spec, release, &options).map_err(|e| match e {
-        HelmError::NotFound { .. } => exit::usage(io, e),
-        _ => exit::failed(io, e),
-    })?;
-    let parsed = CniManifest::parse(&text);
-    parsed.map_err(|e| exit::usage(io, format!("the manifest helm rendered: {e}")))
 }
 
 /// `--cni-manifest FILE`, read and parsed (exit 2 naming the document that is wrong).

@@ -14,111 +14,63 @@ use crate::{
 };
 use snow_api::release::ClusterRelease;
 use snow_lifecycle::{
-    self as lifecycle, ClusterRequest, CniManifest, CreateOptions, DeleteOptions, Event,
-    LifecycleError, Timeouts, UpgradeOptions, WaitOptions,
-    kubeconfig::{self, Written},
-    ssh_key,
+    self as lifecycle, DeleteOptions, Event, LifecycleError, Timeouts, WaitOptions,
 };
-use snow_validate::chores::import_default_key;
+use snow_provision::{self as provision, Checks, Cni, ProvisionError};
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 
 /// Runs `snowctl create cluster` (its `--dry-run` is `render`).
 pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let session = Session::open(&args.render, &args.management, "create", io)?;
-    let cni = session.cni(args.cni_manifest.as_deref(), io)?;
+    let (spec, render, management) = open(&args.render, &args.management, "create", io)?;
+    let options = provision::CreateOptions {
+        checks: checks(args.skip_validations, args.skip_ip_check),
+        cni: cni(args.cni_manifest.as_deref(), io)?,
+        wait: settings::waits(&args.waits),
+        force: args.force,
+    };
     let files = &args.render.device_files;
-    device_checks(
-        &session,
-        files,
-        args.skip_validations,
-        args.skip_ip_check,
-        io,
-    )?;
-    let wait = settings::waits(&args.waits);
-    let cluster = session.spec.spec.name().to_owned();
-    let force = args.force;
-    block_on(io, async move |io| {
-        let mgmt = session.management.connect(io).await?;
-        let release = session.release()?;
-        let mut on_event = printer(io, global.verbose);
-        let key = session
-            .default_key(&mgmt, &args.render, &mut on_event)
-            .await?;
-        drop(on_event);
-        let created = lifecycle::create(
-            &mgmt,
-            &session.request(&release, key.as_deref()),
-            &CreateOptions {
-                wait,
-                cni: Some(cni),
-            },
-            &mut printer(io, global.verbose),
-        )
-        .await?;
-        let dir = std::env::current_dir().map_err(|e| LifecycleError::Write {
-            path: PathBuf::from("."),
-            reason: e.to_string(),
-        })?;
-        let (path, written) = kubeconfig::write(&dir, &cluster, &created.kubeconfig, force)?;
-        let verb = match written {
-            Written::Created => "Wrote",
-            Written::Unchanged => "Kept (unchanged)",
-            Written::Replaced => "Replaced",
-        };
-        let shown = path.strip_prefix(&dir).unwrap_or(&path).display();
-        io.err(&format!("✅ {verb} the workload kubeconfig ./{shown}\n"));
-        let done = if created.existed {
+    run(io, async move |io| {
+        let release = render.release(&spec.spec).map_err(LifecycleError::Render)?;
+        let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let req = request(&spec, &render, &release, files, &dir);
+        let (kubeconfig, context) = (&management.kubeconfig, management.context.as_deref());
+        let mut events = printer(io, global.verbose);
+        let done = provision::create(kubeconfig, context, &req, &options, &mut events).await?;
+        drop(events);
+        let done = if done.created.existed {
             "is up to date"
         } else {
             "created!"
         };
-        io.err(&format!("🎉 Cluster {cluster} {done}\n"));
+        io.err(&format!("🎉 Cluster {} {done}\n", spec.spec.name()));
         Ok(())
     })
 }
 
 /// Runs `snowctl upgrade cluster`.
 pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let dry_run = args.dry_run;
-    let session = Session::open(&args.render, &args.management, "upgrade", io)?;
-    let cni = match dry_run {
-        true => None,
-        false => Some(session.cni(args.cni_manifest.as_deref(), io)?),
+    let (spec, render, management) = open(&args.render, &args.management, "upgrade", io)?;
+    let options = provision::UpgradeOptions {
+        checks: checks(args.skip_validations || args.dry_run, true),
+        cni: match args.dry_run {
+            true => Cni::Helm,
+            false => cni(args.cni_manifest.as_deref(), io)?,
+        },
+        wait: settings::waits(&args.waits),
+        dry_run: args.dry_run,
     };
-    // An existing cluster's endpoint answers: the in-use probe is for create only.
-    if !dry_run {
-        device_checks(
-            &session,
-            &args.render.device_files,
-            args.skip_validations,
-            true,
-            io,
-        )?;
-    }
-    let wait = settings::waits(&args.waits);
-    block_on(io, async move |io| {
-        let mgmt = session.management.connect(io).await?;
-        let release = session.release()?;
-        let key = match dry_run {
-            true => ssh_key::recorded_name(&mgmt, session.spec.spec.name()).await?,
-            false => {
-                let mut on_event = printer(io, global.verbose);
-                session
-                    .default_key(&mgmt, &args.render, &mut on_event)
-                    .await?
-            }
-        };
-        let outcome = lifecycle::upgrade(
-            &mgmt,
-            &session.request(&release, key.as_deref()),
-            &UpgradeOptions { wait, dry_run, cni },
-            &mut printer(io, global.verbose),
-        )
-        .await?;
-        if dry_run {
-            io.out(&capi_render::to_yaml(&outcome.objects));
-        } else {
-            io.err(&format!("🎉 Cluster {} upgraded!\n", outcome.cluster));
+    let files = &args.render.device_files;
+    run(io, async move |io| {
+        let release = render.release(&spec.spec).map_err(LifecycleError::Render)?;
+        let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let req = request(&spec, &render, &release, files, &dir);
+        let (kubeconfig, context) = (&management.kubeconfig, management.context.as_deref());
+        let mut events = printer(io, global.verbose);
+        let outcome = provision::upgrade(kubeconfig, context, &req, &options, &mut events).await?;
+        drop(events);
+        match options.dry_run {
+            true => io.out(&capi_render::to_yaml(&outcome.objects)),
+            false => io.err(&format!("🎉 Cluster {} upgraded!\n", outcome.cluster)),
         }
         Ok(())
     })
@@ -253,140 +205,91 @@ pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'
     })
 }
 
-/// What create and upgrade share: the spec, the render settings and the management cluster.
-struct Session {
-    spec: SpecFile,
-    render: RenderSettings,
-    management: Management,
+/// What create and upgrade read first: the spec (with the mirror login when it authenticates),
+/// the render settings and the management cluster (`verb` reads the live objects itself).
+fn open(
+    render: &RenderArgs,
+    management: &ManagementArgs,
+    verb: &str,
+    io: &mut Io<'_>,
+) -> Result<(SpecFile, RenderSettings, Management), ExitCode> {
+    if render.existing.is_some() {
+        let why = format!(
+            "--existing is for render; {verb} reads the live objects from the management cluster"
+        );
+        return Err(exit::usage(io, why));
+    }
+    let management = settings::management(management, io)?;
+    let spec = settings::load_spec(&render.file, io)?;
+    if let Err(unset) = settings::registry_login(&spec.spec) {
+        let text = snow_api::finding_text::text(&unset, "environment", None, &[]);
+        io.err(&text);
+        return Err(ExitCode::from(exit::FINDINGS));
+    }
+    let render = RenderSettings::resolve(render, &spec.spec, io)?;
+    Ok((spec, render, management))
 }
 
-impl Session {
-    /// For `verb` (create, upgrade), which read the live objects themselves.
-    fn open(
-        render: &RenderArgs,
-        management: &ManagementArgs,
-        verb: &str,
-        io: &mut Io<'_>,
-    ) -> Result<Session, ExitCode> {
-        if render.existing.is_some() {
-            let why = format!(
-                "--existing is for render; {verb} reads the live objects from the management cluster"
-            );
-            return Err(exit::usage(io, why));
+/// The workflow's request from the settings.
+fn request<'a>(
+    spec: &'a SpecFile,
+    render: &'a RenderSettings,
+    release: &'a ClusterRelease<'a>,
+    files: &'a OptionalDeviceFiles,
+    dir: &'a std::path::Path,
+) -> provision::Request<'a> {
+    provision::Request {
+        spec: &spec.spec,
+        spec_text: &spec.text,
+        release,
+        secrets: render.secrets(),
+        registry_credentials: render.registry.as_ref(),
+        devices: settings::device_paths(files),
+        dir,
+    }
+}
+
+/// Preflight unless skipped, with a line per device on a terminal.
+fn checks(skip: bool, skip_ip_check: bool) -> Checks {
+    match skip {
+        true => Checks::Skip,
+        false => Checks::Run {
+            skip_ip_check,
+            timeout: Duration::from_secs(10),
+            device_lines: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        },
+    }
+}
+
+/// `--cni-manifest FILE`, read now, else helm's.
+fn cni(path: Option<&std::path::Path>, io: &mut Io<'_>) -> Result<Cni, ExitCode> {
+    match path {
+        Some(path) => settings::read_cni_manifest(path, io).map(Cni::Given),
+        None => Ok(Cni::Helm),
+    }
+}
+
+/// Says why a workflow stopped, with its findings; exit 2 for input that cannot be used, else 1.
+fn failure(io: &mut Io<'_>, err: &ProvisionError) -> ExitCode {
+    match err {
+        ProvisionError::Lifecycle(e) => exit::lifecycle(io, e),
+        ProvisionError::Input(finding) => {
+            io.err(&output::diagnostic(finding, "preflight", None));
+            ExitCode::from(exit::USAGE)
         }
-        let management = settings::management(management, io)?;
-        let spec = settings::load_spec(&render.file, io)?;
-        if let Err(unset) = settings::registry_login(&spec.spec) {
+        e @ ProvisionError::Preflight { findings } => {
             io.err(&snow_api::finding_text::text(
-                &unset,
-                "environment",
+                findings,
+                "preflight",
                 None,
                 &[],
             ));
-            return Err(ExitCode::from(exit::FINDINGS));
+            io.err(&format!("❌ {e}\n"));
+            ExitCode::from(exit::FINDINGS)
         }
-        Ok(Session {
-            render: RenderSettings::resolve(render, &spec.spec, io)?,
-            spec,
-            management,
-        })
+        e if e.is_input() => exit::usage(io, e),
+        e => exit::failed(io, e),
     }
-
-    /// EKS Anywhere's default key when a machine config has an empty `sshKeyName`: its name,
-    /// after importing it on every device of those configs that lacks it.
-    async fn default_key(
-        &self,
-        mgmt: &lifecycle::Management,
-        render: &RenderArgs,
-        on_event: &mut dyn FnMut(Event),
-    ) -> Result<Option<String>, LifecycleError> {
-        let spec = &self.spec.spec;
-        let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        let Some(key) = ssh_key::default_key(mgmt, spec, &dir, on_event).await? else {
-            return Ok(None);
-        };
-        let rejected = |findings| LifecycleError::DefaultKey {
-            name: key.name.clone(),
-            findings,
-        };
-        let files = settings::device_files(&render.device_files, Duration::from_secs(10))
-            .map_err(|f| rejected(vec![*f]))?;
-        let import = import_default_key(spec, files, &key.name, key.public_key.as_deref()).await;
-        let import = import.map_err(|f| rejected(vec![*f]))?;
-        on_event(Event::Note(import.to_string().trim_end().to_owned()));
-        match import.failures() {
-            failures if failures.is_empty() => Ok(Some(key.name.clone())),
-            failures => Err(rejected(failures)),
-        }
-    }
-
-    /// The Cilium manifest (`--cni-manifest`, else helm), known before anything is applied.
-    fn cni(
-        &self,
-        path: Option<&std::path::Path>,
-        io: &mut Io<'_>,
-    ) -> Result<CniManifest, ExitCode> {
-        let release = self.release().map_err(|e| exit::lifecycle(io, &e))?;
-        let login = self.render.registry.as_ref();
-        settings::cni_manifest(path, &self.spec.spec, &release, login, io)
-    }
-
-    fn release(&self) -> Result<ClusterRelease<'_>, LifecycleError> {
-        self.render
-            .release(&self.spec.spec)
-            .map_err(LifecycleError::Render)
-    }
-
-    fn request<'a>(
-        &'a self,
-        release: &'a ClusterRelease<'a>,
-        default_ssh_key_name: Option<&'a str>,
-    ) -> ClusterRequest<'a> {
-        ClusterRequest {
-            spec: &self.spec.spec,
-            spec_text: &self.spec.text,
-            release,
-            secrets: self.render.secrets(),
-            default_ssh_key_name,
-            registry_credentials: self.render.registry.as_ref(),
-        }
-    }
-}
-
-/// Preflight against the devices, unless skipped (then a warning says so).
-fn device_checks(
-    session: &Session,
-    device_files: &OptionalDeviceFiles,
-    skip: bool,
-    skip_ip_check: bool,
-    io: &mut Io<'_>,
-) -> Result<(), ExitCode> {
-    if skip {
-        io.err("warning: --skip-validations: the devices were not checked (AMIs, key pairs, capacity, reachability)\n");
-        return Ok(());
-    }
-    io.err("Performing setup and validations\n");
-    let timeout = Duration::from_secs(10);
-    let spec = &session.spec.spec;
-    let report =
-        settings::preflight(spec, device_files, timeout, skip_ip_check, io).map_err(|f| {
-            io.err(&output::diagnostic(&f, "preflight", None));
-            ExitCode::from(exit::USAGE)
-        })?;
-    if snow_api::has_errors(&report.findings) {
-        io.err(&snow_api::finding_text::text(
-            &report.findings,
-            "preflight",
-            None,
-            &[],
-        ));
-        io.err(
-            "❌ Validation failed: nothing was applied (fix the findings, or --skip-validations)\n",
-        );
-        return Err(ExitCode::from(exit::FINDINGS));
-    }
-    io.err("✅ Snow provider setup is valid\n");
-    Ok(())
 }
 
 /// Prints milestones, and detail with `-v` (`snow_lifecycle::Milestones`).
@@ -396,6 +299,18 @@ fn printer<'a, 'b>(io: &'a mut Io<'b>, verbose: u8) -> impl FnMut(Event) + 'a {
         if let Some(line) = milestones.line(&event) {
             io.err(&format!("{line}\n"));
         }
+    }
+}
+
+/// Runs a workflow on a fresh runtime; an error is said with its findings.
+fn run<'b>(
+    io: &mut Io<'b>,
+    body: impl AsyncFnOnce(&mut Io<'b>) -> Result<(), ProvisionError>,
+) -> Outcome {
+    let runtime = exit::runtime(io, false)?;
+    match runtime.block_on(body(&mut *io)) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(err) => Err(failure(io, &err)),
     }
 }
 

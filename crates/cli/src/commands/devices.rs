@@ -113,7 +113,8 @@ fn fleet(targets: &DeviceTargets, io: &mut Io<'_>) -> Result<FilesFleet, ExitCod
         Some(path) => Plan::from_spec(&settings::load_spec(path, io)?.spec).devices(),
         None => targets.devices.clone(),
     };
-    let files = settings::device_files(&targets.device_files, targets.timeout);
+    let paths = settings::device_paths(&targets.device_files);
+    let files = snow_provision::preflight::device_files(paths, targets.timeout);
     let fleet = files.and_then(|files| fleet_from_files(files, &devices));
     let fleet = fleet.map_err(|f| {
         io.err(&output::diagnostic(&f, "devices", None));

@@ -1,0 +1,39 @@
+//! The Cilium manifest a create or an upgrade installs, known before anything is applied.
+
+use crate::{ProvisionError, Request, step};
+use snow_lifecycle::{
+    CniManifest, Event,
+    cni::helm::{self, HelmOptions},
+};
+
+/// Where the Cilium manifest comes from.
+#[derive(Debug, Clone)]
+pub enum Cni {
+    /// Rendered elsewhere and given (`--cni-manifest FILE`).
+    Given(CniManifest),
+    /// `helm template` of the bundle's chart with EKS Anywhere's values (`helm` on `PATH`, the
+    /// mirror login when the spec authenticates), as EKS Anywhere renders it.
+    Helm,
+}
+
+impl Cni {
+    /// The manifest: the given one, or helm's.
+    pub fn manifest(
+        self,
+        req: &Request<'_>,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<CniManifest, ProvisionError> {
+        match self {
+            Cni::Given(manifest) => Ok(manifest),
+            Cni::Helm => {
+                step(on_event, "Rendering Cilium with helm template");
+                let options = HelmOptions {
+                    login: req.registry_credentials.cloned(),
+                    ..HelmOptions::default()
+                };
+                let text = helm::render(req.spec, req.release, &options)?;
+                CniManifest::parse(&text).map_err(ProvisionError::HelmManifest)
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! A Snow cluster's create and upgrade workflows, from device checks to a running cluster.
+//!
+//! `snow-lifecycle` does the management-cluster side of one step (apply, wait, move, init);
+//! this crate runs the steps a create or an upgrade is made of, in EKS Anywhere's order:
+//! the CNI manifest (given, else `helm template`), preflight against the devices
+//! ([`preflight`]), the default SSH key (named once per cluster and imported on the devices
+//! that lack it, [`default_key`]), then [`snow_lifecycle::create`] or
+//! [`snow_lifecycle::upgrade`] and the workload kubeconfig.
+//!
+//! Nothing here prints or reads flags or the environment: progress goes to a callback as
+//! [`Event`]s, failures are [`ProvisionError`]s.
+
+mod cni;
+mod error;
+pub mod preflight;
+mod workflow;
+
+pub use cni::Cni;
+pub use error::ProvisionError;
+pub use workflow::{CreateOptions, Provisioned, UpgradeOptions, create, default_key, upgrade};
+
+use capi_render::SecretInputs;
+use snow_api::{ValidSpec, release::ClusterRelease};
+use snow_credentials::RegistryCredentials;
+use snow_lifecycle::{ClusterRequest, Event};
+use std::{path::Path, time::Duration};
+
+/// The cluster a workflow provisions and what it needs besides a Kubernetes cluster.
+#[derive(Clone, Copy)]
+pub struct Request<'a> {
+    /// The spec, checked.
+    pub spec: &'a ValidSpec,
+    /// The spec as written (recorded in the inventory).
+    pub spec_text: &'a str,
+    /// Its release, resolved once.
+    pub release: &'a ClusterRelease<'a>,
+    /// The device files the identity Secret is rendered from; `None` expects the Secret on the
+    /// management cluster already.
+    pub secrets: Option<SecretInputs<'a>>,
+    /// The registry mirror's login (`authenticate: true`).
+    pub registry_credentials: Option<&'a RegistryCredentials>,
+    /// The device files preflight and the default key's import read.
+    pub devices: DevicePaths<'a>,
+    /// The directory of the cluster's local files: `<dir>/<cluster>/` holds the default SSH key
+    /// and the workload kubeconfig (EKS Anywhere's layout; the CLI passes the current directory).
+    pub dir: &'a Path,
+}
+
+/// Where the device files are, when given.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DevicePaths<'a> {
+    /// The AWS credentials INI (`EKSA_AWS_CREDENTIALS_FILE`).
+    pub credentials: Option<&'a Path>,
+    /// The devices' CA bundle (`EKSA_AWS_CA_BUNDLES_FILE`).
+    pub ca_bundle: Option<&'a Path>,
+}
+
+/// Whether and how preflight runs before anything is applied.
+#[derive(Debug, Clone, Copy)]
+pub enum Checks {
+    /// Skipped (a warning says so).
+    Skip,
+    /// Run against the devices.
+    Run {
+        /// Do not probe whether the control-plane endpoint IP is in use.
+        skip_ip_check: bool,
+        /// Each device request's timeout.
+        timeout: Duration,
+        /// One note per device as it finishes (for a terminal).
+        device_lines: bool,
+    },
+}
+
+impl<'a> Request<'a> {
+    /// The lifecycle's request, with the default key's name.
+    pub fn cluster(&self, default_ssh_key_name: Option<&'a str>) -> ClusterRequest<'a> {
+        ClusterRequest {
+            spec: self.spec,
+            spec_text: self.spec_text,
+            release: self.release,
+            secrets: self.secrets,
+            default_ssh_key_name,
+            registry_credentials: self.registry_credentials,
+        }
+    }
+}
+
+/// Says a step, as a progress line.
+fn step(on_event: &mut dyn FnMut(Event), text: impl Into<String>) {
+    on_event(Event::Step(text.into()));
+}

@@ -1,0 +1,185 @@
+//! Create and upgrade on a management cluster: the CNI manifest, preflight, the default key,
+//! then the lifecycle step and the workload kubeconfig.
+
+use crate::{Checks, Cni, ProvisionError, Request, preflight, step};
+use snow_lifecycle::{
+    self as lifecycle, CniManifest, Created, Event, LifecycleError, Management, UpgradeOutcome,
+    WaitOptions,
+    kubeconfig::{self, Written},
+    ssh_key,
+};
+use std::{path::Path, path::PathBuf, time::Duration};
+
+/// How [`create`] runs.
+#[derive(Debug, Clone)]
+pub struct CreateOptions {
+    /// Preflight, or not.
+    pub checks: Checks,
+    /// The Cilium manifest.
+    pub cni: Cni,
+    /// Per-stage timeouts and the poll interval.
+    pub wait: WaitOptions,
+    /// Replace a different kubeconfig file at `<dir>/<cluster>/<cluster>-eks-a-cluster.kubeconfig`.
+    pub force: bool,
+}
+
+/// How [`upgrade`] runs.
+#[derive(Debug, Clone)]
+pub struct UpgradeOptions {
+    /// Preflight, or not (never with `dry_run`; the endpoint IP is never probed: it answers).
+    pub checks: Checks,
+    /// The Cilium manifest (unused with `dry_run`).
+    pub cni: Cni,
+    /// Per-stage timeouts and the poll interval.
+    pub wait: WaitOptions,
+    /// Say what would change, apply nothing.
+    pub dry_run: bool,
+}
+
+/// A created cluster and its workload kubeconfig file.
+#[derive(Debug, Clone)]
+pub struct Provisioned {
+    /// What the lifecycle's create did.
+    pub created: Created,
+    /// The workload kubeconfig file written.
+    pub kubeconfig: PathBuf,
+}
+
+/// Creates the cluster of `req` on the management cluster of `kubeconfig` (`context`, else its
+/// current one): the CNI manifest, preflight (errors stop it before anything is applied), the
+/// default key, [`lifecycle::create`], the workload kubeconfig under `req.dir`. A re-run
+/// converges.
+pub async fn create(
+    kubeconfig: &Path,
+    context: Option<&str>,
+    req: &Request<'_>,
+    opts: &CreateOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Provisioned, ProvisionError> {
+    let cni = opts.cni.clone().manifest(req, on_event)?;
+    preflight::checks(req.spec, req.devices, opts.checks, on_event).await?;
+    let mgmt = connect(kubeconfig, context, on_event).await?;
+    Ok(create_on(&mgmt, req, cni, opts, on_event).await?)
+}
+
+/// Upgrades the cluster of `req` on the management cluster of `kubeconfig`; with `dry_run`,
+/// only says what would change (the objects are in the outcome).
+pub async fn upgrade(
+    kubeconfig: &Path,
+    context: Option<&str>,
+    req: &Request<'_>,
+    opts: &UpgradeOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<UpgradeOutcome, ProvisionError> {
+    let dry_run = opts.dry_run;
+    let cni = match dry_run {
+        true => None,
+        false => Some(opts.cni.clone().manifest(req, on_event)?),
+    };
+    if !dry_run {
+        // An existing cluster's endpoint answers: the in-use probe is for create only.
+        let checks = match opts.checks {
+            Checks::Run {
+                timeout,
+                device_lines,
+                ..
+            } => Checks::Run {
+                skip_ip_check: true,
+                timeout,
+                device_lines,
+            },
+            Checks::Skip => Checks::Skip,
+        };
+        preflight::checks(req.spec, req.devices, checks, on_event).await?;
+    }
+    let mgmt = connect(kubeconfig, context, on_event).await?;
+    let key = match dry_run {
+        true => ssh_key::recorded_name(&mgmt, req.spec.name()).await?,
+        false => default_key(&mgmt, req, on_event).await?,
+    };
+    let options = lifecycle::UpgradeOptions {
+        wait: opts.wait,
+        dry_run,
+        cni,
+    };
+    Ok(lifecycle::upgrade(&mgmt, &req.cluster(key.as_deref()), &options, on_event).await?)
+}
+
+/// Connects to a management cluster and says where it is.
+pub(crate) async fn connect(
+    kubeconfig: &Path,
+    context: Option<&str>,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Management, LifecycleError> {
+    let mgmt = Management::connect(kubeconfig, context).await?;
+    on_event(Event::Note(format!(
+        "Management cluster: {}",
+        mgmt.server()
+    )));
+    Ok(mgmt)
+}
+
+/// The default key, [`lifecycle::create`] and the workload kubeconfig, on `mgmt`.
+pub(crate) async fn create_on(
+    mgmt: &Management,
+    req: &Request<'_>,
+    cni: CniManifest,
+    opts: &CreateOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Provisioned, LifecycleError> {
+    let key = default_key(mgmt, req, on_event).await?;
+    let options = lifecycle::CreateOptions {
+        wait: opts.wait,
+        cni: Some(cni),
+    };
+    let created = lifecycle::create(mgmt, &req.cluster(key.as_deref()), &options, on_event).await?;
+    let cluster = req.spec.name();
+    let (path, written) = kubeconfig::write(req.dir, cluster, &created.kubeconfig, opts.force)?;
+    let verb = match written {
+        Written::Created => "Wrote",
+        Written::Unchanged => "Kept (unchanged)",
+        Written::Replaced => "Replaced",
+    };
+    let shown = path.strip_prefix(req.dir).unwrap_or(&path).display();
+    step(
+        on_event,
+        format!("✅ {verb} the workload kubeconfig ./{shown}"),
+    );
+    Ok(Provisioned {
+        created,
+        kubeconfig: path,
+    })
+}
+
+/// EKS Anywhere's default key when a machine config has an empty `sshKeyName`: its name (the
+/// one `mgmt`'s inventory records for the cluster, else the key files', else a new one), after
+/// importing it on every device of those configs that lacks it.
+pub async fn default_key(
+    mgmt: &Management,
+    req: &Request<'_>,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Option<String>, LifecycleError> {
+    let spec = req.spec;
+    let Some(key) = ssh_key::default_key(mgmt, spec, req.dir, on_event).await? else {
+        return Ok(None);
+    };
+    let rejected = |findings| LifecycleError::DefaultKey {
+        name: key.name.clone(),
+        findings,
+    };
+    let files = preflight::device_files(req.devices, Duration::from_secs(10))
+        .map_err(|f| rejected(vec![*f]))?;
+    let import = snow_validate::chores::import_default_key(
+        spec,
+        files,
+        &key.name,
+        key.public_key.as_deref(),
+    )
+    .await
+    .map_err(|f| rejected(vec![*f]))?;
+    on_event(Event::Note(import.to_string().trim_end().to_owned()));
+    match import.failures() {
+        failures if failures.is_empty() => Ok(Some(key.name.clone())),
+        failures => Err(rejected(failures)),
+    }
+}
