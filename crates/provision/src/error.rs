@@ -24,13 +24,31 @@ pub enum ProvisionError {
     /// A lifecycle step failed.
     #[error(transparent)]
     Lifecycle(#[from] LifecycleError),
+    /// A step of the first cluster's create failed: what is left and how to go on.
+    #[error("{step} failed: {source}")]
+    Interrupted {
+        /// The step, in EKS Anywhere's words.
+        step: String,
+        /// Why.
+        source: Box<ProvisionError>,
+        /// What exists now and how to resume or clean up.
+        left: String,
+    },
 }
 
 impl ProvisionError {
+    /// The error behind an [`ProvisionError::Interrupted`] step (itself otherwise).
+    pub fn cause(&self) -> &ProvisionError {
+        match self {
+            ProvisionError::Interrupted { source, .. } => source.cause(),
+            other => other,
+        }
+    }
+
     /// Whether the input could not be used (exit 2 in the CLI), as opposed to findings or a
     /// failure.
     pub fn is_input(&self) -> bool {
-        match self {
+        match self.cause() {
             ProvisionError::Input(_)
             | ProvisionError::HelmManifest(_)
             | ProvisionError::Helm(HelmError::NotFound { .. }) => true,

@@ -5,7 +5,9 @@
 //! the CNI manifest (given, else `helm template`), preflight against the devices
 //! ([`preflight`]), the default SSH key (named once per cluster and imported on the devices
 //! that lack it, [`default_key`]), then [`snow_lifecycle::create`] or
-//! [`snow_lifecycle::upgrade`] and the workload kubeconfig.
+//! [`snow_lifecycle::upgrade`] and the workload kubeconfig. [`self_managed`] makes the first
+//! cluster from nothing: a bootstrap cluster, the providers, the create, the providers on the
+//! new cluster, the move, the bootstrap cluster deleted; every step resumes when run again.
 //!
 //! Nothing here prints or reads flags or the environment: progress goes to a callback as
 //! [`Event`]s, failures are [`ProvisionError`]s.
@@ -13,6 +15,7 @@
 mod cni;
 mod error;
 pub mod preflight;
+pub mod self_managed;
 mod workflow;
 
 pub use cni::Cni;

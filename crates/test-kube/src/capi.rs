@@ -77,8 +77,13 @@ pub struct CapiOptions {
     /// that creates no Machine): to test wait timeouts.
     pub stall: Vec<(String, String)>,
     /// The workload cluster of every Cluster; `None` starts one stand-in per Cluster when its
-    /// control plane is first initialized.
+    /// control plane is first initialized. It may be the stand-in these controllers run on: a
+    /// self-managed cluster, whose machines are Nodes of its own API server.
     pub workload: Option<Arc<KubeStandIn>>,
+    /// Act only once the core Cluster API Deployment (`capi-system/capi-controller-manager`)
+    /// is Available, as on a cluster where the providers are installed by `clusterctl init`
+    /// (or `snowctl init`) rather than preloaded with [`KubeStandIn::install_capi`].
+    pub require_providers: bool,
 }
 
 impl Default for CapiOptions {
@@ -87,28 +92,42 @@ impl Default for CapiOptions {
             step: Duration::from_millis(50),
             stall: Vec::new(),
             workload: None,
+            require_providers: false,
         }
     }
 }
 
 /// A Cluster's workload cluster: its API server and the controllers simulated on it.
 #[derive(Debug)]
-struct Workload {
+pub(crate) struct Workload {
     api: Arc<KubeStandIn>,
     _deployments: WorkloadHandle,
     _nodes: NodesHandle,
 }
 
 impl Workload {
-    fn start(api: Arc<KubeStandIn>, step: Duration) -> Workload {
-        Workload {
+    /// The simulated kubelets and deployment controller of `api`: one set per stand-in, shared
+    /// by every simulation that uses it as a workload cluster (a bootstrap cluster's and, once
+    /// the cluster manages itself, its own), running while any of them holds it.
+    fn shared(api: Arc<KubeStandIn>, step: Duration) -> Arc<Workload> {
+        let mut running = api
+            .shared
+            .workload_sims
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(workload) = running.upgrade() {
+            return workload;
+        }
+        let workload = Arc::new(Workload {
             _deployments: api.start_workloads(WorkloadOptions {
                 step,
                 ..WorkloadOptions::default()
             }),
             _nodes: nodes::start(api.shared.clone(), step),
-            api,
-        }
+            api: api.clone(),
+        });
+        *running = Arc::downgrade(&workload);
+        workload
     }
 }
 
@@ -171,12 +190,13 @@ pub(crate) fn start(shared: Arc<Shared>, options: CapiOptions) -> CapiHandle {
     let running = control.clone();
     let step = options.step;
     // A workload cluster given by the test runs its controllers once, whatever the clusters.
-    let supplied = options
-        .workload
-        .map(|api| Arc::new(Workload::start(api, step)));
+    let supplied = options.workload.map(|api| Workload::shared(api, step));
+    let require_providers = options.require_providers;
     let task = tokio::spawn(async move {
         loop {
-            if !running.paused.load(Ordering::SeqCst) {
+            let acting = !running.paused.load(Ordering::SeqCst)
+                && (!require_providers || providers_available(&shared.lock()));
+            if acting {
                 let stall = running.stall.lock().map(|s| s.clone()).unwrap_or_default();
                 let workloads = running
                     .workloads
@@ -186,6 +206,7 @@ pub(crate) fn start(shared: Arc<Shared>, options: CapiOptions) -> CapiHandle {
                 let (needed, gone) = {
                     let mut store = shared.lock();
                     let mut pass = Pass {
+                        own: &shared,
                         store: &mut store,
                         stall: &stall,
                         workloads: &workloads,
@@ -200,7 +221,7 @@ pub(crate) fn start(shared: Arc<Shared>, options: CapiOptions) -> CapiHandle {
                     let workload = match &supplied {
                         Some(w) => w.clone(),
                         None => match KubeStandIn::start().await {
-                            Ok(api) => Arc::new(Workload::start(Arc::new(api), step)),
+                            Ok(api) => Workload::shared(Arc::new(api), step),
                             Err(_) => continue,
                         },
                     };
@@ -356,6 +377,8 @@ fn conditions_with(object: &Value, wanted: &[(&str, bool)], negative: &[(&str, b
 }
 
 struct Pass<'a> {
+    /// The stand-in these controllers run on (a self-managed cluster's workload cluster).
+    own: &'a Arc<Shared>,
     store: &'a mut Store,
     stall: &'a [(String, String)],
     workloads: &'a BTreeMap<String, Arc<Workload>>,
@@ -363,6 +386,65 @@ struct Pass<'a> {
     needed: Vec<String>,
     /// `namespace/cluster` of deleted Clusters whose workload cluster can go.
     gone: Vec<String>,
+}
+
+/// Every running Machine of `machines` gets its Node in `wl` (a Node whose Machine is gone or
+/// going is deleted); the Nodes by Machine name.
+fn put_nodes(wl: &mut Store, machines: &[Value]) -> BTreeMap<String, Value> {
+    let mut found: BTreeMap<String, Value> = BTreeMap::new();
+    let existing: BTreeMap<String, (Key, Value)> = wl
+        .raw("", "nodes")
+        .into_iter()
+        .map(|(k, n)| (s(&n, &["metadata", "name"]).to_owned(), (k, n)))
+        .collect();
+    for (node, (key, _)) in &existing {
+        if !machines
+            .iter()
+            .any(|m| s(m, &["metadata", "name"]) == node && !terminating(m))
+        {
+            wl.delete_key(key, false);
+        }
+    }
+    for m in machines.iter().filter(|m| !terminating(m)) {
+        let machine = s(m, &["metadata", "name"]).to_owned();
+        if let Some((_, node)) = existing.get(&machine) {
+            found.insert(machine, node.clone());
+            continue;
+        }
+        let mut labels = json!({"kubernetes.io/hostname": machine, "kubernetes.io/os": "linux"});
+        if !m["metadata"]["labels"]["cluster.x-k8s.io/control-plane"].is_null() {
+            labels["node-role.kubernetes.io/control-plane"] = json!("");
+        }
+        let node = json!({
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": machine, "labels": labels},
+            "spec": {"providerID": format!("aws-snow:///simulated/{machine}")},
+            "status": {
+                "nodeInfo": {"kubeletVersion": m["spec"]["version"]},
+                "conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+                    "message": "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized",
+                    "lastTransitionTime": clock::now_rfc3339()}],
+            },
+        });
+        if let Ok(stored) = wl.put(node, "kubelet") {
+            found.insert(machine, stored);
+        }
+    }
+    found
+}
+
+/// Whether the core Cluster API Deployment is Available (`require_providers`).
+fn providers_available(store: &Store) -> bool {
+    store.raw("apps", "deployments").iter().any(|(_, d)| {
+        s(d, &["metadata", "namespace"]) == "capi-system"
+            && s(d, &["metadata", "name"]) == "capi-controller-manager"
+            && d["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Available" && c["status"] == "True")
+    })
 }
 
 fn cluster_key(namespace: &str, name: &str) -> String {
@@ -532,12 +614,27 @@ impl Pass<'_> {
                 (meta("namespace"), meta("name"))
             })
             .collect();
+        // As Cluster API's controllers find an object's Cluster: its label, its
+        // `spec.clusterName`, else its owner Cluster (a KubeadmControlPlane has only that).
         let leave = |o: &Value| {
             let ns = s(o, &["metadata", "namespace"]);
-            let cluster = match s(o, &["metadata", "labels", CLUSTER_NAME_LABEL]) {
-                "" => s(o, &["spec", "clusterName"]),
-                label => label,
-            };
+            let owner = o["metadata"]["ownerReferences"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|r| {
+                    r["kind"] == "Cluster" && group_of(s(r, &["apiVersion"])) == CLUSTER_GROUP
+                })
+                .map(|r| s(r, &["name"]))
+                .unwrap_or_default();
+            let cluster = [
+                s(o, &["metadata", "labels", CLUSTER_NAME_LABEL]),
+                s(o, &["spec", "clusterName"]),
+                owner,
+            ]
+            .into_iter()
+            .find(|c| !c.is_empty())
+            .unwrap_or_default();
             paused(o) || held.iter().any(|(n, c)| n == ns && c == cluster)
         };
         for (_, cluster) in &clusters {
@@ -584,50 +681,11 @@ impl Pass<'_> {
             .into_iter()
             .map(|(_, m)| m)
             .collect();
-        let mut found: BTreeMap<String, Value> = BTreeMap::new();
-        {
-            let mut wl = workload.api.shared.lock();
-            let existing: BTreeMap<String, (Key, Value)> = wl
-                .raw("", "nodes")
-                .into_iter()
-                .map(|(k, n)| (s(&n, &["metadata", "name"]).to_owned(), (k, n)))
-                .collect();
-            for (node, (key, _)) in &existing {
-                if !machines
-                    .iter()
-                    .any(|m| s(m, &["metadata", "name"]) == node && !terminating(m))
-                {
-                    wl.delete_key(key, false);
-                }
-            }
-            for m in machines.iter().filter(|m| !terminating(m)) {
-                let machine = s(m, &["metadata", "name"]).to_owned();
-                if let Some((_, node)) = existing.get(&machine) {
-                    found.insert(machine, node.clone());
-                    continue;
-                }
-                let mut labels =
-                    json!({"kubernetes.io/hostname": machine, "kubernetes.io/os": "linux"});
-                if !m["metadata"]["labels"]["cluster.x-k8s.io/control-plane"].is_null() {
-                    labels["node-role.kubernetes.io/control-plane"] = json!("");
-                }
-                let node = json!({
-                    "apiVersion": "v1",
-                    "kind": "Node",
-                    "metadata": {"name": machine, "labels": labels},
-                    "spec": {"providerID": format!("aws-snow:///simulated/{machine}")},
-                    "status": {
-                        "nodeInfo": {"kubeletVersion": m["spec"]["version"]},
-                        "conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady",
-                            "message": "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized",
-                            "lastTransitionTime": clock::now_rfc3339()}],
-                    },
-                });
-                if let Ok(stored) = wl.put(node, "kubelet") {
-                    found.insert(machine, stored);
-                }
-            }
-        }
+        // A self-managed cluster's Nodes are in the store this pass holds already.
+        let found = match Arc::ptr_eq(&workload.api.shared, self.own) {
+            true => put_nodes(self.store, &machines),
+            false => put_nodes(&mut workload.api.shared.lock(), &machines),
+        };
         for m in machines.iter().filter(|m| !terminating(m)) {
             let node = found.get(s(m, &["metadata", "name"]));
             let ready = node.is_some_and(node_ready);

@@ -89,6 +89,9 @@ pub(crate) struct Shared {
     latency: AtomicU64,
     /// Bumped to end every open watch.
     epoch: tokio::sync::watch::Sender<u64>,
+    /// The simulated kubelets and deployment controller when this stand-in is some cluster's
+    /// workload cluster (weak: the simulations that use it hold it).
+    workload_sims: Mutex<std::sync::Weak<capi::Workload>>,
 }
 
 impl Shared {
@@ -143,6 +146,7 @@ impl KubeStandIn {
             writes: AtomicU64::new(0),
             latency: AtomicU64::new(0),
             epoch,
+            workload_sims: Mutex::new(std::sync::Weak::new()),
         });
         let serving = shared.clone();
         let task = snow_test_devices::https::serve(listener, acceptor, move |req| {

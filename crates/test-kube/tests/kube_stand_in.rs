@@ -611,6 +611,7 @@ async fn start_capi_with(
         step: Duration::from_millis(step_ms),
         stall,
         workload,
+        ..CapiOptions::default()
     });
     let namespaces: Api<Namespace> = Api::all(client.clone());
     namespaces

@@ -1,0 +1,314 @@
+//! The first cluster from nothing (EKS Anywhere's management create without `--kubeconfig`):
+//! a bootstrap cluster, the providers there, the cluster created from it, the providers on the
+//! new cluster, Cluster API's objects moved into it so that it manages itself, its spec recorded
+//! on it, and the bootstrap cluster deleted.
+//!
+//! Every step converges, so a re-run after a failure continues: it finds the bootstrap cluster
+//! (kind's by name, or the one given), the installed providers, the cluster already created
+//! (the same default key name, read from the inventory wherever it is), the objects already
+//! moved (the move resumes; once the new cluster holds the Cluster and the bootstrap cluster no
+//! longer does, the create and the move are skipped).
+
+use crate::{CreateOptions, ProvisionError, Request, preflight, step, workflow};
+use serde_json::Value;
+use snow_lifecycle::{
+    Destination, Event, LifecycleError, Management, MoveOptions,
+    bootstrap::BootstrapCluster,
+    init::{self, InitOptions, components::ComponentObjects},
+    kubeconfig, move_cluster,
+};
+use std::{path::PathBuf, time::Duration};
+
+/// The Cluster API group of the Cluster a move carries.
+const CAPI_CLUSTER: (&str, &str) = ("cluster.x-k8s.io/v1beta1", "Cluster");
+/// The EKS Anywhere API version of the spec's objects.
+const EKSA_API_VERSION: &str = "anywhere.eks.amazonaws.com/v1alpha1";
+/// EKS Anywhere's annotation on a Cluster the CLI manages.
+const MANAGED_BY_CLI: &str = "anywhere.eks.amazonaws.com/managed-by-cli";
+
+/// How [`create`] runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Checks, CNI, waits and `force`, as for a create on a management cluster.
+    pub create: CreateOptions,
+    /// The provider stack installed on both clusters (`snow_lifecycle::init::prepare`).
+    pub components: Vec<ComponentObjects>,
+    /// How the providers are waited for.
+    pub init: InitOptions,
+    /// How the move runs.
+    pub moving: MoveOptions,
+    /// Keep the bootstrap cluster at the end.
+    pub keep_bootstrap: bool,
+}
+
+/// A self-managed cluster made.
+#[derive(Debug, Clone)]
+pub struct SelfManaged {
+    /// The cluster.
+    pub cluster: String,
+    /// Its kubeconfig (it manages itself: this is also its management kubeconfig).
+    pub kubeconfig: PathBuf,
+    /// Whether an earlier run had already moved it (this run only finished the last steps).
+    pub resumed_after_move: bool,
+}
+
+/// Creates the first cluster of `req` from `bootstrap` (see the module documentation). A
+/// failure after the bootstrap cluster exists is [`ProvisionError::Interrupted`], saying what
+/// is left and how to resume or clean up.
+pub async fn create(
+    bootstrap: &impl BootstrapCluster,
+    req: &Request<'_>,
+    opts: &Options,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<SelfManaged, ProvisionError> {
+    let cluster = req.spec.name().to_owned();
+    let cni = opts.create.cni.clone().manifest(req, on_event)?;
+    preflight::checks(req.spec, req.devices, opts.create.checks, on_event).await?;
+    let path = kubeconfig::path_for(req.dir, &cluster);
+    let mut target = reach(&path).await;
+    let mut state = State::default();
+    if let Some(t) = &target {
+        state.target_holds = holds_cluster(t, &cluster).await.unwrap_or(false);
+    }
+    // Once the new cluster holds its Cluster, the bootstrap cluster is only looked at (an
+    // interrupted move resumes from it), never made again.
+    let boot = match state.target_holds {
+        true => reach(bootstrap.kubeconfig()).await,
+        false => {
+            let what = "Creating new bootstrap cluster";
+            step(on_event, what);
+            let boot = bootstrap.create_or_find(on_event).await;
+            Some(boot.map_err(|e| interrupted(what, e.into(), &cluster, bootstrap, false))?)
+        }
+    };
+    if let Some(boot) = &boot {
+        let held = holds_cluster(boot, &cluster).await;
+        state.boot_holds = held.map_err(|e| {
+            interrupted(
+                "Creating new bootstrap cluster",
+                e.into(),
+                &cluster,
+                bootstrap,
+                false,
+            )
+        })?;
+    }
+    let resumed_after_move = state.target_holds && !state.boot_holds;
+    if let Some(boot) = boot.as_ref().filter(|_| !resumed_after_move) {
+        let fail = |what: &str, e: ProvisionError| interrupted(what, e, &cluster, bootstrap, false);
+        if !state.target_holds {
+            let what = "Provider specific pre-capi-install-setup on bootstrap cluster";
+            step(on_event, what);
+            identity_secret(boot, req)
+                .await
+                .map_err(|e| fail(what, e.into()))?;
+            let what = "Installing cluster-api providers on bootstrap cluster";
+            step(on_event, what);
+            init::init(boot, &opts.components, &opts.init, on_event)
+                .await
+                .map_err(|e| fail(what, e.into()))?;
+            let what = "Creating new management cluster";
+            step(on_event, what);
+            let made = workflow::create_on(boot, req, cni, &opts.create, on_event).await;
+            let made = made.map_err(|e| fail(what, e.into()))?;
+            let t = Management::connect(&made.kubeconfig, None).await;
+            target = Some(t.map_err(|e| fail(what, e.into()))?);
+        }
+        let Some(t) = &target else {
+            let why = LifecycleError::NotFound {
+                what: format!("the kubeconfig {} of cluster {cluster}", path.display()),
+            };
+            return Err(fail("Creating new management cluster", why.into()));
+        };
+        let what = "Installing cluster-api providers on management cluster";
+        step(on_event, what);
+        init::init(t, &opts.components, &opts.init, on_event)
+            .await
+            .map_err(|e| fail(what, e.into()))?;
+        let what = "Installing EKS-A secrets on management cluster";
+        step(on_event, what);
+        identity_secret(t, req)
+            .await
+            .map_err(|e| fail(what, e.into()))?;
+        let what = "Moving the cluster management components from the bootstrap cluster to the management cluster";
+        step(on_event, what);
+        let to = Destination::Cluster(t);
+        move_cluster(boot, &cluster, to, &opts.moving, on_event)
+            .await
+            .map_err(|e| fail(what, e.into()))?;
+    }
+    let what = "Moving cluster spec to workload cluster";
+    let Some(t) = &target else {
+        let why = LifecycleError::NotFound {
+            what: format!("cluster {cluster} at {}", path.display()),
+        };
+        return Err(interrupted(what, why.into(), &cluster, bootstrap, true));
+    };
+    step(on_event, what);
+    record_spec(t, req)
+        .await
+        .map_err(|e| interrupted(what, e, &cluster, bootstrap, true))?;
+    match opts.keep_bootstrap {
+        true => on_event(Event::Note(format!(
+            "Keeping the bootstrap cluster (--keep-bootstrap): {}",
+            bootstrap.kubeconfig().display()
+        ))),
+        false => bootstrap.delete(on_event).await.map_err(|e| {
+            interrupted(
+                "Deleting bootstrap cluster",
+                e.into(),
+                &cluster,
+                bootstrap,
+                true,
+            )
+        })?,
+    }
+    Ok(SelfManaged {
+        cluster,
+        kubeconfig: path,
+        resumed_after_move,
+    })
+}
+
+/// What an earlier run left.
+#[derive(Debug, Default)]
+struct State {
+    /// The new cluster answers and holds its own Cluster object.
+    target_holds: bool,
+    /// The bootstrap cluster still holds it (not moved, or the move was interrupted).
+    boot_holds: bool,
+}
+
+/// The new cluster, when its kubeconfig is there and it answers.
+async fn reach(path: &std::path::Path) -> Option<Management> {
+    if !path.exists() {
+        return None;
+    }
+    let mgmt = Management::connect(path, None).await.ok()?;
+    mgmt.ping().await.ok()?;
+    Some(mgmt)
+}
+
+/// Whether `mgmt` has the Cluster API Cluster `cluster` (in `eksa-system`).
+async fn holds_cluster(mgmt: &Management, cluster: &str) -> Result<bool, LifecycleError> {
+    let (api_version, kind) = CAPI_CLUSTER;
+    if mgmt.served(api_version).await?.is_none() {
+        return Ok(false);
+    }
+    let ns = Some(capi_render::NAMESPACE);
+    Ok(mgmt.get(api_version, kind, ns, cluster).await?.is_some())
+}
+
+/// The namespace `eksa-system` and the CAPAS identity Secret of the cluster in it (with
+/// clusterctl's move label), when the device files were given.
+async fn identity_secret(mgmt: &Management, req: &Request<'_>) -> Result<(), LifecycleError> {
+    let Some(secrets) = req.secrets else {
+        return Ok(());
+    };
+    let namespace = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": capi_render::NAMESPACE}});
+    mgmt.apply(&namespace).await?;
+    let secret = snow_credentials::encode::capas_cluster_secret(
+        req.spec.name(),
+        secrets.credentials,
+        secrets.ca_bundle,
+    );
+    mgmt.apply(&secret.to_json()).await.map(|_| ())
+}
+
+/// The spec on the new cluster: EKS Anywhere's CRDs and the spec's objects (the Cluster
+/// annotated as managed by the CLI), so the controller and EKS Anywhere's tools see it; and the
+/// inventory ConfigMap the move brought (upgrade and delete read it there).
+async fn record_spec(mgmt: &Management, req: &Request<'_>) -> Result<(), ProvisionError> {
+    for crd in snow_api::crd::crds() {
+        let crd = serde_json::to_value(crd).map_err(|e| render(e.to_string()))?;
+        mgmt.apply(&crd).await?;
+    }
+    let started = std::time::Instant::now();
+    while mgmt
+        .served(EKSA_API_VERSION)
+        .await?
+        .is_none_or(|r| r.is_empty())
+    {
+        if started.elapsed() > Duration::from_secs(60) {
+            return Err(LifecycleError::Timeout {
+                object: format!("the CRDs of {EKSA_API_VERSION}"),
+                condition: "Established".into(),
+                detail: "not served".into(),
+                after: "60s".into(),
+            }
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let documents: Vec<Value> =
+        serde_saphyr::from_multiple(req.spec_text).map_err(|e| render(e.to_string()))?;
+    for mut object in documents.into_iter().filter(Value::is_object) {
+        if object["apiVersion"] != EKSA_API_VERSION {
+            continue;
+        }
+        if object["metadata"]["namespace"].is_null() {
+            object["metadata"]["namespace"] = req.spec.namespace().into();
+        }
+        if object["kind"] == "Cluster" {
+            object["metadata"]["annotations"][MANAGED_BY_CLI] = "true".into();
+        }
+        mgmt.apply(&object).await?;
+    }
+    match snow_lifecycle::Inventory::load(mgmt, req.spec.name()).await? {
+        Some(_) => Ok(()),
+        None => Err(LifecycleError::NotFound {
+            what: format!(
+                "the inventory ConfigMap of cluster {} (the move carries it)",
+                req.spec.name()
+            ),
+        }
+        .into()),
+    }
+}
+
+fn render(reason: String) -> ProvisionError {
+    LifecycleError::Render(reason).into()
+}
+
+/// A failed step, with what is left and how to go on.
+fn interrupted(
+    what: &str,
+    source: ProvisionError,
+    cluster: &str,
+    bootstrap: &impl BootstrapCluster,
+    moved: bool,
+) -> ProvisionError {
+    let boot = bootstrap.kubeconfig().display();
+    let left = match moved {
+        false => format!(
+            "The bootstrap cluster ({boot}) keeps what this run made so far (the providers, and cluster {cluster} once created). Run the same command again to resume from this step; to give up, delete cluster {cluster} there if it was created (snowctl delete cluster {cluster} --kubeconfig {boot}), then the bootstrap cluster."
+        ),
+        true => format!(
+            "Cluster {cluster} manages itself now (./{cluster}/{cluster}-eks-a-cluster.kubeconfig). Run the same command again to finish; the bootstrap cluster ({boot}) holds nothing of it any more and can be deleted."
+        ),
+    };
+    ProvisionError::Interrupted {
+        step: what.to_owned(),
+        source: Box::new(source),
+        left,
+    }
+}
+
+/// The provider stack `init` installs on both clusters: the release's versions bundle for the
+/// cluster's Kubernetes version, its components files from `dir` (clusterctl's layout), and the
+/// values (the device files' encodings when given, then `environment`).
+pub fn components(
+    inputs: &snow_api::release::ReleaseInputs,
+    req: &Request<'_>,
+    environment: std::collections::BTreeMap<String, String>,
+    dir: &std::path::Path,
+) -> Result<Vec<ComponentObjects>, LifecycleError> {
+    let bundle =
+        init::source::versions_bundle(&inputs.bundles, Some(req.spec.kubernetes_version()))?;
+    let credentials = req
+        .secrets
+        .map(|s| snow_credentials::ClusterctlEnv::new(s.credentials, s.ca_bundle));
+    let values = init::snow_values(bundle, credentials.as_ref(), environment);
+    let sources = init::source::from_dir(dir, &init::source::wanted(bundle)?)?;
+    init::prepare(&sources, &values)
+}

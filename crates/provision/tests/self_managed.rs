@@ -1,0 +1,385 @@
+//! The first cluster from nothing, end to end on two Kubernetes API stand-ins: the bootstrap
+//! cluster (its simulated Cluster API publishes `edge-kubeconfig` pointing at the second one)
+//! and the new cluster (which runs the simulated controllers too, so once the objects move it
+//! reconciles itself). The real `kubectl` reads the moved cluster on the target.
+
+use serde_json::Value;
+use snow_lifecycle::{
+    Event, Inventory, Management, MoveOptions, WaitOptions,
+    bootstrap::Existing,
+    init::{
+        self, InitOptions,
+        components::{ComponentSource, STACK},
+        envsubst::Values,
+    },
+};
+use snow_provision::{
+    Checks, Cni, CreateOptions, DevicePaths, ProvisionError, Request,
+    self_managed::{self, Options, SelfManaged},
+};
+use snow_test_devices::TestCa;
+use snow_test_kube::{CapiHandle, CapiOptions, KubeStandIn, WorkloadHandle, WorkloadOptions};
+use std::{net::IpAddr, path::PathBuf, sync::Arc, time::Duration};
+
+const NS: &str = "eksa-system";
+
+fn data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+}
+
+/// The shipped components manifests, in install order.
+fn sources() -> Vec<ComponentSource> {
+    let files = [
+        ("components/cert-manager.yaml", "v1.20.2"),
+        ("components/core-components.yaml", "v1.13.5"),
+        ("components/bootstrap-kubeadm-components.yaml", "v1.13.5"),
+        (
+            "components/control-plane-kubeadm-components.yaml",
+            "v1.13.5",
+        ),
+        (
+            "components/bootstrap-etcdadm-bootstrap-components.yaml",
+            "v1.0.19",
+        ),
+        (
+            "components/bootstrap-etcdadm-controller-components.yaml",
+            "v1.0.28",
+        ),
+        ("crds/capas-infrastructure-components.yaml", "v0.3.3"),
+    ];
+    STACK
+        .iter()
+        .zip(files)
+        .map(|(component, (file, version))| {
+            let path = data().join(file);
+            ComponentSource {
+                component: *component,
+                version: version.into(),
+                origin: path.display().to_string(),
+                components: std::fs::read_to_string(&path).expect("reference data"),
+            }
+        })
+        .collect()
+}
+
+const SPEC: &str = r#"apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: Cluster
+metadata:
+  name: edge
+spec:
+  clusterNetwork:
+    cniConfig:
+      cilium: {}
+    pods:
+      cidrBlocks: [10.244.0.0/16]
+    services:
+      cidrBlocks: [10.96.0.0/12]
+  controlPlaneConfiguration:
+    count: 3
+    endpoint:
+      host: "192.168.1.100"
+    machineGroupRef: {kind: SnowMachineConfig, name: edge-cp}
+  datacenterRef: {kind: SnowDatacenterConfig, name: edge}
+  kubernetesVersion: "1.33"
+  workerNodeGroupConfigurations:
+  - name: md-0
+    count: 2
+    machineGroupRef: {kind: SnowMachineConfig, name: edge}
+---
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: SnowDatacenterConfig
+metadata:
+  name: edge
+spec: {}
+---
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: SnowMachineConfig
+metadata:
+  name: edge-cp
+spec:
+  devices: ["192.168.1.11"]
+  instanceType: sbe-c.large
+  network:
+    directNetworkInterfaces:
+    - {index: 1, dhcp: true, primary: true}
+  osFamily: ubuntu
+  physicalNetworkConnector: SFP_PLUS
+  sshKeyName: edge-key
+---
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: SnowMachineConfig
+metadata:
+  name: edge
+spec:
+  devices: ["192.168.1.11"]
+  instanceType: sbe-c.large
+  network:
+    directNetworkInterfaces:
+    - {index: 1, dhcp: true, primary: true}
+  osFamily: ubuntu
+  physicalNetworkConnector: SFP_PLUS
+  sshKeyName: edge-key
+"#;
+
+/// The two stand-ins and the files of a run.
+struct Site {
+    boot: KubeStandIn,
+    target: Arc<KubeStandIn>,
+    boot_capi: CapiHandle,
+    _target_capi: CapiHandle,
+    _boot_workloads: WorkloadHandle,
+    dir: tempfile::TempDir,
+    boot_kubeconfig: PathBuf,
+    credentials: snow_credentials::CredentialsFile,
+    ca_bundle: snow_credentials::CaBundle,
+}
+
+async fn site() -> Site {
+    let target = Arc::new(KubeStandIn::start().await.expect("target"));
+    let boot = KubeStandIn::start().await.expect("bootstrap");
+    let step = Duration::from_millis(20);
+    let boot_workloads = boot.start_workloads(WorkloadOptions::default());
+    let boot_capi = boot.start_capi(CapiOptions {
+        step,
+        workload: Some(target.clone()),
+        ..CapiOptions::default()
+    });
+    // Self-managed: the new cluster's own controllers act on its own API server, once the
+    // providers are installed there (as on a real cluster: nothing reconciles before init).
+    let target_capi = target.start_capi(CapiOptions {
+        step,
+        workload: Some(target.clone()),
+        require_providers: true,
+        ..CapiOptions::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let boot_kubeconfig = boot.write_kubeconfig(dir.path()).unwrap();
+    let ca = TestCa::new("devices").unwrap();
+    let cert = ca
+        .server_certificate("192.168.1.11".parse::<IpAddr>().unwrap())
+        .unwrap();
+    let (creds, bundle) = (dir.path().join("credentials"), dir.path().join("ca.pem"));
+    std::fs::write(&creds, "[192.168.1.11]\naws_access_key_id = AKIDSELFMANAGED0\naws_secret_access_key = secretSELFmanagedKEY\nregion = snow\n").unwrap();
+    std::fs::write(&bundle, cert.cert_pem).unwrap();
+    let (credentials, _) = snow_credentials::load_credentials(&creds).unwrap();
+    let (ca_bundle, _) = snow_credentials::load_ca_bundle(&bundle).unwrap();
+    Site {
+        boot,
+        target,
+        boot_capi,
+        _target_capi: target_capi,
+        _boot_workloads: boot_workloads,
+        dir,
+        boot_kubeconfig,
+        credentials,
+        ca_bundle,
+    }
+}
+
+fn options() -> Options {
+    let mut values = Values::default();
+    values.set("AWS_B64ENCODED_CREDENTIALS", "W2RldmljZV0K");
+    values.set("AWS_B64ENCODED_CA_BUNDLES", "LS0tLS1CRUdJTgo=");
+    values.set(
+        "ETCDADM_BOOTSTRAP_IMAGE",
+        "registry.local/etcdadm-bootstrap:v1.0.19",
+    );
+    values.set(
+        "ETCDADM_CONTROLLER_IMAGE",
+        "registry.local/etcdadm-controller:v1.0.28",
+    );
+    let cilium = include_str!("../../lifecycle/tests/fixtures/cilium.yaml");
+    Options {
+        create: CreateOptions {
+            checks: Checks::Skip,
+            cni: Cni::Given(snow_lifecycle::CniManifest::parse(cilium).expect("fixture")),
+            wait: WaitOptions {
+                poll: Duration::from_millis(20),
+                timeouts: snow_lifecycle::Timeouts {
+                    control_plane: Some(Duration::from_secs(60)),
+                    external_etcd: Some(Duration::from_secs(60)),
+                    per_machine: Some(Duration::from_secs(60)),
+                    deletion: Some(Duration::from_secs(60)),
+                },
+            },
+            force: false,
+        },
+        components: init::prepare(&sources(), &values).expect("prepare"),
+        init: InitOptions {
+            crd_timeout: Duration::from_secs(20),
+            deployment_timeout: Some(Duration::from_secs(20)),
+            poll: Duration::from_millis(20),
+        },
+        moving: MoveOptions {
+            settle: Duration::from_millis(300),
+            settle_timeout: Duration::from_secs(20),
+            ..MoveOptions::default()
+        },
+        keep_bootstrap: false,
+    }
+}
+
+type Run = (Option<Result<SelfManaged, ProvisionError>>, Vec<String>);
+
+/// Runs the create with `tweak`ed options; with `stop_at`, drops it (as a kill would) when that
+/// step begins.
+async fn run(site: &Site, stop_at: Option<&str>, tweak: impl FnOnce(&mut Options)) -> Run {
+    let spec = snow_api::check(SPEC)
+        .expect("spec reads")
+        .into_valid()
+        .unwrap_or_else(|r| panic!("spec findings: {:?}", r.findings));
+    let inputs = snow_api::release::ReleaseInputs::embedded().expect("catalog");
+    let release = inputs.resolve(&spec, None).expect("release");
+    let req = Request {
+        spec: &spec,
+        spec_text: SPEC,
+        release: &release,
+        secrets: Some(capi_render::SecretInputs {
+            credentials: &site.credentials,
+            ca_bundle: &site.ca_bundle,
+        }),
+        registry_credentials: None,
+        devices: DevicePaths::default(),
+        dir: site.dir.path(),
+    };
+    let bootstrap = Existing::new(&site.boot_kubeconfig, None);
+    let mut opts = options();
+    tweak(&mut opts);
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let mut steps = Vec::new();
+    let mut on_event = |e: Event| {
+        eprintln!("{e}");
+        if let Event::Step(text) = &e {
+            if Some(text.as_str()) == stop_at {
+                let _ = stop.send(true);
+            }
+            steps.push(text.clone());
+        }
+    };
+    let result = tokio::select! {
+        done = self_managed::create(&bootstrap, &req, &opts, &mut on_event) => Some(done),
+        _ = stopped.wait_for(|s| *s) => None,
+    };
+    (result, steps)
+}
+
+fn clusters(api: &KubeStandIn) -> Vec<Value> {
+    api.list("cluster.x-k8s.io/v1beta1", "Cluster", Some(NS))
+}
+
+/// The end state: the target holds the Cluster (unpaused), its inventory, the identity Secret
+/// and the EKS-A objects; the bootstrap cluster holds nothing of the cluster; the real kubectl
+/// lists it with the cluster's own kubeconfig.
+async fn assert_self_managed(site: &Site) {
+    assert!(clusters(&site.boot).is_empty(), "left on the bootstrap");
+    let moved = clusters(&site.target);
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    assert_ne!(moved[0]["spec"]["paused"], true, "unpaused on the target");
+    let kubeconfig = site.dir.path().join("edge/edge-eks-a-cluster.kubeconfig");
+    let mgmt = Management::connect(&kubeconfig, None)
+        .await
+        .expect("its own kubeconfig");
+    assert!(Inventory::load(&mgmt, "edge").await.unwrap().is_some());
+    let eksa = site.target.list(
+        "anywhere.eks.amazonaws.com/v1alpha1",
+        "Cluster",
+        Some("default"),
+    );
+    assert_eq!(eksa.len(), 1, "the spec is recorded on the cluster");
+    assert_eq!(
+        eksa[0]["metadata"]["annotations"]["anywhere.eks.amazonaws.com/managed-by-cli"],
+        "true"
+    );
+    let secrets = site.target.list("v1", "Secret", Some(NS));
+    assert!(
+        secrets
+            .iter()
+            .any(|s| s["metadata"]["name"] == "edge-snow-credentials"),
+        "the identity Secret is on the cluster"
+    );
+    let out = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["get", "clusters.cluster.x-k8s.io", "-A"])
+        .output()
+        .expect("kubectl runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with(NS) && l.contains("edge")),
+        "{stdout}"
+    );
+}
+
+const STEPS: [&str; 8] = [
+    "Creating new bootstrap cluster",
+    "Provider specific pre-capi-install-setup on bootstrap cluster",
+    "Installing cluster-api providers on bootstrap cluster",
+    "Creating new management cluster",
+    "Installing cluster-api providers on management cluster",
+    "Installing EKS-A secrets on management cluster",
+    "Moving the cluster management components from the bootstrap cluster to the management cluster",
+    "Moving cluster spec to workload cluster",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_cluster_is_created_from_a_bootstrap_cluster_and_manages_itself() {
+    let site = site().await;
+    let (result, steps) = run(&site, None, |_| {}).await;
+    let made = result.expect("ran").expect("created");
+    assert!(!made.resumed_after_move);
+    let seen: Vec<&str> = steps
+        .iter()
+        .map(String::as_str)
+        .filter(|s| STEPS.contains(s))
+        .collect();
+    assert_eq!(seen, STEPS, "one line per step, in EKS Anywhere's order");
+    assert_self_managed(&site).await;
+    // Run again: it finds the cluster moved and only redoes the last step.
+    let (again, steps) = run(&site, None, |_| {}).await;
+    assert!(again.expect("ran").expect("converges").resumed_after_move);
+    assert!(
+        !steps.iter().any(|s| s == "Creating new management cluster"),
+        "{steps:?}"
+    );
+    assert_self_managed(&site).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_killed_during_each_step_in_turn_resumes_to_the_same_end() {
+    let site = site().await;
+    for step in &STEPS[1..] {
+        let (result, steps) = run(&site, Some(step), |_| {}).await;
+        assert!(result.is_none(), "not stopped at {step}: {steps:?}");
+        assert!(steps.iter().any(|s| s == step), "{step}: {steps:?}");
+    }
+    let (result, _) = run(&site, None, |_| {}).await;
+    result.expect("ran").expect("resumed to the end");
+    assert_self_managed(&site).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_says_what_is_left_and_a_re_run_finishes() {
+    let site = site().await;
+    // The new cluster's control plane never comes up: the create step times out.
+    let stall = ("KubeadmControlPlane".to_owned(), "edge".to_owned());
+    site.boot_capi.set_stall(vec![stall]);
+    let (result, _) = run(&site, None, |o| {
+        o.create.wait.timeouts.control_plane = Some(Duration::from_secs(2));
+    })
+    .await;
+    let err = result.expect("ran").expect_err("never ready");
+    let ProvisionError::Interrupted { step, left, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(step, "Creating new management cluster");
+    assert!(left.contains("Run the same command again"), "{left}");
+    assert!(clusters(&site.target).is_empty(), "nothing moved yet");
+    site.boot_capi.set_stall(Vec::new());
+    let (result, _) = run(&site, None, |_| {}).await;
+    result.expect("ran").expect("resumed");
+    assert_self_managed(&site).await;
+}
