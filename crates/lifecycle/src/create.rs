@@ -256,6 +256,35 @@ pub(crate) async fn wait_ready(
     .await
 }
 
+/// The workload kubeconfig Cluster API publishes in `<cluster>-kubeconfig` (key `value`), when
+/// the Secret is there.
+pub async fn published_kubeconfig(
+    mgmt: &Management,
+    cluster: &str,
+) -> Result<Option<String>, LifecycleError> {
+    let name = format!("{cluster}-kubeconfig");
+    let Some(secret) = mgmt.get("v1", "Secret", Some(NAMESPACE), &name).await? else {
+        return Ok(None);
+    };
+    let encoded = secret["data"]["value"].as_str().unwrap_or_default();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|e| LifecycleError::Api {
+            action: "read",
+            object: format!("Secret/{name}"),
+            code: 200,
+            message: format!("data.value is not base64: {e}"),
+        })?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| LifecycleError::Api {
+            action: "read",
+            object: format!("Secret/{name}"),
+            code: 200,
+            message: "data.value is not UTF-8 text".into(),
+        })
+}
+
 /// The workload kubeconfig CAPI publishes in `<cluster>-kubeconfig` once the control plane is
 /// up; waits for it within the control-plane timeout.
 pub(crate) async fn workload_kubeconfig(
@@ -266,22 +295,8 @@ pub(crate) async fn workload_kubeconfig(
     let name = format!("{cluster}-kubeconfig");
     let start = Instant::now();
     loop {
-        if let Some(secret) = mgmt.get("v1", "Secret", Some(NAMESPACE), &name).await? {
-            let encoded = secret["data"]["value"].as_str().unwrap_or_default();
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(encoded)
-                .map_err(|e| LifecycleError::Api {
-                    action: "read",
-                    object: format!("Secret/{name}"),
-                    code: 200,
-                    message: format!("data.value is not base64: {e}"),
-                })?;
-            return String::from_utf8(bytes).map_err(|_| LifecycleError::Api {
-                action: "read",
-                object: format!("Secret/{name}"),
-                code: 200,
-                message: "data.value is not UTF-8 text".into(),
-            });
+        if let Some(text) = published_kubeconfig(mgmt, cluster).await? {
+            return Ok(text);
         }
         if let Some(limit) = opts.timeouts.control_plane
             && start.elapsed() >= limit

@@ -70,7 +70,7 @@ mod wait;
 
 pub use applied::{fieldset, managed_fieldset, up_to_date};
 pub use cni::{CniManifest, CniManifestError};
-pub use create::{CreateOptions, Created, create};
+pub use create::{CreateOptions, Created, create, published_kubeconfig};
 pub use delete::{DeleteOptions, Deleted, Located, delete, locate};
 pub use describe::{Condition, Described, Node, describe};
 pub use error::LifecycleError;

@@ -24,6 +24,14 @@ pub enum ProvisionError {
     /// A lifecycle step failed.
     #[error(transparent)]
     Lifecycle(#[from] LifecycleError),
+    /// A self-managed cluster still manages other clusters: deleting it would orphan them.
+    #[error("cluster {cluster} still manages {}: delete or move them first (snowctl delete cluster NAME --kubeconfig …, snowctl move cluster)", .others.join(", "))]
+    StillManages {
+        /// The cluster asked to be deleted.
+        cluster: String,
+        /// `namespace/name` of every other Cluster API Cluster on it.
+        others: Vec<String>,
+    },
     /// A step of the first cluster's create failed: what is left and how to go on.
     #[error("{step} failed: {source}")]
     Interrupted {

@@ -294,21 +294,136 @@ fn interrupted(
     }
 }
 
-/// The provider stack `init` installs on both clusters: the release's versions bundle for the
-/// cluster's Kubernetes version, its components files from `dir` (clusterctl's layout), and the
-/// values (the device files' encodings when given, then `environment`).
-pub fn components(
-    inputs: &snow_api::release::ReleaseInputs,
-    req: &Request<'_>,
-    environment: std::collections::BTreeMap<String, String>,
-    dir: &std::path::Path,
-) -> Result<Vec<ComponentObjects>, LifecycleError> {
-    let bundle =
-        init::source::versions_bundle(&inputs.bundles, Some(req.spec.kubernetes_version()))?;
-    let credentials = req
-        .secrets
-        .map(|s| snow_credentials::ClusterctlEnv::new(s.credentials, s.ca_bundle));
-    let values = init::snow_values(bundle, credentials.as_ref(), environment);
-    let sources = init::source::from_dir(dir, &init::source::wanted(bundle)?)?;
-    init::prepare(&sources, &values)
+/// How [`delete`] runs.
+#[derive(Debug, Clone)]
+pub struct DeleteOptions {
+    /// The provider stack installed on the bootstrap cluster (the versions the cluster runs:
+    /// the move refuses others).
+    pub components: Vec<ComponentObjects>,
+    /// How the providers are waited for.
+    pub init: InitOptions,
+    /// How the move back runs.
+    pub moving: MoveOptions,
+    /// How the delete waits.
+    pub delete: snow_lifecycle::DeleteOptions,
+    /// Keep the bootstrap cluster at the end.
+    pub keep_bootstrap: bool,
+}
+
+/// Whether cluster `cluster` on `mgmt` is `mgmt` itself: its `<cluster>-kubeconfig` Secret (the
+/// one Cluster API publishes) points at the API server `mgmt` talks to. Deleting such a cluster
+/// from itself would delete the controllers doing the deleting, so it goes through [`delete`].
+pub async fn is_self_managed(mgmt: &Management, cluster: &str) -> Result<bool, LifecycleError> {
+    let Some(text) = snow_lifecycle::published_kubeconfig(mgmt, cluster).await? else {
+        return Ok(false);
+    };
+    let own = mgmt.server().trim_end_matches('/');
+    Ok(text.lines().any(|line| {
+        line.trim()
+            .strip_prefix("server:")
+            .is_some_and(|server| server.trim().trim_matches('"').trim_end_matches('/') == own)
+    }))
+}
+
+/// Deletes self-managed cluster `cluster` (EKS Anywhere's delete of a management cluster): a
+/// bootstrap cluster, the providers there, Cluster API's objects moved back into it, the
+/// cluster deleted from there (its machines with it), the bootstrap cluster deleted. Refused,
+/// before anything changes, while the cluster manages other clusters. A re-run after a failure
+/// continues: the move resumes, and once the bootstrap cluster holds the cluster (the cluster
+/// itself may be gone) only the delete is left.
+pub async fn delete(
+    bootstrap: &impl BootstrapCluster,
+    kubeconfig: &std::path::Path,
+    context: Option<&str>,
+    cluster: &str,
+    opts: &DeleteOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<snow_lifecycle::Deleted, ProvisionError> {
+    // The cluster may be half gone after an interrupted run: then it is only looked for.
+    let own = match Management::connect(kubeconfig, context).await {
+        Ok(mgmt) if mgmt.ping().await.is_ok() => Some(mgmt),
+        _ => None,
+    };
+    if let Some(own) = &own {
+        let others = other_clusters(own, cluster).await?;
+        if !others.is_empty() {
+            return Err(ProvisionError::StillManages {
+                cluster: cluster.to_owned(),
+                others,
+            });
+        }
+    }
+    let fail = |what: &str, e: ProvisionError| ProvisionError::Interrupted {
+        step: what.to_owned(),
+        source: Box::new(e),
+        left: format!(
+            "The bootstrap cluster ({}) keeps what this run made so far. Run the same command again to resume from this step.",
+            bootstrap.kubeconfig().display()
+        ),
+    };
+    let what = "Creating new bootstrap cluster";
+    step(on_event, what);
+    let boot = bootstrap.create_or_find(on_event).await;
+    let boot = boot.map_err(|e| fail(what, e.into()))?;
+    let what = "Installing cluster-api providers on bootstrap cluster";
+    step(on_event, what);
+    init::init(&boot, &opts.components, &opts.init, on_event)
+        .await
+        .map_err(|e| fail(what, e.into()))?;
+    // The move also finishes one that was interrupted after the cluster left itself (it
+    // unpauses it on the bootstrap cluster); with the cluster on neither, there is nothing to
+    // move and the delete below says so.
+    let what = "Moving cluster management from workload to bootstrap cluster";
+    let mut held = false;
+    for mgmt in own.iter().chain([&boot]) {
+        held |= holds_cluster(mgmt, cluster)
+            .await
+            .map_err(|e| fail(what, e.into()))?;
+    }
+    if let Some(own) = own.as_ref().filter(|_| held) {
+        step(on_event, what);
+        move_cluster(
+            own,
+            cluster,
+            Destination::Cluster(&boot),
+            &opts.moving,
+            on_event,
+        )
+        .await
+        .map_err(|e| fail(what, e.into()))?;
+    }
+    let what = "Deleting workload cluster";
+    step(on_event, what);
+    let deleted = snow_lifecycle::delete(&boot, cluster, &opts.delete, on_event)
+        .await
+        .map_err(|e| fail(what, e.into()))?;
+    match opts.keep_bootstrap {
+        true => on_event(Event::Note(format!(
+            "Keeping the bootstrap cluster (--keep-bootstrap): {}",
+            bootstrap.kubeconfig().display()
+        ))),
+        false => bootstrap
+            .delete(on_event)
+            .await
+            .map_err(|e| fail("Deleting bootstrap cluster", e.into()))?,
+    }
+    Ok(deleted)
+}
+
+/// `namespace/name` of every Cluster API Cluster on `mgmt` but `cluster` itself.
+async fn other_clusters(mgmt: &Management, cluster: &str) -> Result<Vec<String>, LifecycleError> {
+    let (api_version, kind) = CAPI_CLUSTER;
+    if mgmt.served(api_version).await?.is_none() {
+        return Ok(Vec::new());
+    }
+    let all = mgmt.list(api_version, kind, None, None).await?;
+    Ok(all
+        .iter()
+        .filter_map(|c| {
+            let ns = c["metadata"]["namespace"].as_str().unwrap_or_default();
+            let name = c["metadata"]["name"].as_str()?;
+            let own = name == cluster && ns == capi_render::NAMESPACE;
+            (!own).then(|| format!("{ns}/{name}"))
+        })
+        .collect())
 }

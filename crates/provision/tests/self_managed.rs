@@ -383,3 +383,175 @@ async fn a_failure_says_what_is_left_and_a_re_run_finishes() {
     result.expect("ran").expect("resumed");
     assert_self_managed(&site).await;
 }
+
+const DELETE_STEPS: [&str; 4] = [
+    "Creating new bootstrap cluster",
+    "Installing cluster-api providers on bootstrap cluster",
+    "Moving cluster management from workload to bootstrap cluster",
+    "Deleting workload cluster",
+];
+
+/// Deletes the self-managed cluster through its own kubeconfig; with `stop_at`, drops the
+/// delete (as a kill would) when that step begins.
+async fn run_delete(
+    site: &Site,
+    stop_at: Option<&str>,
+) -> (
+    Option<Result<snow_lifecycle::Deleted, ProvisionError>>,
+    Vec<String>,
+) {
+    let bootstrap = Existing::new(&site.boot_kubeconfig, None);
+    let create = options();
+    let opts = self_managed::DeleteOptions {
+        components: create.components,
+        init: create.init,
+        moving: create.moving,
+        delete: snow_lifecycle::DeleteOptions {
+            wait: create.create.wait,
+        },
+        keep_bootstrap: false,
+    };
+    let kubeconfig = site.dir.path().join("edge/edge-eks-a-cluster.kubeconfig");
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let mut steps = Vec::new();
+    let mut on_event = |e: Event| {
+        eprintln!("{e}");
+        if let Event::Step(text) = &e {
+            if Some(text.as_str()) == stop_at {
+                let _ = stop.send(true);
+            }
+            steps.push(text.clone());
+        }
+    };
+    let result = tokio::select! {
+        done = self_managed::delete(&bootstrap, &kubeconfig, None, "edge", &opts, &mut on_event) => Some(done),
+        _ = stopped.wait_for(|s| *s) => None,
+    };
+    (result, steps)
+}
+
+/// Nothing of the cluster is left: no Cluster on either side, no machine's Node on the cluster.
+fn assert_deleted(site: &Site) {
+    assert!(clusters(&site.boot).is_empty(), "on the bootstrap");
+    assert!(clusters(&site.target).is_empty(), "on the cluster itself");
+    for api in [&site.boot, &*site.target] {
+        let machines = api.list("cluster.x-k8s.io/v1beta1", "Machine", Some(NS));
+        assert!(machines.is_empty(), "{machines:?}");
+    }
+    let nodes = site.target.list("v1", "Node", None);
+    assert!(nodes.is_empty(), "every machine gone: {nodes:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_self_managed_cluster_is_deleted_back_to_nothing_and_a_killed_delete_resumes() {
+    let site = site().await;
+    let (result, _) = run(&site, None, |_| {}).await;
+    result.expect("ran").expect("created");
+    let kubeconfig = site.dir.path().join("edge/edge-eks-a-cluster.kubeconfig");
+    let own = Management::connect(&kubeconfig, None).await.unwrap();
+    assert!(self_managed::is_self_managed(&own, "edge").await.unwrap());
+    let boot = Management::connect(&site.boot_kubeconfig, None)
+        .await
+        .unwrap();
+    assert!(
+        !self_managed::is_self_managed(&boot, "edge").await.unwrap(),
+        "the bootstrap cluster does not hold it"
+    );
+    // Killed as each step begins, then run to the end.
+    for step in &DELETE_STEPS[1..] {
+        let (result, steps) = run_delete(&site, Some(step)).await;
+        assert!(result.is_none(), "not stopped at {step}: {steps:?}");
+    }
+    let (result, steps) = run_delete(&site, None).await;
+    let deleted = result.expect("ran").expect("deleted");
+    assert!(deleted.found, "{deleted:?}");
+    assert!(steps.iter().any(|s| s == "Deleting workload cluster"));
+    assert_deleted(&site);
+    // Again, the cluster answering still (a stand-in outlives its machines), then gone as a
+    // real one is: nothing left to do, and it says so without failing.
+    let (result, _) = run_delete(&site, None).await;
+    assert!(!result.expect("ran").expect("converges").found);
+    site.target.stop();
+    let (result, _) = run_delete(&site, None).await;
+    assert!(!result.expect("ran").expect("converges").found);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_that_still_manages_another_is_not_deleted() {
+    let site = site().await;
+    let (result, _) = run(&site, None, |_| {}).await;
+    result.expect("ran").expect("created");
+    // A workload cluster the new cluster manages (its objects as create leaves them).
+    let other = serde_json::json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta1",
+        "kind": "Cluster",
+        "metadata": {"name": "shop-1", "namespace": NS, "annotations": {"cluster.x-k8s.io/paused": "test"}},
+        "spec": {"paused": true},
+    });
+    site.target.put(other).unwrap();
+    let writes = site.target.writes();
+    let (result, steps) = run_delete(&site, None).await;
+    let err = result.expect("ran").expect_err("refused");
+    let ProvisionError::StillManages { others, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(others, &["eksa-system/shop-1"]);
+    assert!(err.to_string().contains("eksa-system/shop-1"), "{err}");
+    assert!(steps.is_empty(), "nothing began: {steps:?}");
+    assert_eq!(site.target.writes(), writes, "nothing changed");
+    assert_eq!(clusters(&site.target).len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_self_managed_cluster_upgrades_itself() {
+    let site = site().await;
+    let (result, _) = run(&site, None, |_| {}).await;
+    result.expect("ran").expect("created");
+    // One more worker, applied through the cluster's own kubeconfig: its own (simulated)
+    // controllers scale its own machines.
+    let spec_text = SPEC.replacen("count: 2", "count: 3", 1);
+    let spec = snow_api::check(&spec_text)
+        .expect("spec reads")
+        .into_valid()
+        .unwrap_or_else(|r| panic!("spec findings: {:?}", r.findings));
+    let inputs = snow_api::release::ReleaseInputs::embedded().expect("catalog");
+    let release = inputs.resolve(&spec, None).expect("release");
+    let req = Request {
+        spec: &spec,
+        spec_text: &spec_text,
+        release: &release,
+        secrets: Some(capi_render::SecretInputs {
+            credentials: &site.credentials,
+            ca_bundle: &site.ca_bundle,
+        }),
+        registry_credentials: None,
+        devices: DevicePaths::default(),
+        dir: site.dir.path(),
+    };
+    let opts = options();
+    let upgrade = snow_provision::UpgradeOptions {
+        checks: Checks::Skip,
+        cni: opts.create.cni.clone(),
+        wait: opts.create.wait,
+        dry_run: false,
+    };
+    let kubeconfig = site.dir.path().join("edge/edge-eks-a-cluster.kubeconfig");
+    let outcome =
+        snow_provision::upgrade(&kubeconfig, None, &req, &upgrade, &mut |e| eprintln!("{e}"))
+            .await
+            .expect("upgraded");
+    assert_eq!(outcome.cluster, "edge");
+    let workers: Vec<Value> = site
+        .target
+        .list("cluster.x-k8s.io/v1beta1", "Machine", Some(NS))
+        .into_iter()
+        .filter(|m| m["metadata"]["labels"]["cluster.x-k8s.io/deployment-name"] == "edge-md-0")
+        .collect();
+    assert_eq!(workers.len(), 3, "{workers:?}");
+    assert!(
+        clusters(&site.boot).is_empty(),
+        "the bootstrap took no part"
+    );
+    let nodes = site.target.list("v1", "Node", None);
+    assert_eq!(nodes.len(), 3 + 3, "3 control plane + 3 workers: {nodes:?}");
+}
