@@ -3,6 +3,9 @@
 //! and the new cluster (which runs the simulated controllers too, so once the objects move it
 //! reconciles itself). The real `kubectl` reads the moved cluster on the target.
 
+// Progress goes to stderr: the test harness shows it when a test fails.
+#![allow(clippy::print_stderr)]
+
 use serde_json::Value;
 use snow_lifecycle::{
     Event, Inventory, Management, MoveOptions, WaitOptions,
