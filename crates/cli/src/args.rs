@@ -109,18 +109,9 @@ pub struct InitArgs {
     /// The cluster to install on.
     #[command(flatten)]
     pub management: ManagementArgs,
-    /// The components manifests, laid out like clusterctl's local repository:
-    /// DIR/<provider>/<version>/<file>, the file named as at the end of the bundle's URI (e.g.
-    /// cluster-api/v1.13.5/core-components.yaml and its metadata.yaml). Default: the archive
-    /// of --artifacts, else the bundle's URIs over HTTPS, cached in --cache-dir.
-    #[arg(long, value_name = "DIR", conflicts_with = "artifacts")]
-    pub components_dir: Option<PathBuf>,
-    /// The cache of fetched components (default: $XDG_CACHE_HOME/snowctl or ~/.cache/snowctl).
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-    /// A PEM CA bundle to trust, besides the system's, when fetching components (repeatable).
-    #[arg(long = "ca-cert", value_name = "FILE")]
-    pub ca_certs: Vec<PathBuf>,
+    /// Where the components manifests come from.
+    #[command(flatten)]
+    pub components: ComponentArgs,
     /// The release catalog (versions and images of the components).
     #[command(flatten)]
     pub release: ReleaseArgs,
@@ -143,6 +134,39 @@ pub struct InitArgs {
     /// How often to look at the objects waited for.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = snow_lifecycle::parse_duration, hide = true)]
     pub poll_interval: std::time::Duration,
+}
+
+/// Where the provider components manifests `init` installs come from.
+#[derive(Debug, Args)]
+pub struct ComponentArgs {
+    /// The components manifests, laid out like clusterctl's local repository:
+    /// DIR/<provider>/<version>/<file>, the file named as at the end of the bundle's URI (e.g.
+    /// cluster-api/v1.13.5/core-components.yaml and its metadata.yaml). Default: the archive
+    /// of --artifacts, else the bundle's URIs over HTTPS, cached in --cache-dir.
+    #[arg(long, value_name = "DIR", conflicts_with = "artifacts")]
+    pub components_dir: Option<PathBuf>,
+    /// The cache of fetched components (default: $XDG_CACHE_HOME/snowctl or ~/.cache/snowctl).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// A PEM CA bundle to trust, besides the system's, when fetching components (repeatable).
+    #[arg(long = "ca-cert", value_name = "FILE")]
+    pub ca_certs: Vec<PathBuf>,
+}
+
+/// The bootstrap cluster a self-managed cluster is created from or deleted through.
+#[derive(Debug, Args)]
+pub struct BootstrapArgs {
+    /// Use this existing cluster (k3s, kind, any Kubernetes) as the bootstrap cluster instead
+    /// of making one with kind; snowctl installs the providers there and leaves them.
+    #[arg(long, value_name = "FILE")]
+    pub bootstrap_kubeconfig: Option<PathBuf>,
+    /// Keep the kind bootstrap cluster at the end.
+    #[arg(long)]
+    pub keep_bootstrap: bool,
+    /// Where the providers installed on the bootstrap cluster (and on the new cluster) come
+    /// from.
+    #[command(flatten)]
+    pub components: ComponentArgs,
 }
 
 /// Log line formats.
@@ -281,12 +305,24 @@ pub struct DeleteClusterArgs {
     /// The cluster name (or take it from -f).
     #[arg(required_unless_present = "file", conflicts_with = "file")]
     pub name: Option<String>,
-    /// The cluster spec file to take the name from.
+    /// The cluster spec file to take the name from (and, for a self-managed cluster, the
+    /// Kubernetes version of the providers and the kind bootstrap cluster).
     #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub file: Option<PathBuf>,
-    /// The management cluster.
+    /// The management cluster; when it is the cluster itself (self-managed), the cluster's
+    /// objects are moved to a bootstrap cluster and it is deleted from there.
     #[command(flatten)]
     pub management: ManagementArgs,
+    /// The bootstrap cluster, for a self-managed cluster.
+    #[command(flatten)]
+    pub bootstrap: BootstrapArgs,
+    /// The release catalog, for the providers on the bootstrap cluster.
+    #[command(flatten)]
+    pub release: ReleaseArgs,
+    /// The device credentials and CA bundle (CAPAS' AWS_B64ENCODED_* variables on the
+    /// bootstrap cluster).
+    #[command(flatten)]
+    pub device_files: OptionalDeviceFiles,
     /// How long to wait for the cluster and its machines to be deleted.
     #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = snow_lifecycle::parse_duration)]
     pub delete_timeout: std::time::Duration,
@@ -508,9 +544,14 @@ pub struct CreateClusterArgs {
     /// What to render.
     #[command(flatten)]
     pub render: RenderArgs,
-    /// The management cluster.
+    /// The management cluster. Without one (no --kubeconfig, no KUBECONFIG) the cluster is
+    /// created from nothing and manages itself: a bootstrap cluster, the providers there, the
+    /// cluster, the providers on it, Cluster API's objects moved into it.
     #[command(flatten)]
     pub management: ManagementArgs,
+    /// The bootstrap cluster, when creating from nothing.
+    #[command(flatten)]
+    pub bootstrap: BootstrapArgs,
     /// Timeouts.
     #[command(flatten)]
     pub waits: WaitArgs,

@@ -5,8 +5,8 @@
 
 use crate::{
     args::{
-        Cli, ImageSelectionArgs, ManagementArgs, OptionalDeviceFiles, OsArg, ReleaseArgs,
-        RenderArgs, SourceArgs, WaitArgs,
+        BootstrapArgs, Cli, ComponentArgs, ImageSelectionArgs, ManagementArgs, OptionalDeviceFiles,
+        OsArg, ReleaseArgs, RenderArgs, SourceArgs, WaitArgs,
     },
     exit,
     output::{self, Io},
@@ -16,9 +16,14 @@ use snow_api::{
     Finding, ValidSpec,
     release::{Bundles, ClusterRelease, ComponentAssets, ComponentFiles, Release, ReleaseInputs},
 };
+use snow_credentials::ClusterctlEnv;
 use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials, SecretString, registry};
 use snow_images::assets;
-use snow_lifecycle::{CniManifest, Timeouts, WaitOptions};
+use snow_lifecycle::{
+    CniManifest, Timeouts, WaitOptions,
+    bootstrap::{Bootstrap, Existing, Kind, KindOptions},
+    init::{self, components::ComponentObjects},
+};
 use snow_provision::{DevicePaths, preflight};
 use snow_validate::FilesReport;
 use std::{
@@ -494,6 +499,65 @@ pub fn fetch_components(
         config.cache_dir.display()
     ));
     Ok(fetched.files)
+}
+
+/// The provider stack `init` installs, ready to apply: the bundle of `kubernetes_version`
+/// (default: the newest), its components from `--components-dir`, else the archive of
+/// `--artifacts`, else fetched over HTTPS (cached), with the device files' encodings (when
+/// given) and this process's environment as values.
+pub fn components(
+    args: &ComponentArgs,
+    release: &ReleaseArgs,
+    inputs: &ReleaseInputs,
+    kubernetes_version: Option<&str>,
+    secrets: Option<(&CredentialsFile, &CaBundle)>,
+    io: &mut Io<'_>,
+) -> Result<Vec<ComponentObjects>, ExitCode> {
+    let bundle = init::source::versions_bundle(&inputs.bundles, kubernetes_version)
+        .map_err(|err| exit::lifecycle(io, &err))?;
+    let credentials = secrets.map(|(c, b)| ClusterctlEnv::new(c, b));
+    let values = init::snow_values(bundle, credentials.as_ref(), std::env::vars().collect());
+    let wanted = init::source::wanted(bundle).map_err(|err| exit::lifecycle(io, &err))?;
+    let files = match (&args.components_dir, &release.artifacts) {
+        (Some(dir), _) => init::source::read_dir(dir, &wanted),
+        (None, Some(file)) => {
+            let archive = snow_images::Archive::open(file).map_err(|e| exit::usage(io, e))?;
+            let files = snow_images::assets::from_archive(&archive, &wanted);
+            Ok(files.map_err(|e| exit::usage(io, e))?)
+        }
+        (None, None) => {
+            let pems = ca_certs(&args.ca_certs, io)?;
+            Ok(fetch_components(
+                &wanted,
+                args.cache_dir.as_deref(),
+                pems,
+                io,
+            )?)
+        }
+    };
+    files
+        .and_then(|files| init::source::from_files(&wanted, files))
+        .and_then(|sources| init::prepare(&sources, &values))
+        .map_err(|err| exit::lifecycle(io, &err))
+}
+
+/// The bootstrap cluster: `--bootstrap-kubeconfig`'s, else a kind cluster for `spec` (none
+/// without a spec: kind's node image and config come from it).
+pub fn bootstrap(
+    args: &BootstrapArgs,
+    spec: Option<(&ValidSpec, &ClusterRelease<'_>)>,
+    io: &mut Io<'_>,
+) -> Result<Bootstrap, ExitCode> {
+    match (&args.bootstrap_kubeconfig, spec) {
+        (Some(file), _) => Ok(Bootstrap::Existing(Existing::new(file, None))),
+        (None, Some((spec, release))) => Kind::new(spec, release, KindOptions::default())
+            .map(|kind| Bootstrap::Kind(Box::new(kind)))
+            .map_err(|err| exit::lifecycle(io, &err)),
+        (None, None) => Err(exit::usage(
+            io,
+            "a self-managed cluster is deleted through a bootstrap cluster: pass -f FILE (its spec, for a kind cluster) or --bootstrap-kubeconfig FILE",
+        )),
+    }
 }
 
 /// How registries are reached: the PEM CA certificates to trust (`--ca-cert`, each checked to

@@ -12,14 +12,16 @@ use crate::{
     output::{self, Io},
     settings::{self, GlobalSettings, Management, RenderSettings, SpecFile},
 };
-use snow_api::release::ClusterRelease;
+use snow_api::release::{ClusterRelease, ReleaseInputs};
+use snow_lifecycle::init::InitOptions;
 use snow_lifecycle::{
     self as lifecycle, DeleteOptions, Event, LifecycleError, Timeouts, WaitOptions,
 };
-use snow_provision::{self as provision, Checks, Cni, ProvisionError};
+use snow_provision::{self as provision, Checks, Cni, ProvisionError, self_managed};
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 
-/// Runs `snowctl create cluster` (its `--dry-run` is `render`).
+/// Runs `snowctl create cluster` (its `--dry-run` is `render`): on the management cluster given,
+/// or, with none, from nothing through a bootstrap cluster (the cluster then manages itself).
 pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let (spec, render, management) = open(&args.render, &args.management, "create", io)?;
     let options = provision::CreateOptions {
@@ -29,10 +31,14 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         force: args.force,
     };
     let files = &args.render.device_files;
-    run(io, async move |io| {
-        let release = render.release(&spec.spec).map_err(LifecycleError::Render)?;
-        let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        let req = request(&spec, &render, &release, files, &dir);
+    let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let release = render.release(&spec.spec);
+    let release = release.map_err(|e| exit::lifecycle(io, &LifecycleError::Render(e)))?;
+    let req = request(&spec, &render, &release, files, &dir);
+    let Some(management) = management else {
+        return create_self_managed(&args, &req, &render.inputs, options, global, io);
+    };
+    run(io, async |io| {
         let (kubeconfig, context) = (&management.kubeconfig, management.context.as_deref());
         let mut events = printer(io, global.verbose);
         let done = provision::create(kubeconfig, context, &req, &options, &mut events).await?;
@@ -47,9 +53,59 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
     })
 }
 
+/// `create cluster` without a management cluster: the bootstrap cluster (given or kind), the
+/// providers from the release, then `snow_provision::self_managed::create`.
+fn create_self_managed(
+    args: &CreateClusterArgs,
+    req: &provision::Request<'_>,
+    inputs: &ReleaseInputs,
+    create: provision::CreateOptions,
+    global: GlobalSettings,
+    io: &mut Io<'_>,
+) -> Outcome {
+    let bootstrap = settings::bootstrap(&args.bootstrap, Some((req.spec, req.release)), io)?;
+    let secrets = req.secrets.map(|s| (s.credentials, s.ca_bundle));
+    let version = req.spec.kubernetes_version();
+    let components = settings::components(
+        &args.bootstrap.components,
+        &args.render.release,
+        inputs,
+        Some(version),
+        secrets,
+        io,
+    )?;
+    let opts = self_managed::Options {
+        create,
+        components,
+        init: InitOptions {
+            poll: args.waits.poll_interval,
+            ..InitOptions::default()
+        },
+        moving: lifecycle::MoveOptions::default(),
+        keep_bootstrap: args.bootstrap.keep_bootstrap,
+    };
+    run(io, async move |io| {
+        let mut events = printer(io, global.verbose);
+        let made = self_managed::create(&bootstrap, req, &opts, &mut events).await?;
+        drop(events);
+        let shown = made
+            .kubeconfig
+            .strip_prefix(req.dir)
+            .unwrap_or(&made.kubeconfig);
+        io.err(&format!(
+            "🎉 Cluster created! It manages itself: snowctl … --kubeconfig ./{}\n",
+            shown.display()
+        ));
+        Ok(())
+    })
+}
+
 /// Runs `snowctl upgrade cluster`.
 pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let (spec, render, management) = open(&args.render, &args.management, "upgrade", io)?;
+    let Some(management) = management else {
+        return Err(exit::usage(io, "upgrade works on a management cluster"));
+    };
     let options = provision::UpgradeOptions {
         checks: checks(args.skip_validations || args.dry_run, true),
         cni: match args.dry_run {
@@ -76,11 +132,16 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
     })
 }
 
-/// Runs `snowctl delete cluster`.
+/// Runs `snowctl delete cluster`: on its management cluster, or, when that is the cluster
+/// itself, through a bootstrap cluster.
 pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let name = match (args.name, &args.file) {
-        (Some(name), _) => name,
-        (None, Some(file)) => settings::load_spec(file, io)?.spec.name().to_owned(),
+    let spec = match &args.file {
+        Some(file) => Some(settings::load_spec(file, io)?),
+        None => None,
+    };
+    let name = match (&args.name, &spec) {
+        (Some(name), _) => name.clone(),
+        (None, Some(spec)) => spec.spec.name().to_owned(),
         (None, None) => {
             return Err(exit::usage(
                 io,
@@ -96,30 +157,104 @@ pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         },
         poll: args.poll_interval,
     };
+    let own = exit::runtime(io, false)?.block_on(async {
+        let mgmt = management.connect_quietly().await?;
+        self_managed::is_self_managed(&mgmt, &name).await
+    });
+    if own.map_err(|err| exit::lifecycle(io, &err))? {
+        return delete_self_managed(&args, &name, spec.as_ref(), &management, wait, global, io);
+    }
     block_on(io, async move |io| {
         let mgmt = management.connect_quietly().await?;
         let options = DeleteOptions { wait };
         let deleted =
             lifecycle::delete(&mgmt, &name, &options, &mut printer(io, global.verbose)).await?;
-        if !deleted.found {
-            io.err(&format!(
-                "cluster {name} is not on the management cluster; nothing to delete\n"
-            ));
-            return Ok(());
-        }
-        for kept in &deleted.kept {
-            io.err(&format!(
-                "kept {kept}: another cluster managed by snowctl uses it\n"
-            ));
-        }
-        for leftover in &deleted.leftovers {
-            io.err(&format!(
-                "warning: {leftover} is still labelled with cluster {name}\n"
-            ));
-        }
-        io.err(&format!("🎉 Cluster {name} deleted!\n"));
+        say_deleted(io, &name, &deleted);
         Ok(())
     })
+}
+
+/// `delete cluster` of a self-managed cluster: the bootstrap cluster (given, or kind from the
+/// spec), the providers of the spec's Kubernetes version (else the newest bundle's), then
+/// `snow_provision::self_managed::delete`.
+fn delete_self_managed(
+    args: &DeleteClusterArgs,
+    name: &str,
+    spec: Option<&SpecFile>,
+    management: &Management,
+    wait: WaitOptions,
+    global: GlobalSettings,
+    io: &mut Io<'_>,
+) -> Outcome {
+    let inputs = settings::release_inputs(&args.release, io)?;
+    let release = match spec {
+        Some(spec) => Some(
+            inputs
+                .resolve(&spec.spec, None)
+                .map_err(|e| exit::usage(io, e))?,
+        ),
+        None => None,
+    };
+    let cluster = spec.zip(release.as_ref()).map(|(s, r)| (&s.spec, r));
+    let bootstrap = settings::bootstrap(&args.bootstrap, cluster, io)?;
+    let secrets = match &args.device_files {
+        OptionalDeviceFiles {
+            credentials: Some(c),
+            ca_bundle: Some(b),
+        } => Some(settings::load_secrets(c, b, io)?),
+        _ => None,
+    };
+    let components = settings::components(
+        &args.bootstrap.components,
+        &args.release,
+        &inputs,
+        spec.map(|s| s.spec.kubernetes_version()),
+        secrets.as_ref().map(|(c, b)| (c, b)),
+        io,
+    )?;
+    let opts = self_managed::DeleteOptions {
+        components,
+        init: InitOptions {
+            poll: args.poll_interval,
+            ..InitOptions::default()
+        },
+        moving: lifecycle::MoveOptions::default(),
+        delete: DeleteOptions { wait },
+        keep_bootstrap: args.bootstrap.keep_bootstrap,
+    };
+    let (kubeconfig, context) = (&management.kubeconfig, management.context.as_deref());
+    run(io, async move |io| {
+        io.err(&format!(
+            "Cluster {name} manages itself: deleting it through a bootstrap cluster\n"
+        ));
+        let mut events = printer(io, global.verbose);
+        let deleted =
+            self_managed::delete(&bootstrap, kubeconfig, context, name, &opts, &mut events).await?;
+        drop(events);
+        say_deleted(io, name, &deleted);
+        Ok(())
+    })
+}
+
+/// What a delete did, said.
+fn say_deleted(io: &mut Io<'_>, name: &str, deleted: &lifecycle::Deleted) {
+    if !deleted.found {
+        io.err(&format!(
+            "cluster {name} is not on the management cluster; nothing to delete\n"
+        ));
+        return;
+    }
+    for kept in &deleted.kept {
+        io.err(&format!(
+            "kept {kept}: another cluster managed by snowctl uses it\n"
+        ));
+    }
+    for leftover in &deleted.leftovers {
+        io.err(&format!(
+            "warning: {leftover} is still labelled with cluster {name}\n"
+        ));
+    }
+    io.err(&format!("🎉 Cluster {name} deleted!\n"));
 }
 
 /// Runs `snowctl describe cluster`.
@@ -206,20 +341,25 @@ pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'
 }
 
 /// What create and upgrade read first: the spec (with the mirror login when it authenticates),
-/// the render settings and the management cluster (`verb` reads the live objects itself).
+/// the render settings and the management cluster (`verb` reads the live objects itself; only
+/// create goes on without one).
 fn open(
     render: &RenderArgs,
     management: &ManagementArgs,
     verb: &str,
     io: &mut Io<'_>,
-) -> Result<(SpecFile, RenderSettings, Management), ExitCode> {
+) -> Result<(SpecFile, RenderSettings, Option<Management>), ExitCode> {
     if render.existing.is_some() {
         let why = format!(
             "--existing is for render; {verb} reads the live objects from the management cluster"
         );
         return Err(exit::usage(io, why));
     }
-    let management = settings::management(management, io)?;
+    // Only create works without one (from nothing).
+    let management = match (&management.kubeconfig, verb) {
+        (None, "create") => None,
+        _ => Some(settings::management(management, io)?),
+    };
     let spec = settings::load_spec(&render.file, io)?;
     if let Err(unset) = settings::registry_login(&spec.spec) {
         let text = snow_api::finding_text::text(&unset, "environment", None, &[]);
@@ -271,6 +411,12 @@ fn cni(path: Option<&std::path::Path>, io: &mut Io<'_>) -> Result<Cni, ExitCode>
 
 /// Says why a workflow stopped, with its findings; exit 2 for input that cannot be used, else 1.
 fn failure(io: &mut Io<'_>, err: &ProvisionError) -> ExitCode {
+    if let ProvisionError::Interrupted { step, source, left } = err {
+        io.err(&format!("❌ {step} failed\n"));
+        let code = failure(io, source);
+        io.err(&format!("  {left}\n"));
+        return code;
+    }
     match err {
         ProvisionError::Lifecycle(e) => exit::lifecycle(io, e),
         ProvisionError::Input(finding) => {

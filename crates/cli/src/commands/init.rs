@@ -6,7 +6,6 @@ use crate::{
     output::Io,
     settings::{self, GlobalSettings},
 };
-use snow_credentials::ClusterctlEnv;
 use snow_lifecycle::{
     Event, Milestones,
     init::{self, InitOptions},
@@ -17,38 +16,21 @@ use std::process::ExitCode;
 /// then (without --dry-run) the upgrade.
 pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: bool) -> Outcome {
     let inputs = settings::release_inputs(&args.release, io)?;
-    let bundle = init::source::versions_bundle(&inputs.bundles, args.kubernetes_version.as_deref())
-        .map_err(|err| exit::lifecycle(io, &err))?;
-    let credentials = match &args.device_files {
+    let secrets = match &args.device_files {
         OptionalDeviceFiles {
             credentials: Some(c),
             ca_bundle: Some(b),
-        } => settings::load_secrets(c, b, io).map(|(c, b)| Some(ClusterctlEnv::new(&c, &b)))?,
+        } => Some(settings::load_secrets(c, b, io)?),
         _ => None,
     };
-    let values = init::snow_values(bundle, credentials.as_ref(), std::env::vars().collect());
-    let wanted = init::source::wanted(bundle).map_err(|err| exit::lifecycle(io, &err))?;
-    let files = match (&args.components_dir, &args.release.artifacts) {
-        (Some(dir), _) => init::source::read_dir(dir, &wanted),
-        (None, Some(file)) => {
-            let archive = snow_images::Archive::open(file).map_err(|e| exit::usage(io, e))?;
-            let files = snow_images::assets::from_archive(&archive, &wanted);
-            Ok(files.map_err(|e| exit::usage(io, e))?)
-        }
-        (None, None) => {
-            let pems = settings::ca_certs(&args.ca_certs, io)?;
-            Ok(settings::fetch_components(
-                &wanted,
-                args.cache_dir.as_deref(),
-                pems,
-                io,
-            )?)
-        }
-    };
-    let prepared = files
-        .and_then(|files| init::source::from_files(&wanted, files))
-        .and_then(|sources| init::prepare(&sources, &values));
-    let prepared = prepared.map_err(|err| exit::lifecycle(io, &err))?;
+    let prepared = settings::components(
+        &args.components,
+        &args.release,
+        &inputs,
+        args.kubernetes_version.as_deref(),
+        secrets.as_ref().map(|(c, b)| (c, b)),
+        io,
+    )?;
     if args.dry_run && !upgrade {
         io.out(&init::to_yaml(&prepared, args.show_secrets));
         return Ok(ExitCode::SUCCESS);

@@ -12,12 +12,12 @@ use std::{
 
 const CREDENTIALS_KEY: &str = "secretINITdevicekey";
 
-fn data() -> PathBuf {
+pub(super) fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
 }
 
 /// `(provider label, version, asset, source file, metadata source)`.
-const LAYOUT: [(&str, &str, &str, &str, Option<&str>); 7] = [
+pub(super) const LAYOUT: [(&str, &str, &str, &str, Option<&str>); 7] = [
     (
         "cert-manager",
         "v1.20.2",

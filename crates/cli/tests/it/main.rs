@@ -14,4 +14,5 @@ mod lifecycle;
 mod move_cluster;
 mod preflight;
 mod render;
+mod self_managed;
 mod spec_commands;
