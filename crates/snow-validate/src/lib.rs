@@ -54,7 +54,10 @@ pub use device::{
     InstanceTypeInfo, NetworkInterface, UnlockState,
 };
 pub use error::{DeviceError, ErrorKind, Service};
-pub use files::{DeviceFiles, FilesFleet, FilesReport, fleet_from_files, preflight_from_files};
+pub use files::{
+    DeviceFiles, FilesFleet, FilesReport, LoadedFiles, fleet_from_files, load_files,
+    preflight_from_files,
+};
 pub use inventory::{FleetDevice, FleetInventory};
 pub use plan::{MachinePlan, Plan, Role};
 pub use preflight::{DeviceProgress, Mode, PreflightOptions, PreflightReport, Schedule};

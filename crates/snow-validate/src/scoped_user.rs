@@ -170,8 +170,8 @@ pub struct DeviceDone {
 impl fmt::Display for DeviceDone {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let user = match self.user {
-            UserStep::Created => "user created",
-            UserStep::Existed => "user found",
+            UserStep::Created => "created",
+            UserStep::Existed => "found",
         };
         let policy = match self.policy {
             PolicyStep::Set => "policy set",
@@ -288,6 +288,22 @@ impl ScopedUserReport {
     /// Whether any device failed.
     pub fn has_failures(&self) -> bool {
         self.devices.iter().any(|d| d.result.is_err())
+    }
+}
+
+impl fmt::Display for ScopedUserReport {
+    /// One line per device, `IP: what was done` or `IP: failed: why` with a hint line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for outcome in &self.devices {
+            match &outcome.result {
+                Ok(done) => writeln!(f, "{}: user {}: {done}", outcome.device, self.user)?,
+                Err(err) => {
+                    writeln!(f, "{}: failed: {err}", outcome.device)?;
+                    writeln!(f, "  hint: {}", err.hint())?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

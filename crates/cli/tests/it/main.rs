@@ -14,4 +14,5 @@ mod lifecycle;
 mod move_cluster;
 mod preflight;
 mod render;
+mod scoped_user;
 mod spec_commands;
