@@ -378,3 +378,33 @@ fn the_scoped_file_passes_preflight_and_moto_refuses_what_the_policy_does_not_gr
         assert_eq!(root_err.kind, ErrorKind::BadCredentials, "{root_err}");
     });
 }
+
+#[test]
+fn a_key_that_cannot_be_written_is_deleted_again() {
+    rt().block_on(async {
+        let ca = TestCa::new("snow test CA").unwrap();
+        let f = fleet(&ca, 1, &[]).await;
+        let root = credentials(&f.ips, SECRET);
+        let trust = trust(&ca);
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("scoped");
+        // The writer saw no file; another program creates one before the key is written.
+        let mut writer = CredentialsWriter::open(&out, false).unwrap();
+        std::fs::write(&out, "someone else's\n").unwrap();
+        let report = tokio::time::timeout(
+            Duration::from_secs(60),
+            create_scoped_users(&root, &trust, &ips(&f.ips), &mut writer, &options(false)),
+        )
+        .await
+        .unwrap();
+        let err = report.devices[0].result.as_ref().unwrap_err();
+        assert!(
+            matches!(err, ScopedUserError::Write { deleted: true, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("deleted again"), "{err}");
+        // Nothing unreadable is left on the device, and the other file is untouched.
+        assert!(key_ids(&iam(&root, &trust, f.ips[0])).await.is_empty());
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "someone else's\n");
+    });
+}
