@@ -648,6 +648,34 @@ pub enum CredentialsCommand {
     Check(CredentialsCheckArgs),
     /// Print the `export AWS_B64ENCODED_*` lines for `clusterctl init --infrastructure snow`.
     Encode(CredentialsFilesArgs),
+    /// On each device, an IAM user with exactly EKS Anywhere's Snow policy and an access key,
+    /// written to a new credentials file (mode 0600) for EKSA_AWS_CREDENTIALS_FILE. Signs with
+    /// the root credentials file; idempotent.
+    CreateScopedUser(CreateScopedUserArgs),
+}
+
+/// `snowctl credentials create-scoped-user`
+#[derive(Debug, Args)]
+pub struct CreateScopedUserArgs {
+    /// The IAM user to create (or check) on every device.
+    #[arg(long, value_name = "NAME")]
+    pub user: String,
+    /// The credentials file to write: one profile per device with the user's key. Never printed.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// The devices, and the root credentials file and CA bundle.
+    #[command(flatten)]
+    pub targets: DeviceTargets,
+    /// Make a new key even where FILE has a working one; the old key is deleted once FILE holds
+    /// the new one.
+    #[arg(long)]
+    pub rotate: bool,
+    /// Replace FILE even when snowctl did not write it (what is in it is lost).
+    #[arg(long)]
+    pub force: bool,
+    /// The devices' IAM port.
+    #[arg(long, value_name = "PORT", default_value_t = 6078)]
+    pub iam_port: u16,
 }
 
 /// The two input files every device operation starts from.

@@ -56,6 +56,23 @@ impl DeviceCredentials {
         self.has_access_key_id() && self.has_secret_access_key()
     }
 
+    /// Whether the profile's `aws_access_key_id` is `id` (to match a key a device lists).
+    pub fn access_key_id_is(&self, id: &str) -> bool {
+        self.access_key_id
+            .as_ref()
+            .is_some_and(|k| k.expose_for_signing() == id)
+    }
+
+    /// Both keys, when both are present and not blank. Crate-private.
+    pub(crate) fn keys(&self) -> Option<(&SecretString, &SecretString)> {
+        match (&self.access_key_id, &self.secret_access_key) {
+            (Some(access), Some(secret)) if !access.is_blank() && !secret.is_blank() => {
+                Some((access, secret))
+            }
+            _ => None,
+        }
+    }
+
     /// The AWS SDK credentials provider for this device, when both keys are present.
     pub fn provider(&self) -> Option<DeviceCredentialsProvider> {
         match (&self.access_key_id, &self.secret_access_key) {

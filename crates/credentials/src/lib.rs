@@ -8,11 +8,14 @@
 //! - [`ClusterctlEnv`], [`eksa_identity_secret`], [`capas_cluster_secret`],
 //!   [`capas_bootstrap_secret`]: the encodings CAPAS and EKS-A read.
 //! - [`DeviceCredentialsProvider`]: static per-device credentials for the AWS SDK.
+//! - [`CredentialsWriter`]: writes a credentials file of one profile per device (0600, atomic,
+//!   never over a file it did not write unless told), holding each [`AccessKey`] as a secret.
 //! - [`SshKeyPair`]: the default RSA-4096 SSH key pair; [`RegistryCredentials`]: the registry
 //!   mirror's login and its Secret.
 //!
 //! No network IO; the only IO is reading the two files ([`load_credentials`],
-//! [`load_ca_bundle`]). Secrets are reachable only through the code that signs or encodes.
+//! [`load_ca_bundle`]) and writing a credentials file ([`CredentialsWriter`]). Secrets are
+//! reachable only through the code that signs, encodes or writes them.
 
 pub mod bundle;
 mod check;
@@ -26,6 +29,7 @@ pub mod registry;
 mod report;
 pub mod secret;
 pub mod ssh_key;
+pub mod write;
 
 pub use bundle::{BundleCertificate, CaBundle, Coverage, KeyAlgorithm, format_utc};
 pub use check::{CheckReport, DeviceStatus, EXPIRY_WARNING_DAYS, check};
@@ -43,6 +47,7 @@ pub use report::{Checked, inputs_summary};
 pub use rustls_pki_types::UnixTime;
 pub use secret::{SecretBytes, SecretString};
 pub use ssh_key::{SshKeyPair, default_key_name};
+pub use write::{AccessKey, CredentialsWriter, WRITTEN_HEADER, WriteError};
 
 /// Whether a finding with this check id is in the list.
 pub fn has_check(findings: &[snow_api::Finding], check: &str) -> bool {

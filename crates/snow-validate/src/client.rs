@@ -8,21 +8,15 @@ use crate::device::{
 };
 use crate::error::{DeviceError, ErrorKind, Service, classify_service, classify_transport};
 use crate::limits;
+use crate::signed::SignedEndpoint;
 use aws_sdk_ec2::config::{BehaviorVersion, Region, retry::RetryConfig, timeout::TimeoutConfig};
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
-use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_smithy_async::rt::sleep::{SharedAsyncSleep, TokioSleep};
 use aws_smithy_http_client::tls::{self, TlsContext, TrustStore, rustls_provider::CryptoMode};
-use aws_smithy_runtime_api::client::http::{HttpConnector, HttpConnectorSettings};
-use aws_smithy_runtime_api::client::identity::Identity;
-use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
-use aws_smithy_types::body::SdkBody;
 use base64::Engine as _;
 use snow_api::DeviceIp;
 use snow_credentials::{CaBundle, CredentialsFile, DeviceCredentialsProvider};
-use std::{
-    error::Error as StdError, fmt, future::Future, net::SocketAddr, sync::Arc, time::Duration,
-};
+use std::{error::Error as StdError, fmt, future::Future, net::SocketAddr, time::Duration};
 
 /// The signing region of every Snow device.
 pub const SNOW_REGION: &str = "snow";
@@ -44,6 +38,8 @@ pub struct ClientConfig {
     pub ec2_port: u16,
     /// Snowball Device API port (9092 on every device).
     pub device_api_port: u16,
+    /// IAM port (6078 on every device; only `create-scoped-user` calls IAM).
+    pub iam_port: u16,
 }
 
 impl Default for ClientConfig {
@@ -54,6 +50,7 @@ impl Default for ClientConfig {
             retry: RetryPolicy::default(),
             ec2_port: Service::Ec2.port(),
             device_api_port: Service::DeviceApi.port(),
+            iam_port: Service::Iam.port(),
         }
     }
 }
@@ -150,6 +147,12 @@ impl Trust {
     }
 }
 
+impl Trust {
+    pub(crate) fn context(&self) -> &TlsContext {
+        &self.context
+    }
+}
+
 fn der_to_pem(der: &[u8]) -> Vec<u8> {
     let b64 = base64::engine::general_purpose::STANDARD.encode(der);
     let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
@@ -161,7 +164,7 @@ fn der_to_pem(der: &[u8]) -> Vec<u8> {
     pem.into_bytes()
 }
 
-fn tls_provider() -> tls::Provider {
+pub(crate) fn tls_provider() -> tls::Provider {
     tls::Provider::Rustls(CryptoMode::AwsLc)
 }
 
@@ -260,7 +263,7 @@ impl SnowDevice {
     where
         E: ProvideErrorMetadata + StdError + Send + Sync + 'static,
     {
-        ec2_error(self.ip, &err, self.config.request_timeout)
+        ec2_error(self.ip, &err, self.config.request_timeout).at_port(self.config.ec2_port)
     }
 }
 
@@ -463,18 +466,13 @@ impl Device for SnowDevice {
 /// `X-Amz-Target: SnowballDevice_20171127.<Op>`, SigV4 (`snowballdevice`, region `snow`).
 #[derive(Clone)]
 pub struct DeviceApiClient {
-    ip: DeviceIp,
-    url: String,
-    authority: String,
-    provider: DeviceCredentialsProvider,
-    connector: Arc<aws_smithy_http_client::Connector>,
-    config: ClientConfig,
+    endpoint: SignedEndpoint,
 }
 
 impl fmt::Debug for DeviceApiClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DeviceApiClient")
-            .field("url", &self.url)
+            .field("url", &self.endpoint.url())
             .finish_non_exhaustive()
     }
 }
@@ -482,25 +480,15 @@ impl fmt::Debug for DeviceApiClient {
 impl DeviceApiClient {
     /// A client for `https://IP:9092`.
     pub fn new(provider: DeviceCredentialsProvider, trust: &Trust, config: ClientConfig) -> Self {
-        let ip = provider.device();
-        let settings = HttpConnectorSettings::builder()
-            .connect_timeout(config.connect_timeout)
-            .read_timeout(config.request_timeout)
-            .build();
-        let connector = aws_smithy_http_client::Connector::builder()
-            .connector_settings(settings)
-            .sleep_impl(TokioSleep::new())
-            .tls_provider(tls_provider())
-            .tls_context(trust.context.clone())
-            .build();
-        let addr = SocketAddr::new(ip.ip(), config.device_api_port);
         DeviceApiClient {
-            ip,
-            url: format!("https://{addr}/"),
-            authority: addr.to_string(),
-            provider,
-            connector: Arc::new(connector),
-            config,
+            endpoint: SignedEndpoint::new(
+                provider,
+                trust,
+                config,
+                Service::DeviceApi,
+                config.device_api_port,
+                DEVICE_API_SIGNING_NAME,
+            ),
         }
     }
 
@@ -517,11 +505,7 @@ impl DeviceApiClient {
     }
 
     fn protocol(&self, detail: String) -> DeviceError {
-        DeviceError::new(self.ip, Service::DeviceApi, ErrorKind::Protocol, detail)
-    }
-
-    fn error(&self, kind: ErrorKind, detail: impl Into<String>) -> DeviceError {
-        DeviceError::new(self.ip, Service::DeviceApi, kind, detail)
+        self.endpoint.protocol(detail)
     }
 
     /// `DescribeDirectNetworkInterfaces`, every page (at most [`limits::MAX_PAGES`]).
@@ -592,16 +576,11 @@ impl DeviceApiClient {
         operation: &str,
         input: &serde_json::Value,
     ) -> Result<serde_json::Value, DeviceError> {
-        let timeout = self.config.request_timeout;
         let body = input.to_string().into_bytes();
-        self.config
+        self.endpoint
+            .config()
             .retry
-            .run(|| async {
-                match tokio::time::timeout(timeout, self.call_once(operation, &body)).await {
-                    Ok(result) => result,
-                    Err(_) => Err(self.error(ErrorKind::TimedOut(timeout), String::new())),
-                }
-            })
+            .run(|| self.call_once(operation, &body))
             .await
     }
 
@@ -611,36 +590,22 @@ impl DeviceApiClient {
         body: &[u8],
     ) -> Result<serde_json::Value, DeviceError> {
         let target = format!("{DEVICE_API_TARGET_PREFIX}.{operation}");
-        let mut request = http::Request::builder()
-            .method("POST")
-            .uri(&self.url)
-            .header("host", &self.authority)
-            .header("content-type", "application/x-amz-json-1.1")
-            .header("x-amz-target", &target)
-            .body(SdkBody::from(body.to_vec()))
-            .map_err(|e| self.error(ErrorKind::Connection, e.to_string()))?;
-        self.sign(&mut request, body)?;
-        let request = HttpRequest::try_from(request)
-            .map_err(|e| self.error(ErrorKind::Connection, e.to_string()))?;
-        let response = self.connector.call(request).await.map_err(|err| {
-            let timeout = self.config.request_timeout;
-            if err.is_timeout() {
-                return self.error(ErrorKind::TimedOut(timeout), String::new());
-            }
-            let (kind, detail) = classify_transport(&err, timeout);
-            self.error(kind, detail)
-        })?;
-        let status = response.status().as_u16();
-        let header_type = response
-            .headers()
-            .get("x-amzn-errortype")
-            .map(|v| v.split(':').next().unwrap_or_default().to_owned());
-        let bytes = self.read_body(response.into_body()).await?;
-        let value: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
-        if (200..300).contains(&status) {
+        let answer = self
+            .endpoint
+            .post(
+                &[
+                    ("content-type", "application/x-amz-json-1.1"),
+                    ("x-amz-target", &target),
+                ],
+                body,
+            )
+            .await?;
+        let value: Option<serde_json::Value> = serde_json::from_slice(&answer.body).ok();
+        if (200..300).contains(&answer.status) {
             return value.ok_or_else(|| self.protocol("the answer is not JSON".to_owned()));
         }
-        let code = header_type
+        let code = answer
+            .error_type
             .or_else(|| {
                 value
                     .as_ref()
@@ -655,63 +620,9 @@ impl DeviceApiClient {
             .and_then(|m| m.as_str())
             .unwrap_or_default()
             .to_owned();
-        Err(self.error(classify_service(status, &code), message))
-    }
-
-    /// Reads a response body, at most [`limits::MAX_RESPONSE_BYTES`] of it.
-    async fn read_body(&self, body: SdkBody) -> Result<Vec<u8>, DeviceError> {
-        let limit = limits::MAX_RESPONSE_BYTES;
-        let too_large = || {
-            self.protocol(format!(
-                "the answer is larger than the {limit} bytes accepted (a Device API answer is a few KiB)"
-            ))
-        };
-        if body.content_length().is_some_and(|n| n > limit as u64) {
-            return Err(too_large());
-        }
-        let mut stream = aws_smithy_types::byte_stream::ByteStream::new(body);
-        let mut bytes = Vec::new();
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| {
-                let (kind, detail) = classify_transport(&e, self.config.request_timeout);
-                self.error(kind, detail)
-            })?;
-            if bytes.len() + chunk.len() > limit {
-                return Err(too_large());
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        Ok(bytes)
-    }
-
-    fn sign(&self, request: &mut http::Request<SdkBody>, body: &[u8]) -> Result<(), DeviceError> {
-        let identity: Identity = self.provider.credentials().into();
-        let params = aws_sigv4::sign::v4::SigningParams::builder()
-            .identity(&identity)
-            .region(SNOW_REGION)
-            .name(DEVICE_API_SIGNING_NAME)
-            .time(std::time::SystemTime::now())
-            .settings(SigningSettings::default())
-            .build()
-            .map_err(|e| self.error(ErrorKind::Connection, format!("signing: {e}")))?
-            .into();
-        let headers: Vec<(String, String)> = request
-            .headers()
-            .iter()
-            .filter_map(|(k, v)| Some((k.as_str().to_owned(), v.to_str().ok()?.to_owned())))
-            .collect();
-        let signable = SignableRequest::new(
-            "POST",
-            self.url.as_str(),
-            headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-            SignableBody::Bytes(body),
-        )
-        .map_err(|e| self.error(ErrorKind::Connection, format!("signing: {e}")))?;
-        let (instructions, _signature) = sign(signable, &params)
-            .map_err(|e| self.error(ErrorKind::Connection, format!("signing: {e}")))?
-            .into_parts();
-        instructions.apply_to_request_http1x(request);
-        Ok(())
+        Err(self
+            .endpoint
+            .error(classify_service(answer.status, &code), message))
     }
 }
 

@@ -3,13 +3,15 @@
 use snow_api::DeviceIp;
 use std::{error::Error as StdError, fmt, io, time::Duration};
 
-/// The two services every Snow device exposes.
+/// The services of a Snow device snowctl calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Service {
     /// The EC2-compatible endpoint, `https://IP:8243`.
     Ec2,
     /// The Snowball Device API, `https://IP:9092`.
     DeviceApi,
+    /// The device's IAM, `https://IP:6078` (only `snowctl credentials create-scoped-user`).
+    Iam,
 }
 
 impl Service {
@@ -18,6 +20,7 @@ impl Service {
         match self {
             Service::Ec2 => 8243,
             Service::DeviceApi => 9092,
+            Service::Iam => 6078,
         }
     }
 
@@ -26,6 +29,7 @@ impl Service {
         match self {
             Service::Ec2 => "EC2",
             Service::DeviceApi => "Snowball Device API",
+            Service::Iam => "IAM",
         }
     }
 }
@@ -105,12 +109,14 @@ impl ErrorKind {
 /// An error from one call to one device. Never holds a secret: messages come from the transport
 /// and the service's error code and message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{} on {}:{}: {}", service.name(), device, service.port(), self.describe())]
+#[error("{} on {}:{}: {}", service.name(), device, port, self.describe())]
 pub struct DeviceError {
     /// The device.
     pub device: DeviceIp,
     /// The service called.
     pub service: Service,
+    /// The port called (the service's own port unless a client was configured otherwise).
+    pub port: u16,
     /// The classification.
     pub kind: ErrorKind,
     /// The transport's or service's own words.
@@ -128,14 +134,21 @@ impl DeviceError {
         DeviceError {
             device,
             service,
+            port: service.port(),
             kind,
             detail: detail.into(),
         }
     }
 
+    /// The same error, on `port` (a client configured with another port than the service's).
+    pub fn at_port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
     /// One sentence: what went wrong.
     pub fn describe(&self) -> String {
-        let port = self.service.port();
+        let port = self.port;
         let ip = self.device;
         let what = match &self.kind {
             ErrorKind::Refused => format!("connection to port {port} refused"),
@@ -170,7 +183,7 @@ impl DeviceError {
     /// What the user can do about it.
     pub fn hint(&self) -> String {
         let ip = self.device;
-        let port = self.service.port();
+        let port = self.port;
         match &self.kind {
             ErrorKind::Refused => format!(
                 "check that {ip} is the device's IP and that the device is powered on and unlocked; nothing accepts connections on port {port}"

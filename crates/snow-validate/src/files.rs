@@ -60,13 +60,34 @@ pub struct FilesFleet {
     pub findings: Vec<Finding>,
 }
 
-/// Loads the files and makes a client for each of `ips`, or for every profile of the
-/// credentials file when `ips` is empty. `Err` is input that cannot be used at all (an
-/// unreadable file, a bundle without certificates), as one finding that says what to do.
-pub fn fleet_from_files(
-    files: DeviceFiles<'_>,
-    ips: &[DeviceIp],
-) -> Result<FilesFleet, Box<Finding>> {
+/// The two files read and checked: the credentials, the trust made from the bundle, the client
+/// settings for the request timeout, and the files' warnings and errors.
+#[derive(Debug)]
+pub struct LoadedFiles {
+    /// The credentials INI.
+    pub credentials: snow_credentials::CredentialsFile,
+    /// Trust in the bundle's certificates only.
+    pub trust: Trust,
+    /// The default client settings with the files' request timeout.
+    pub config: ClientConfig,
+    /// The files' warnings and errors (infos dropped).
+    pub findings: Vec<Finding>,
+}
+
+impl LoadedFiles {
+    /// `ips`, or every profile of the credentials file when `ips` is empty.
+    pub fn chosen(&self, ips: &[DeviceIp]) -> Vec<DeviceIp> {
+        if ips.is_empty() {
+            self.credentials.devices().iter().map(|d| d.ip()).collect()
+        } else {
+            ips.to_vec()
+        }
+    }
+}
+
+/// Loads both files. `Err` is input that cannot be used at all (an unreadable file, a bundle
+/// without certificates), as one finding that says what to do.
+pub fn load_files(files: DeviceFiles<'_>) -> Result<LoadedFiles, Box<Finding>> {
     let (credentials, mut findings) = snow_credentials::load_credentials(files.credentials)
         .map_err(|e| Box::new(e.to_finding("credentials")))?;
     let (bundle, bundle_findings) = snow_credentials::load_ca_bundle(files.ca_bundle)
@@ -86,15 +107,28 @@ pub fn fleet_from_files(
         request_timeout: files.request_timeout,
         ..ClientConfig::default()
     };
-    let chosen: Vec<DeviceIp> = if ips.is_empty() {
-        credentials.devices().iter().map(|d| d.ip()).collect()
-    } else {
-        ips.to_vec()
-    };
-    let (devices, without_credentials) = SnowDevice::fleet(&credentials, &trust, config, chosen);
+    Ok(LoadedFiles {
+        credentials,
+        trust,
+        config,
+        findings,
+    })
+}
+
+/// Loads the files and makes a client for each of `ips`, or for every profile of the
+/// credentials file when `ips` is empty. `Err` is input that cannot be used at all (an
+/// unreadable file, a bundle without certificates), as one finding that says what to do.
+pub fn fleet_from_files(
+    files: DeviceFiles<'_>,
+    ips: &[DeviceIp],
+) -> Result<FilesFleet, Box<Finding>> {
+    let loaded = load_files(files)?;
+    let chosen = loaded.chosen(ips);
+    let (devices, without_credentials) =
+        SnowDevice::fleet(&loaded.credentials, &loaded.trust, loaded.config, chosen);
     Ok(FilesFleet {
         devices,
         without_credentials,
-        findings,
+        findings: loaded.findings,
     })
 }

@@ -1,9 +1,9 @@
 //! Device clients and preflight checks for Snow clusters.
 //!
 //! This crate is the only one in the workspace that talks to Snow devices: EC2 on
-//! `https://IP:8243` and the Snowball Device API on `https://IP:9092`. Its checks run
-//! concurrently across devices and produce the same [`snow_api::Finding`]s as static validation,
-//! each tagged with its device.
+//! `https://IP:8243`, the Snowball Device API on `https://IP:9092` and IAM on `https://IP:6078`.
+//! Its checks run concurrently across devices and produce the same [`snow_api::Finding`]s as
+//! static validation, each tagged with its device.
 //!
 //! - [`SnowDevice`]: the real clients of one device, built from the credentials crate's
 //!   [`snow_credentials::DeviceCredentialsProvider`] and a [`Trust`] made from the CA bundle
@@ -12,6 +12,9 @@
 //! - [`inventory::describe`]: what every device holds (instances by cluster, DNIs, AMIs, key
 //!   pairs); [`chores`]: key import on every device and the AMIs preflight would pick;
 //!   [`cleanup`]: removing a cluster's leftover instances and DNIs.
+//! - [`scoped_user::create_scoped_users`]: on every device, through its IAM ([`iam::IamClient`],
+//!   port 6078), a user with exactly EKS Anywhere's Snow policy and an access key, written to a
+//!   new credentials file.
 //! - [`Plan::from_spec`] then [`preflight::run`]: every check on every device at once;
 //!   [`preflight_from_files`] does it all from the credentials INI and CA bundle paths.
 //!
@@ -35,11 +38,14 @@ pub mod device;
 pub mod error;
 mod files;
 mod fleet_client;
+pub mod iam;
 pub mod imds;
 pub mod inventory;
 pub mod limits;
 pub mod plan;
 pub mod preflight;
+pub mod scoped_user;
+mod signed;
 
 pub use aws_sdk_ec2;
 pub use client::{ClientConfig, ClientError, DeviceApiClient, RetryPolicy, SnowDevice, Trust};
@@ -48,7 +54,10 @@ pub use device::{
     InstanceTypeInfo, NetworkInterface, UnlockState,
 };
 pub use error::{DeviceError, ErrorKind, Service};
-pub use files::{DeviceFiles, FilesFleet, FilesReport, fleet_from_files, preflight_from_files};
+pub use files::{
+    DeviceFiles, FilesFleet, FilesReport, LoadedFiles, fleet_from_files, load_files,
+    preflight_from_files,
+};
 pub use inventory::{FleetDevice, FleetInventory};
 pub use plan::{MachinePlan, Plan, Role};
 pub use preflight::{DeviceProgress, Mode, PreflightOptions, PreflightReport, Schedule};

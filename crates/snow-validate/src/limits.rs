@@ -16,13 +16,14 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default attempts per request, the first included (4): [`crate::RetryPolicy::max_attempts`].
 pub const MAX_ATTEMPTS: u32 = 4;
 
-/// The largest Snowball Device API response body read (4 MiB); a larger answer is a protocol
-/// error naming this bound. The real answers are a few KiB.
+/// The largest Snowball Device API or IAM response body read (4 MiB); a larger answer is a
+/// protocol error naming this bound. The real answers are a few KiB.
 pub const MAX_RESPONSE_BYTES: usize = 4 << 20;
 
 /// The most instance types one finding lists before "and N more" (12).
 pub const MAX_INSTANCE_TYPES_LISTED: usize = 12;
 
 /// Pages read at most from one paginated listing (DescribeInstances, DescribeInstanceTypes,
-/// DescribeDirectNetworkInterfaces), so a looping token cannot hang a run.
+/// DescribeDirectNetworkInterfaces, IAM ListAccessKeys and ListUserPolicies), so a looping token
+/// cannot hang a run.
 pub const MAX_PAGES: usize = 100;

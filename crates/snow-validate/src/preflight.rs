@@ -354,10 +354,7 @@ impl<'a> DeviceCheck<'a> {
                 self.findings.push(
                     Finding::error(
                         "preflight.reachability",
-                        format!(
-                            "{err}; the checks that need port {} were not run",
-                            service.port()
-                        ),
+                        format!("{err}; the checks that need port {} were not run", err.port),
                     )
                     .device(&self.device)
                     .hint(err.hint()),

@@ -117,8 +117,9 @@ pub enum StandInError {
 }
 
 struct Shared {
-    access_key_id: String,
-    secret_access_key: String,
+    /// The access keys the device knows (id, secret): its root key first, then those
+    /// [`DeviceApiStandIn::allow_key`] added (an IAM user's keys; no policy is evaluated).
+    keys: Mutex<Vec<(String, String)>>,
     state: Mutex<(DeviceState, Faults)>,
     requests: AtomicU32,
     bad_signatures: AtomicU32,
@@ -158,8 +159,10 @@ impl DeviceApiStandIn {
         let listener = tokio::net::TcpListener::bind((ip, port)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
-            access_key_id: access_key_id.to_owned(),
-            secret_access_key: secret_access_key.to_owned(),
+            keys: Mutex::new(vec![(
+                access_key_id.to_owned(),
+                secret_access_key.to_owned(),
+            )]),
             state: Mutex::new((state, faults)),
             requests: AtomicU32::new(0),
             bad_signatures: AtomicU32::new(0),
@@ -211,6 +214,14 @@ impl DeviceApiStandIn {
             .lock()
             .map(|l| l.clone())
             .unwrap_or_default()
+    }
+
+    /// Accepts requests signed with this key too (an IAM user's key made on the device's IAM,
+    /// which the stand-in does not serve). Signatures are verified; policies are not evaluated.
+    pub fn allow_key(&self, access_key_id: &str, secret_access_key: &str) {
+        if let Ok(mut keys) = self.shared.keys.lock() {
+            keys.push((access_key_id.to_owned(), secret_access_key.to_owned()));
+        }
     }
 
     /// Changes the faults injected from now on.
@@ -471,9 +482,16 @@ fn verify_sigv4(
         scope.next().unwrap_or_default(),
         scope.next().unwrap_or_default(),
     );
-    if key_id != shared.access_key_id {
-        return Err(UNKNOWN);
-    }
+    let secret_access_key = shared
+        .keys
+        .lock()
+        .ok()
+        .and_then(|keys| {
+            keys.iter()
+                .find(|(id, _)| id == key_id)
+                .map(|k| k.1.clone())
+        })
+        .ok_or(UNKNOWN)?;
     if region != "snow" || service != "snowballdevice" || terminator != "aws4_request" {
         return Err(BAD);
     }
@@ -509,7 +527,7 @@ fn verify_sigv4(
         hex(digest::digest(&digest::SHA256, canonical_request.as_bytes()).as_ref())
     );
     let k_date = hmac_sha256(
-        format!("AWS4{}", shared.secret_access_key).as_bytes(),
+        format!("AWS4{secret_access_key}").as_bytes(),
         date.as_bytes(),
     );
     let k_region = hmac_sha256(&k_date, region.as_bytes());

@@ -156,6 +156,8 @@ impl InMemoryDevice {
         let failure = match service {
             Service::Ec2 => &self.ec2_failure,
             Service::DeviceApi => &self.device_api_failure,
+            // In-memory devices have no IAM.
+            Service::Iam => &None,
         };
         match failure {
             Some(kind) => Err(DeviceError::new(self.ip, service, kind.clone(), "injected")),

@@ -178,6 +178,41 @@ impl Moto {
         self.addr
     }
 
+    /// Sets moto's IAM enforcement (its `/moto-api/reset-auth`): after `free_requests` more
+    /// requests, every request must be signed with a key of a user in moto's IAM and be allowed by
+    /// the user's policies (`INITIAL_NO_AUTH_ACTION_COUNT`, changed at run time). Sent by Python's
+    /// urllib over TLS trusting `ca_pem` (moto needs Python anyway).
+    pub fn reset_auth(&self, ca_pem: &str, free_requests: u32) -> Result<(), String> {
+        let ca = self.dir.path().join("ca.pem");
+        std::fs::write(&ca, ca_pem).map_err(|e| e.to_string())?;
+        let url = format!("https://{}/moto-api/reset-auth", self.addr);
+        // text/plain: moto reads the raw body, which Flask leaves empty for form posts.
+        let script = [
+            "import ssl, sys, urllib.request",
+            "ctx = ssl.create_default_context(cafile=sys.argv[1])",
+            "req = urllib.request.Request(sys.argv[2], data=sys.argv[3].encode(), method='POST', headers={'Content-Type': 'text/plain'})",
+            "print(urllib.request.urlopen(req, context=ctx, timeout=10).read().decode())",
+        ]
+        .join("\n");
+        let out = Command::new(python())
+            .arg("-c")
+            .arg(script)
+            .arg(&ca)
+            .arg(&url)
+            .arg(free_requests.to_string())
+            .output()
+            .map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        if out.status.success() && text.contains("\"status\": \"ok\"") {
+            Ok(())
+        } else {
+            Err(format!(
+                "moto reset-auth failed: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+
     /// What moto wrote so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("moto.log")).unwrap_or_default()

@@ -1,13 +1,19 @@
-//! `snowctl credentials check|encode`: both read the two files through
-//! `snow_credentials::Checked`, which never shows a key (its reports are built from presence
-//! flags and the redacted view of the file).
+//! `snowctl credentials check|encode|create-scoped-user`: `check` and `encode` read the two
+//! files through `snow_credentials::Checked`, which never shows a key (its reports are built from
+//! presence flags and the redacted view of the file); `create-scoped-user` is
+//! `snow_validate::scoped_user` writing through `snow_credentials::CredentialsWriter`, and prints
+//! only what was done per device, never a key.
 
-use crate::args::{CredentialsCommand, CredentialsFilesArgs, OutputFormat};
+use crate::args::{
+    CreateScopedUserArgs, CredentialsCommand, CredentialsFilesArgs, DeviceTargets, OutputFormat,
+};
 use crate::{
     exit::{self, Outcome},
-    output::Io,
+    output::{self, Io},
+    settings,
 };
-use snow_credentials::{Checked, ClusterctlEnv, UnixTime};
+use snow_credentials::{Checked, ClusterctlEnv, CredentialsWriter, UnixTime};
+use snow_validate::scoped_user::{self, ScopedUserOptions, UserName};
 use std::process::ExitCode;
 
 /// Runs `snowctl credentials …` at the current time.
@@ -15,6 +21,7 @@ pub fn run(cmd: CredentialsCommand, verbose: u8, io: &mut Io<'_>) -> Outcome {
     let (files, format) = match &cmd {
         CredentialsCommand::Check(args) => (&args.files, args.output),
         CredentialsCommand::Encode(files) => (files, OutputFormat::Text),
+        CredentialsCommand::CreateScopedUser(args) => return create_scoped_user(args, io),
     };
     let checked = load(files, format, verbose, io)?;
     let errors = snow_api::has_errors(&checked.findings);
@@ -74,4 +81,108 @@ fn load(
         ));
     }
     Err(ExitCode::from(exit::USAGE))
+}
+
+/// `create-scoped-user`: exit 0 when every device has the user, its policy and a key in the
+/// file; 1 when a device failed (the others are done); 2 when the input cannot be used.
+fn create_scoped_user(args: &CreateScopedUserArgs, io: &mut Io<'_>) -> Outcome {
+    let user = UserName::parse(&args.user).map_err(|e| exit::usage(io, format!("--user: {e}")))?;
+    let loaded = load_root_files(&args.targets, io)?;
+    if same_file(
+        &args.output,
+        args.targets.device_files.credentials.as_deref(),
+    ) {
+        return Err(exit::usage(
+            io,
+            format!(
+                "-o {} is the root credentials file: write the scoped credentials to a new file",
+                args.output.display()
+            ),
+        ));
+    }
+    let devices = match &args.targets.spec {
+        Some(path) => {
+            snow_validate::Plan::from_spec(&settings::load_spec(path, io)?.spec).devices()
+        }
+        None => loaded.chosen(&args.targets.devices),
+    };
+    if devices.is_empty() {
+        return Err(exit::usage(
+            io,
+            "no devices: the credentials file has no profile and neither --devices nor -f gives one",
+        ));
+    }
+    let mut writer = CredentialsWriter::open(&args.output, args.force).map_err(|e| {
+        let hint = "give -o a new file, or --force to replace this one";
+        exit::usage(io, format!("{e}\n  hint: {hint}"))
+    })?;
+    let options = ScopedUserOptions {
+        user,
+        rotate: args.rotate,
+        config: snow_validate::ClientConfig {
+            iam_port: args.iam_port,
+            ..loaded.config
+        },
+    };
+    let runtime = exit::runtime(io, false)?;
+    let report = runtime.block_on(scoped_user::create_scoped_users(
+        &loaded.credentials,
+        &loaded.trust,
+        &devices,
+        &mut writer,
+        &options,
+    ));
+    io.out(&report.to_string());
+    let written = writer.devices().count();
+    if written > 0 {
+        io.out(&format!(
+            "{}: {written} device profile(s) of user {}, mode 0600; use it as EKSA_AWS_CREDENTIALS_FILE\n",
+            args.output.display(),
+            report.user
+        ));
+    }
+    Ok(ExitCode::from(if report.has_failures() {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    }))
+}
+
+/// The root credentials file and CA bundle; their findings on stderr, an unusable one exit 2.
+fn load_root_files(
+    targets: &DeviceTargets,
+    io: &mut Io<'_>,
+) -> Result<snow_validate::LoadedFiles, ExitCode> {
+    let paths = settings::device_paths(&targets.device_files);
+    let files = snow_provision::preflight::device_files(paths, targets.timeout);
+    let loaded = files.and_then(snow_validate::load_files).map_err(|f| {
+        io.err(&output::diagnostic(&f, "credentials", None));
+        ExitCode::from(exit::USAGE)
+    })?;
+    if !loaded.findings.is_empty() {
+        let files = [
+            &targets.device_files.credentials,
+            &targets.device_files.ca_bundle,
+        ];
+        let files: Vec<String> = (files.into_iter().flatten())
+            .map(|p| p.display().to_string())
+            .collect();
+        let files: Vec<&str> = files.iter().map(String::as_str).collect();
+        io.err(&snow_api::finding_text::text(
+            &loaded.findings,
+            "credentials",
+            None,
+            &files,
+        ));
+    }
+    Ok(loaded)
+}
+
+/// Whether `output` is the file `input` names (the same file, however it is spelled).
+fn same_file(output: &std::path::Path, input: Option<&std::path::Path>) -> bool {
+    let Some(input) = input else { return false };
+    match (std::fs::canonicalize(output), std::fs::canonicalize(input)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }

@@ -14,5 +14,6 @@ mod lifecycle;
 mod move_cluster;
 mod preflight;
 mod render;
+mod scoped_user;
 mod self_managed;
 mod spec_commands;
