@@ -9,6 +9,7 @@ use snow_images::{
     DownloadError, ImageStatus, NoProgress, Platforms, Progress, TargetRegistry, download_images,
     import_archive, partial_path, plan_download, plan_import,
 };
+use snow_test_devices::small_disk::SmallDisk;
 use std::{
     path::{Path, PathBuf},
     process::Command,
@@ -794,54 +795,6 @@ fn unpacked_archives_and_skopeo_oci_directories_import_like_the_tar() {
         Archive::open(empty.path()),
         Err(ArchiveError::NoImages { .. })
     ));
-}
-
-/// A tmpfs of a few hundred KiB mounted on a fresh directory (so the archive's disk really
-/// fills up: the kernel answers ENOSPC), unmounted on drop.
-struct SmallDisk {
-    dir: tempfile::TempDir,
-}
-
-impl SmallDisk {
-    fn mount(kib: u64) -> SmallDisk {
-        let dir = tempfile::tempdir().unwrap();
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "snowctl-test"])
-            .arg(dir.path())
-            .output();
-        match out {
-            Ok(o) if o.status.success() => SmallDisk { dir },
-            Ok(o) => panic!(
-                "this test fills a small filesystem and needs to mount a tmpfs, which takes root (CI runs as root): `mount -t tmpfs` said: {}",
-                String::from_utf8_lossy(&o.stderr).trim()
-            ),
-            Err(e) => panic!("this test needs `mount` (util-linux) to mount a tmpfs: {e}"),
-        }
-    }
-
-    /// Gives the filesystem more room (its content stays).
-    fn grow(&self, kib: u64) {
-        let out = Command::new("mount")
-            .args(["-o", &format!("remount,size={kib}k")])
-            .arg(self.dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "remount: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
-    }
 }
 
 /// The blobs fetched (`blob_started`: only called when a blob is read from the source) and the
