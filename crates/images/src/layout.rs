@@ -227,7 +227,7 @@ impl Writer {
             .create(true)
             .truncate(false)
             .open(&partial)
-            .map_err(|e| io_error("cannot open", &partial, e))?;
+            .map_err(|e| OpenFail::Io(write_error("cannot open", &partial, e)))?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
