@@ -949,3 +949,68 @@ fn a_full_disk_leaves_a_resumable_archive_and_the_error_says_so() {
         }
     }
 }
+
+#[test]
+fn the_helm_chart_is_read_from_the_archive_with_its_digest_checked() {
+    let source = Registry::start(None);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("artifacts.tar");
+    let rt = rt();
+    let tgz = support::random_bytes(20 * 1024);
+    let (chart, image) = rt.block_on(async {
+        let src = support::client(&[&source], None);
+        let chart =
+            support::push_helm_chart(&src, &source, "eks/cilium/cilium", "1.19.4-1", &tgz).await;
+        let image = support::push_image(
+            &src,
+            &source,
+            "eks/cilium/cilium",
+            "v1.19.4-1",
+            1,
+            1024,
+            &[],
+        )
+        .await;
+        (chart, image)
+    });
+    let config = download_config(&source, &file);
+    let plan = plan_download(
+        &[uri(&chart), uri(&image)],
+        config.source_registry.as_deref(),
+    )
+    .unwrap();
+    let report = rt.block_on(download_images(&plan, &config, Arc::new(NoProgress)));
+    assert!(report.error.is_none(), "{report:#?}");
+    drop(source);
+
+    let archive = Archive::open(&file).unwrap();
+    assert_eq!(archive.helm_chart(&uri(&chart)).unwrap(), tgz);
+    let error = archive.helm_chart(&uri(&image)).unwrap_err().to_string();
+    assert!(
+        error.contains(&uri(&image)) && error.contains("is not a Helm chart"),
+        "{error}"
+    );
+    let missing = format!("{PREFIX}/eks/cilium/cilium:9.9.9");
+    let error = archive.helm_chart(&missing).unwrap_err().to_string();
+    assert!(
+        error.contains(file.to_str().unwrap())
+            && error.contains(&format!("the Helm chart {missing} is not in the archive")),
+        "{error}"
+    );
+    // A flipped byte in the chart's layer: named, never returned.
+    let layer = &chart.layers[0];
+    let (offset, size) = entry_offset(
+        &file,
+        &format!("blobs/sha256/{}", layer.trim_start_matches("sha256:")),
+    );
+    flip(&file, offset + size / 2);
+    let error = Archive::open(&file)
+        .unwrap()
+        .helm_chart(&uri(&chart))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(layer.as_str()) && error.contains("corrupt"),
+        "{error}"
+    );
+}
