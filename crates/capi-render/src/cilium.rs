@@ -46,23 +46,33 @@ pub struct HelmTemplate {
 }
 
 impl HelmTemplate {
-    /// The arguments of `helm template` (the values come on stdin: `-f -`).
+    /// The arguments of `helm template` (the values come on stdin: `-f -`). For a chart file
+    /// ([`HelmTemplate::with_chart_file`]) there is no `--version` and no registry flag.
     pub fn args(&self) -> Vec<String> {
-        [
-            "template",
-            &self.chart,
-            "--version",
-            &self.version,
+        let mut args = vec!["template", &self.chart];
+        if self.chart.starts_with("oci://") {
+            args.extend(["--version", &self.version]);
+        }
+        args.extend([
             "--namespace",
             NAMESPACE,
             "--kube-version",
             &self.kube_version,
-            "--insecure-skip-tls-verify",
-            "-f",
-            "-",
-        ]
-        .map(str::to_owned)
-        .to_vec()
+        ]);
+        if self.chart.starts_with("oci://") {
+            args.push("--insecure-skip-tls-verify");
+        }
+        args.extend(["-f", "-"]);
+        args.into_iter().map(str::to_owned).collect()
+    }
+
+    /// The same invocation with the chart read from a file (the `.tgz` of the bundle's chart,
+    /// e.g. taken from an offline archive) instead of pulled from a registry: no registry, so no
+    /// login either. The version stays, for what is said about the chart.
+    pub fn with_chart_file(mut self, path: &std::path::Path) -> HelmTemplate {
+        self.chart = path.display().to_string();
+        self.login = None;
+        self
     }
 
     /// The arguments of `helm registry login` for `username` (the password goes on stdin), when

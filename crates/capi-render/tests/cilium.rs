@@ -107,6 +107,26 @@ fn every_setting_with_an_authenticated_mirror_and_a_proxy() {
     let t = invocation(&s);
     assert_eq!(t.chart, "oci://10.1.2.3:5000/ecr-public/eks/cilium/cilium");
     assert_eq!(t.login.as_deref(), Some("10.1.2.3:5000"));
+    // The chart read from a file (an offline archive's): no registry, so no version, no
+    // registry flag and no login; the values and environment are the same.
+    let file = t
+        .clone()
+        .with_chart_file(std::path::Path::new("/tmp/x/cilium-1.19.4-1.tgz"));
+    assert_eq!(
+        file.args(),
+        [
+            "template",
+            "/tmp/x/cilium-1.19.4-1.tgz",
+            "--namespace",
+            "kube-system",
+            "--kube-version",
+            "1.33",
+            "-f",
+            "-",
+        ]
+    );
+    assert_eq!(file.login, None);
+    assert_eq!((&file.values, &file.env), (&t.values, &t.env));
     // Images keep their registry: the nodes' containerd mirrors the pulls.
     assert_eq!(
         t.values["image"]["repository"],

@@ -25,6 +25,9 @@ use std::{
 /// The most bytes of a manifest, an index, a config or a JSON file read into memory.
 pub const JSON_MAX: u64 = 16 << 20;
 
+/// The media type of a Helm chart's content layer in an OCI registry.
+pub const HELM_CHART_LAYER: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
+
 /// Chunks a blob is read in.
 const CHUNK: usize = 512 << 10;
 
@@ -73,6 +76,16 @@ pub enum ArchiveError {
     NoImages {
         /// The archive.
         path: PathBuf,
+    },
+    /// A Helm chart asked for is not in the archive, or not a Helm chart, or corrupt.
+    #[error("{path}: the Helm chart {chart} {message}")]
+    Chart {
+        /// The archive.
+        path: PathBuf,
+        /// The chart's URI (its name in the archive).
+        chart: String,
+        /// What is wrong.
+        message: String,
     },
     /// `index.json`, `manifest.json` or a config cannot be read.
     #[error("{path}: {file}: {message}")]
@@ -591,6 +604,55 @@ impl Archive {
             .map(|f| Ok((f.clone(), text(&f)?)))
             .collect::<Result<_, String>>()?;
         Ok((bundles, eksd))
+    }
+
+    /// The Helm chart stored as the OCI artifact named `uri` (as `helm push` writes it: a
+    /// manifest whose layer is the chart's `.tgz`, media type
+    /// `application/vnd.cncf.helm.chart.content.v1.tar+gzip`): the `.tgz` bytes, their digest
+    /// checked. At most [`JSON_MAX`] bytes.
+    pub fn helm_chart(&self, uri: &str) -> Result<Vec<u8>, ArchiveError> {
+        let fail = |message: String| ArchiveError::Chart {
+            path: self.path.clone(),
+            chart: uri.to_owned(),
+            message,
+        };
+        let image = (self.images.iter())
+            .find(|i| i.name.as_deref() == Some(uri))
+            .ok_or_else(|| {
+                fail(format!(
+                    "is not in the archive: download the artifacts again with the Bundles that name it (`snowctl download artifacts` stores every image of the selected Kubernetes versions, the chart among them){}",
+                    self.truncation_note()
+                ))
+            })?;
+        let body = self.manifest(&image.digest).map_err(&fail)?;
+        let manifest: Value = serde_json::from_slice(&body)
+            .map_err(|e| fail(format!("has a manifest that is not JSON: {e}")))?;
+        let layer = (manifest.get("layers").and_then(Value::as_array))
+            .into_iter()
+            .flatten()
+            .find(|l| {
+                matches!(
+                    l.get("mediaType").and_then(Value::as_str),
+                    Some(HELM_CHART_LAYER | "application/tar+gzip")
+                )
+            })
+            .ok_or_else(|| {
+                fail(format!(
+                    "is not a Helm chart: its manifest {} has no {HELM_CHART_LAYER} layer",
+                    image.digest
+                ))
+            })?;
+        let digest = (layer.get("digest").and_then(Value::as_str))
+            .ok_or_else(|| fail("has a chart layer without a digest".into()))?;
+        let entry = self.blob_entry(digest).map_err(&fail)?;
+        let bytes = self.read_entry(entry, JSON_MAX).map_err(&fail)?;
+        let got = sha256(&bytes);
+        if got != digest {
+            return Err(fail(format!(
+                "layer {digest}: its bytes in the archive hash to {got} (the archive is corrupt)"
+            )));
+        }
+        Ok(bytes)
     }
 
     /// Why blobs may be missing: the archive is cut short (when it is).

@@ -46,6 +46,57 @@ pub struct DownloadConfig {
     pub files: Vec<ArchiveFile>,
 }
 
+/// Why a download did not finish its archive. The partial file (`FILE.partial`) is kept in
+/// every case but [`DownloadError::Open`], and the same download run again resumes it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DownloadError {
+    /// The archive could not be opened or started (a file snowctl did not write, another
+    /// process writing it, an IO error).
+    #[error("{message}")]
+    Open {
+        /// What went wrong, with the path.
+        message: String,
+    },
+    /// The filesystem holding the archive has no space left (ENOSPC, or the quota is reached).
+    #[error(
+        "no space left on the disk holding {}: the partial archive is kept; free space there (or move it to a disk with room and write the archive there, under the same name without `.partial`), then run the same download again: it resumes and fetches only what is missing",
+        partial.display()
+    )]
+    DiskFull {
+        /// The partial archive.
+        partial: PathBuf,
+    },
+    /// Some images could not be downloaded (the report says which and why).
+    #[error(
+        "{failed} image(s) failed: the archive is not finished; {} is kept and a re-run resumes it",
+        partial.display()
+    )]
+    ImagesFailed {
+        /// How many.
+        failed: usize,
+        /// The partial archive.
+        partial: PathBuf,
+    },
+    /// Every image is in, but writing the archive's end failed.
+    #[error("{message}; {} is kept and a re-run resumes it", partial.display())]
+    Finish {
+        /// What went wrong.
+        message: String,
+        /// The partial archive.
+        partial: PathBuf,
+    },
+}
+
+fn display<S: serde::Serializer>(
+    error: &Option<DownloadError>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match error {
+        Some(e) => serializer.serialize_some(&e.to_string()),
+        None => serializer.serialize_none(),
+    }
+}
+
 /// The whole run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DownloadReport {
@@ -54,9 +105,10 @@ pub struct DownloadReport {
     pub report: CopyReport,
     /// The finished archive, when every image is in it.
     pub archive: Option<ArchiveSummary>,
-    /// Why the archive was not finished (images failed, or writing its end failed); the partial
-    /// file is kept, and a re-run resumes it.
-    pub error: Option<String>,
+    /// Why the archive was not finished (images failed, the disk is full, writing its end
+    /// failed); the partial file is kept, and a re-run resumes it. Serialized as its message.
+    #[serde(serialize_with = "display")]
+    pub error: Option<DownloadError>,
 }
 
 impl std::fmt::Display for DownloadReport {
@@ -162,6 +214,14 @@ impl Engine {
             tally.skipped += 1;
             self.progress.blob_done(index, &desc.digest);
             return Ok(());
+        }
+        if self.writer.disk_full() {
+            // Nothing more can be written: fetching it would only waste the transfer.
+            return Err(format!(
+                "blob {} not fetched: the disk holding {} is full",
+                desc.digest,
+                self.writer.partial().display()
+            ));
         }
         let deadline = self.reg.limits.blob_deadline(size);
         let progress = self.progress.clone();
@@ -403,14 +463,10 @@ pub async fn download_images_with_limits(
         .count();
     let partial = engine.writer.partial().to_owned();
     let used = engine.used.into_inner().unwrap_or_default();
-    let (archive, error) = if failed > 0 {
-        (
-            None,
-            Some(format!(
-                "{failed} image(s) failed: the archive is not finished; {} is kept and a re-run resumes it",
-                partial.display()
-            )),
-        )
+    let (archive, error) = if engine.writer.disk_full() {
+        (None, Some(DownloadError::DiskFull { partial }))
+    } else if failed > 0 {
+        (None, Some(DownloadError::ImagesFailed { failed, partial }))
     } else {
         match engine.writer.finish(
             &entries,
@@ -419,13 +475,7 @@ pub async fn download_images_with_limits(
             &config.platforms.to_string(),
         ) {
             Ok(summary) => (Some(summary), None),
-            Err(e) => (
-                None,
-                Some(format!(
-                    "{e}; {} is kept and a re-run resumes it",
-                    partial.display()
-                )),
-            ),
+            Err(e) => (None, Some(e)),
         }
     };
     DownloadReport {

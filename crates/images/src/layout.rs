@@ -31,8 +31,14 @@
 //! written. A region whose blob is no longer wanted stays as `snowctl/unused/sha256/<hex>`
 //! (readers ignore it). Interruptions are safe; a power loss may leave a blob whose bytes did not
 //! reach the disk, which the import's digest check catches.
+//!
+//! A full disk (ENOSPC, or EDQUOT) is such an interruption: the write that fails leaves its
+//! region pending, the blobs not yet started are not fetched, and the download ends with
+//! [`DownloadError::DiskFull`] naming `FILE.partial`. Once there is room (space freed, or
+//! `FILE.partial` moved to another disk and the download given the same name there without
+//! `.partial`) the same download resumes it.
 
-use crate::{registry::hex_digest, tar};
+use crate::{download::DownloadError, registry::hex_digest, tar};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::{
@@ -40,7 +46,10 @@ use std::{
     fs::{File, OpenOptions},
     os::unix::fs::FileExt,
     path::{Path, PathBuf},
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
 };
 
 /// Where extra files go in the archive: `snowctl/manifests/<path>`.
@@ -112,6 +121,18 @@ pub(crate) enum Wrote {
     Bytes(u64),
 }
 
+/// Why [`Writer::open`] failed, before it is said as a [`DownloadError`].
+enum OpenFail {
+    Io(DownloadError),
+    Message(String),
+}
+
+impl From<String> for OpenFail {
+    fn from(message: String) -> Self {
+        OpenFail::Message(message)
+    }
+}
+
 /// The writer of `FILE.partial`.
 pub(crate) struct Writer {
     file: File,
@@ -119,6 +140,8 @@ pub(crate) struct Writer {
     output: PathBuf,
     state: Mutex<State>,
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Set when a write failed because the filesystem is full (or the quota reached).
+    disk_full: AtomicBool,
 }
 
 fn hex_of(digest: &str) -> Result<&str, String> {
@@ -139,6 +162,28 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> String {
     format!("{what} {}: {e}", path.display())
 }
 
+/// ENOSPC or EDQUOT: the filesystem has no room (for this user) left.
+pub(crate) fn is_disk_full(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    )
+}
+
+/// The error of a failed write to the partial archive: [`DownloadError::DiskFull`] when the
+/// filesystem is full, else what failed.
+fn write_error(what: &str, partial: &Path, e: std::io::Error) -> DownloadError {
+    if is_disk_full(&e) {
+        DownloadError::DiskFull {
+            partial: partial.to_owned(),
+        }
+    } else {
+        DownloadError::Open {
+            message: io_error(what, partial, e),
+        }
+    }
+}
+
 /// `FILE.partial` beside `FILE`.
 pub fn partial_path(output: &Path) -> PathBuf {
     let mut name = output.file_name().unwrap_or_default().to_os_string();
@@ -149,7 +194,14 @@ pub fn partial_path(output: &Path) -> PathBuf {
 impl Writer {
     /// Opens `output.partial` to resume it, or reopens a finished `output` written by snowctl,
     /// or starts a new one. Another writer of the same file is refused (a file lock).
-    pub(crate) fn open(output: &Path) -> Result<Writer, String> {
+    pub(crate) fn open(output: &Path) -> Result<Writer, DownloadError> {
+        Self::open_inner(output).map_err(|e| match e {
+            OpenFail::Io(e) => e,
+            OpenFail::Message(message) => DownloadError::Open { message },
+        })
+    }
+
+    fn open_inner(output: &Path) -> Result<Writer, OpenFail> {
         let partial = partial_path(output);
         if !partial.exists() && output.exists() {
             let file = File::open(output).map_err(|e| io_error("cannot open", output, e))?;
@@ -161,10 +213,10 @@ impl Writer {
             let ours = scan.entries.first().is_some_and(|e| e.name == "oci-layout")
                 && scan.entries.iter().any(|e| e.name == ARCHIVE_JSON);
             if !ours {
-                return Err(format!(
+                return Err(OpenFail::Message(format!(
                     "{} exists and was not written by snowctl: remove it or choose another output",
                     output.display()
-                ));
+                )));
             }
             std::fs::rename(output, &partial).map_err(|e| io_error("cannot rename", output, e))?;
         }
@@ -175,17 +227,17 @@ impl Writer {
             .create(true)
             .truncate(false)
             .open(&partial)
-            .map_err(|e| io_error("cannot open", &partial, e))?;
+            .map_err(|e| OpenFail::Io(write_error("cannot open", &partial, e)))?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(format!(
+                return Err(OpenFail::Message(format!(
                     "{} is being written by another process",
                     partial.display()
-                ));
+                )));
             }
             Err(std::fs::TryLockError::Error(e)) => {
-                return Err(io_error("cannot lock", &partial, e));
+                return Err(OpenFail::Message(io_error("cannot lock", &partial, e)));
             }
         }
         let mut state = State {
@@ -200,10 +252,10 @@ impl Writer {
             let scan =
                 tar::scan(&file, length).map_err(|e| io_error("cannot read", &partial, e))?;
             if scan.entries.first().map(|e| e.name.as_str()) != Some("oci-layout") {
-                return Err(format!(
+                return Err(OpenFail::Message(format!(
                     "{} was not written by snowctl (it does not start with oci-layout): remove it",
                     partial.display()
-                ));
+                )));
             }
             let mut end = match scan.end {
                 tar::End::Marker(o) | tar::End::Eof(o) | tar::End::BadHeader(o) => o,
@@ -241,11 +293,15 @@ impl Writer {
                 .map_err(|e| io_error("cannot truncate", &partial, e))?;
         } else {
             let header = tar::file_header("oci-layout", OCI_LAYOUT.len() as u64)?;
-            write_at(&file, &header, 0, &partial)?;
-            write_at(&file, OCI_LAYOUT, tar::BLOCK, &partial)?;
+            let write = |bytes: &[u8], offset: u64| {
+                file.write_all_at(bytes, offset)
+                    .map_err(|e| OpenFail::Io(write_error("cannot write", &partial, e)))
+            };
+            write(&header, 0)?;
+            write(OCI_LAYOUT, tar::BLOCK)?;
             state.end = tar::BLOCK + tar::padded(OCI_LAYOUT.len() as u64);
             file.set_len(state.end)
-                .map_err(|e| io_error("cannot write", &partial, e))?;
+                .map_err(|e| OpenFail::Io(write_error("cannot write", &partial, e)))?;
         }
         Ok(Writer {
             file,
@@ -253,12 +309,36 @@ impl Writer {
             output: output.to_owned(),
             state: Mutex::new(state),
             locks: Mutex::default(),
+            disk_full: AtomicBool::new(false),
         })
     }
 
     /// The partial file.
     pub(crate) fn partial(&self) -> &Path {
         &self.partial
+    }
+
+    /// Whether a write failed because the filesystem is full.
+    pub(crate) fn disk_full(&self) -> bool {
+        self.disk_full.load(Ordering::SeqCst)
+    }
+
+    /// Writes at `offset` of the partial file; a full filesystem is remembered
+    /// ([`Writer::disk_full`]) and said in the error.
+    fn write_at(&self, bytes: &[u8], offset: u64) -> Result<(), String> {
+        self.file
+            .write_all_at(bytes, offset)
+            .map_err(|e| self.io_failure("cannot write", e))
+    }
+
+    /// What an IO error on the partial file says; a full filesystem is remembered.
+    fn io_failure(&self, what: &str, e: std::io::Error) -> String {
+        if is_disk_full(&e) {
+            self.disk_full.store(true, Ordering::SeqCst);
+            format!("{what} {}: the disk is full ({e})", self.partial.display())
+        } else {
+            io_error(what, &self.partial, e)
+        }
     }
 
     /// Whether the archive has the blob (finished).
@@ -311,7 +391,7 @@ impl Writer {
                     // so no later region can precede a missing header.
                     let header_offset = state.end;
                     let header = tar::file_header(&format!("{PENDING_DIR}sha256/{hex}"), size)?;
-                    write_at(&self.file, &header, header_offset, &self.partial)?;
+                    self.write_at(&header, header_offset)?;
                     state.end = header_offset + tar::BLOCK + tar::padded(size);
                     state.slots.insert(
                         digest.to_owned(),
@@ -336,7 +416,7 @@ impl Writer {
                     "blob {digest}: more than the {size} bytes its descriptor says"
                 ));
             }
-            write_at(&self.file, &chunk, data + written, &self.partial)?;
+            self.write_at(&chunk, data + written)?;
             hasher.update(&chunk);
             written += n;
             on_bytes(n);
@@ -354,15 +434,10 @@ impl Writer {
         }
         let pad = tar::padded(size) - size;
         if pad > 0 {
-            write_at(
-                &self.file,
-                &vec![0u8; pad as usize],
-                data + size,
-                &self.partial,
-            )?;
+            self.write_at(&vec![0u8; pad as usize], data + size)?;
         }
         let header = tar::file_header(&format!("blobs/sha256/{hex}"), size)?;
-        write_at(&self.file, &header, header_offset, &self.partial)?;
+        self.write_at(&header, header_offset)?;
         if let Ok(mut state) = self.state.lock() {
             state.slots.insert(digest.to_owned(), Slot::Done { size });
         }
@@ -389,11 +464,27 @@ impl Writer {
         blobs: &HashMap<String, u64>,
         files: &[ArchiveFile],
         platforms: &str,
+    ) -> Result<ArchiveSummary, DownloadError> {
+        self.finish_inner(images, blobs, files, platforms)
+            .map_err(|message| match self.disk_full() {
+                true => DownloadError::DiskFull {
+                    partial: self.partial.clone(),
+                },
+                false => DownloadError::Finish {
+                    message,
+                    partial: self.partial.clone(),
+                },
+            })
+    }
+
+    fn finish_inner(
+        &self,
+        images: &[IndexEntry],
+        blobs: &HashMap<String, u64>,
+        files: &[ArchiveFile],
+        platforms: &str,
     ) -> Result<ArchiveSummary, String> {
-        let mut state = self
-            .state
-            .into_inner()
-            .map_err(|_| "archive state poisoned")?;
+        let mut state = self.state.lock().map_err(|_| "archive state poisoned")?;
         for (digest, slot) in &state.slots {
             if let Slot::Pending {
                 header_offset,
@@ -402,13 +493,13 @@ impl Writer {
             {
                 let hex = hex_of(digest)?;
                 let header = tar::file_header(&format!("{UNUSED_DIR}sha256/{hex}"), *size)?;
-                write_at(&self.file, &header, *header_offset, &self.partial)?;
+                self.write_at(&header, *header_offset)?;
             }
         }
         let mut append = |name: &str, content: &[u8]| -> Result<(), String> {
             let header = tar::file_header(name, content.len() as u64)?;
-            write_at(&self.file, &header, state.end, &self.partial)?;
-            write_at(&self.file, content, state.end + tar::BLOCK, &self.partial)?;
+            self.write_at(&header, state.end)?;
+            self.write_at(content, state.end + tar::BLOCK)?;
             state.end += tar::BLOCK + tar::padded(content.len() as u64);
             Ok(())
         };
@@ -456,14 +547,14 @@ impl Writer {
             "index.json",
             &serde_json::to_vec(&index).map_err(|e| e.to_string())?,
         )?;
-        write_at(&self.file, &[0u8; 1024], state.end, &self.partial)?;
+        self.write_at(&[0u8; 1024], state.end)?;
         let length = state.end + 1024;
         self.file
             .set_len(length)
-            .map_err(|e| io_error("cannot write", &self.partial, e))?;
+            .map_err(|e| self.io_failure("cannot write", e))?;
         self.file
             .sync_all()
-            .map_err(|e| io_error("cannot sync", &self.partial, e))?;
+            .map_err(|e| self.io_failure("cannot sync", e))?;
         std::fs::rename(&self.partial, &self.output)
             .map_err(|e| io_error("cannot rename", &self.partial, e))?;
         Ok(ArchiveSummary {
@@ -475,9 +566,4 @@ impl Writer {
             files: files.len(),
         })
     }
-}
-
-fn write_at(file: &File, bytes: &[u8], offset: u64, path: &Path) -> Result<(), String> {
-    file.write_all_at(bytes, offset)
-        .map_err(|e| io_error("cannot write", path, e))
 }

@@ -31,7 +31,8 @@ mod tar;
 
 pub use archive::{Archive, ArchiveError, ArchiveFormat, ArchiveImage};
 pub use download::{
-    DownloadConfig, DownloadReport, download_images, download_images_with_limits, plan_download,
+    DownloadConfig, DownloadError, DownloadReport, download_images, download_images_with_limits,
+    plan_download,
 };
 pub use import::{import_archive, import_archive_with_limits, plan_import};
 pub use layout::{ArchiveFile, ArchiveSummary, IndexEntry, partial_path};

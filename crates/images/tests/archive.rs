@@ -6,9 +6,10 @@ use snow_test_devices::registry as support;
 
 use snow_images::{
     Archive, ArchiveError, ArchiveFile, ArchiveFormat, CopyConfig, Credentials, DownloadConfig,
-    ImageStatus, NoProgress, Platforms, Progress, TargetRegistry, download_images, import_archive,
-    partial_path, plan_download, plan_import,
+    DownloadError, ImageStatus, NoProgress, Platforms, Progress, TargetRegistry, download_images,
+    import_archive, partial_path, plan_download, plan_import,
 };
+use snow_test_devices::small_disk::SmallDisk;
 use std::{
     path::{Path, PathBuf},
     process::Command,
@@ -665,7 +666,12 @@ fn a_failed_image_leaves_a_partial_archive_and_a_foreign_file_is_not_overwritten
     assert_eq!(report.report.failed(), 1, "{report:#?}");
     assert!(report.archive.is_none());
     assert!(
-        report.error.as_deref().unwrap().contains(".partial"),
+        report
+            .error
+            .as_ref()
+            .unwrap()
+            .to_string()
+            .contains(".partial"),
         "{report:#?}"
     );
     assert!(partial_path(&file).exists() && !file.exists());
@@ -678,8 +684,9 @@ fn a_failed_image_leaves_a_partial_archive_and_a_foreign_file_is_not_overwritten
     assert!(
         report
             .error
-            .as_deref()
+            .as_ref()
             .unwrap()
+            .to_string()
             .contains("not written by snowctl"),
         "{report:#?}"
     );
@@ -788,4 +795,222 @@ fn unpacked_archives_and_skopeo_oci_directories_import_like_the_tar() {
         Archive::open(empty.path()),
         Err(ArchiveError::NoImages { .. })
     ));
+}
+
+/// The blobs fetched (`blob_started`: only called when a blob is read from the source) and the
+/// blobs finished in the archive (`blob_done`, skips included).
+#[derive(Default)]
+struct Blobs {
+    fetched: std::sync::Mutex<Vec<String>>,
+    done: std::sync::Mutex<Vec<String>>,
+}
+
+impl Progress for Blobs {
+    fn blob_started(&self, _index: usize, digest: &str, _size: u64) {
+        self.fetched.lock().unwrap().push(digest.to_owned());
+    }
+    fn blob_done(&self, _index: usize, digest: &str) {
+        self.done.lock().unwrap().push(digest.to_owned());
+    }
+}
+
+impl Blobs {
+    fn fetched(&self) -> std::collections::BTreeSet<String> {
+        self.fetched.lock().unwrap().iter().cloned().collect()
+    }
+    fn done(&self) -> std::collections::BTreeSet<String> {
+        self.done.lock().unwrap().iter().cloned().collect()
+    }
+}
+
+#[test]
+fn a_full_disk_leaves_a_resumable_archive_and_the_error_says_so() {
+    let source = Registry::start(None);
+    let disk = SmallDisk::mount(512);
+    let file = disk.path().join("artifacts.tar");
+    let partial = partial_path(&file);
+    let rt = rt();
+    // 10 layers of 128 KiB: 1.25 MiB of incompressible bytes for a 512 KiB filesystem.
+    let (a, b) = rt.block_on(async {
+        let src = support::client(&[&source], None);
+        let a =
+            support::push_image(&src, &source, "etcd-io/etcd", "v3.5", 6, 128 * 1024, &[]).await;
+        let b = support::push_image(&src, &source, "cilium/cilium", "v1", 4, 128 * 1024, &[]).await;
+        (a, b)
+    });
+    let layers: std::collections::BTreeSet<String> =
+        a.layers.iter().chain(&b.layers).cloned().collect();
+    let mut config = download_config(&source, &file);
+    config.concurrency = 2;
+    let plan = plan_download(&[uri(&a), uri(&b)], config.source_registry.as_deref()).unwrap();
+
+    // The disk fills up: a typed error naming the partial archive and what to do, the images
+    // failed with the reason, the partial archive kept and no finished one.
+    let first = Arc::new(Blobs::default());
+    let report = rt.block_on(download_images(&plan, &config, first.clone()));
+    let Some(error @ DownloadError::DiskFull { partial: named }) = &report.error else {
+        panic!("not a disk-full error: {report:#?}")
+    };
+    assert_eq!(named, &partial);
+    let message = error.to_string();
+    for part in [
+        partial.to_str().unwrap(),
+        "no space left on the disk",
+        "free space",
+        "run the same download again",
+        "fetches only what is missing",
+    ] {
+        assert!(message.contains(part), "{part:?} not in: {message}");
+    }
+    assert!(report.archive.is_none());
+    assert!(report.report.failed() >= 1, "{report:#?}");
+    let reasons: Vec<&str> = (report.report.images.iter())
+        .filter_map(|i| match &i.status {
+            ImageStatus::Failed { error } => Some(error.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r.contains("the disk is full")),
+        "{reasons:?}"
+    );
+    assert!(partial.exists() && !file.exists());
+    let done_first = first.done();
+    assert!(
+        !done_first.is_empty(),
+        "nothing was written before the disk filled up"
+    );
+
+    // A little more room, still not enough: the re-run resumes (fetching none of what is in),
+    // then fills the disk again and says so again.
+    disk.grow(896);
+    let second = Arc::new(Blobs::default());
+    let report = rt.block_on(download_images(&plan, &config, second.clone()));
+    assert!(
+        matches!(report.error, Some(DownloadError::DiskFull { .. })),
+        "{report:#?}"
+    );
+    assert!(
+        second.fetched().is_disjoint(&done_first),
+        "fetched again: {:?}",
+        second
+            .fetched()
+            .intersection(&done_first)
+            .collect::<Vec<_>>()
+    );
+    let done_second = second.done();
+    assert!(
+        done_second.is_superset(&done_first) && done_second.len() > done_first.len(),
+        "no progress: {done_first:?} then {done_second:?}"
+    );
+
+    // Moved to a disk with room (the same name beside the output given), the download finishes
+    // with only the missing blobs fetched.
+    let big = tempfile::tempdir().unwrap();
+    let moved = big.path().join("artifacts.tar");
+    std::fs::copy(&partial, partial_path(&moved)).unwrap();
+    std::fs::remove_file(&partial).unwrap();
+    config.output = moved.clone();
+    let third = Arc::new(Blobs::default());
+    let report = rt.block_on(download_images(&plan, &config, third.clone()));
+    assert!(report.error.is_none(), "{report:#?}");
+    assert_eq!(report.report.failed(), 0, "{report:#?}");
+    assert!(moved.exists() && !partial_path(&moved).exists());
+    let fetched = third.fetched();
+    assert!(
+        fetched.is_disjoint(&done_second),
+        "fetched again: {:?}",
+        fetched.intersection(&done_second).collect::<Vec<_>>()
+    );
+    // Over the three runs every blob (10 layers, 2 configs) was fetched into the archive once.
+    let all: std::collections::BTreeSet<String> = done_second.union(&fetched).cloned().collect();
+    assert!(all.is_superset(&layers), "{all:?}");
+    assert_eq!(all.len(), 12, "{all:?}");
+    assert_eq!(fetched.len(), 12 - done_second.len(), "{fetched:?}");
+
+    // skopeo reads the finished archive: it copies each image out of it, verifying every blob.
+    for image in [&a, &b] {
+        let raw = skopeo(&[
+            "inspect",
+            "--raw",
+            &format!("oci-archive:{}:{}", moved.display(), uri(image)),
+        ]);
+        assert_eq!(raw_digest(&raw), image.digest);
+        let out = big.path().join(image.path.replace('/', "-"));
+        skopeo(&[
+            "copy",
+            "-q",
+            &format!("oci-archive:{}:{}", moved.display(), uri(image)),
+            &format!("dir:{}", out.display()),
+        ]);
+        for layer in &image.layers {
+            let hex = layer.trim_start_matches("sha256:");
+            assert!(out.join(hex).exists(), "{layer} not copied by skopeo");
+        }
+    }
+}
+
+#[test]
+fn the_helm_chart_is_read_from_the_archive_with_its_digest_checked() {
+    let source = Registry::start(None);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("artifacts.tar");
+    let rt = rt();
+    let tgz = support::random_bytes(20 * 1024);
+    let (chart, image) = rt.block_on(async {
+        let src = support::client(&[&source], None);
+        let chart =
+            support::push_helm_chart(&src, &source, "eks/cilium/cilium", "1.19.4-1", &tgz).await;
+        let image = support::push_image(
+            &src,
+            &source,
+            "eks/cilium/cilium",
+            "v1.19.4-1",
+            1,
+            1024,
+            &[],
+        )
+        .await;
+        (chart, image)
+    });
+    let config = download_config(&source, &file);
+    let plan = plan_download(
+        &[uri(&chart), uri(&image)],
+        config.source_registry.as_deref(),
+    )
+    .unwrap();
+    let report = rt.block_on(download_images(&plan, &config, Arc::new(NoProgress)));
+    assert!(report.error.is_none(), "{report:#?}");
+    drop(source);
+
+    let archive = Archive::open(&file).unwrap();
+    assert_eq!(archive.helm_chart(&uri(&chart)).unwrap(), tgz);
+    let error = archive.helm_chart(&uri(&image)).unwrap_err().to_string();
+    assert!(
+        error.contains(&uri(&image)) && error.contains("is not a Helm chart"),
+        "{error}"
+    );
+    let missing = format!("{PREFIX}/eks/cilium/cilium:9.9.9");
+    let error = archive.helm_chart(&missing).unwrap_err().to_string();
+    assert!(
+        error.contains(file.to_str().unwrap())
+            && error.contains(&format!("the Helm chart {missing} is not in the archive")),
+        "{error}"
+    );
+    // A flipped byte in the chart's layer: named, never returned.
+    let layer = &chart.layers[0];
+    let (offset, size) = entry_offset(
+        &file,
+        &format!("blobs/sha256/{}", layer.trim_start_matches("sha256:")),
+    );
+    flip(&file, offset + size / 2);
+    let error = Archive::open(&file)
+        .unwrap()
+        .helm_chart(&uri(&chart))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(layer.as_str()) && error.contains("corrupt"),
+        "{error}"
+    );
 }

@@ -315,7 +315,8 @@ fn policy_always_appends_the_allow_all_policies() {
 }
 
 /// Real helm, opt-in: `SNOWCTL_E2E_HELM=1 SNOWCTL_E2E_CILIUM_CHART=/path/to/cilium-chart.tgz`.
-/// The chart path replaces the OCI reference so the render needs no network.
+/// The chart file replaces the OCI reference (as `create --artifacts` does) so the render needs no
+/// network.
 #[test]
 #[allow(clippy::print_stderr, reason = "a skipped opt-in test says so")]
 fn real_helm_renders_a_local_cilium_chart() {
@@ -333,8 +334,9 @@ fn real_helm_renders_a_local_cilium_chart() {
     let s = spec(&[]);
     let inputs = ReleaseInputs::embedded().unwrap();
     let release = inputs.resolve(&s, None).unwrap();
-    let mut template = capi_render::cilium::helm_template(&s, &release).unwrap();
-    template.chart = PathBuf::from(chart).display().to_string();
+    let template = capi_render::cilium::helm_template(&s, &release)
+        .unwrap()
+        .with_chart_file(&PathBuf::from(chart));
     let manifest = render_template(
         &template,
         &HelmOptions {

@@ -14,6 +14,9 @@ pub enum Cni {
     /// `helm template` of the bundle's chart with EKS Anywhere's values (`helm` on `PATH`, the
     /// mirror login when the spec authenticates), as EKS Anywhere renders it.
     Helm,
+    /// `helm template` as [`Cni::Helm`], of the bundle's chart read from this `.tgz` file (taken
+    /// from an offline archive: `snowctl create cluster --artifacts`) instead of pulled.
+    HelmChartFile(std::path::PathBuf),
 }
 
 impl Cni {
@@ -32,6 +35,22 @@ impl Cni {
                     ..HelmOptions::default()
                 };
                 let text = helm::render(req.spec, req.release, &options)?;
+                CniManifest::parse(&text).map_err(ProvisionError::HelmManifest)
+            }
+            Cni::HelmChartFile(chart) => {
+                step(
+                    on_event,
+                    format!(
+                        "Rendering Cilium with helm template from the chart file {}",
+                        chart.display()
+                    ),
+                );
+                let text = helm::render_chart_file(
+                    req.spec,
+                    req.release,
+                    &chart,
+                    &HelmOptions::default(),
+                )?;
                 CniManifest::parse(&text).map_err(ProvisionError::HelmManifest)
             }
         }

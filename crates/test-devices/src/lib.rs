@@ -13,6 +13,8 @@
 //! - [`InMemoryDevice`]: a [`snow_validate::Device`] with no network, optionally slowed down.
 //! - [`registry`]: Debian's `docker-registry` (distribution) on loopback, plain HTTP or TLS, and
 //!   small images of our own pushed to it.
+//! - [`small_disk`]: a tmpfs of a few hundred KiB that really fills up (ENOSPC), for the
+//!   full-disk tests (mounting takes root).
 //! - [`https`]: the TLS + HTTP/1 serving loop the stand-ins share (the Kubernetes API stand-in in
 //!   `snow-test-kube` uses it too).
 //!
@@ -26,6 +28,7 @@ pub mod https;
 mod memory;
 mod moto;
 pub mod registry;
+pub mod small_disk;
 
 pub use ca::{ServerCertificate, TestCa};
 pub use device_api::{

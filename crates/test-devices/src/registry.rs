@@ -365,3 +365,44 @@ pub async fn has_blob(client: &Client, registry: &Registry, path: &str, digest: 
     let r = Reference::with_tag(registry.host.clone(), path.into(), "x".into());
     client.blob_exists(&r, digest).await.unwrap()
 }
+
+/// Pushes a Helm chart as `helm push` stores it: an OCI manifest with the Helm config media type
+/// and one layer, the chart's `.tgz` (`chart`); returns what was pushed (`layers`: the `.tgz`'s
+/// digest).
+pub async fn push_helm_chart(
+    client: &Client,
+    registry: &Registry,
+    path: &str,
+    tag: &str,
+    chart: &[u8],
+) -> Pushed {
+    let r = Reference::with_tag(registry.host.clone(), path.into(), tag.into());
+    let config = format!(
+        r#"{{"name":"{}","version":"{tag}","apiVersion":"v2"}}"#,
+        path.rsplit('/').next().unwrap_or(path)
+    );
+    let config_digest = push_blob(client, &r, config.as_bytes()).await;
+    let layer = push_blob(client, &r, chart).await;
+    let manifest = format!(
+        r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{{"mediaType":"application/vnd.cncf.helm.config.v1+json","digest":"{config_digest}","size":{}}},"layers":[{{"mediaType":"application/vnd.cncf.helm.chart.content.v1.tar+gzip","digest":"{layer}","size":{}}}]}}"#,
+        config.len(),
+        chart.len()
+    );
+    client
+        .push_manifest_raw(
+            &r,
+            manifest.clone().into_bytes(),
+            "application/vnd.oci.image.manifest.v1+json"
+                .parse()
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    Pushed {
+        path: path.into(),
+        tag: tag.into(),
+        digest: sha256(manifest.as_bytes()),
+        platforms: vec![],
+        layers: vec![layer],
+    }
+}

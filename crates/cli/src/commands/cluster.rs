@@ -24,9 +24,16 @@ use std::{path::PathBuf, process::ExitCode, time::Duration};
 /// or, with none, from nothing through a bootstrap cluster (the cluster then manages itself).
 pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let (spec, render, management) = open(&args.render, &args.management, "create", io)?;
+    let (cni, _chart) = cni(
+        args.cni_manifest.as_deref(),
+        &args.render,
+        &spec,
+        &render,
+        io,
+    )?;
     let options = provision::CreateOptions {
         checks: checks(args.skip_validations, args.skip_ip_check),
-        cni: cni(args.cni_manifest.as_deref(), io)?,
+        cni,
         wait: settings::waits(&args.waits),
         force: args.force,
     };
@@ -106,12 +113,19 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
     let Some(management) = management else {
         return Err(exit::usage(io, "upgrade works on a management cluster"));
     };
+    let (cni, _chart) = match args.dry_run {
+        true => (Cni::Helm, None),
+        false => cni(
+            args.cni_manifest.as_deref(),
+            &args.render,
+            &spec,
+            &render,
+            io,
+        )?,
+    };
     let options = provision::UpgradeOptions {
         checks: checks(args.skip_validations || args.dry_run, true),
-        cni: match args.dry_run {
-            true => Cni::Helm,
-            false => cni(args.cni_manifest.as_deref(), io)?,
-        },
+        cni,
         wait: settings::waits(&args.waits),
         dry_run: args.dry_run,
     };
@@ -401,12 +415,42 @@ fn checks(skip: bool, skip_ip_check: bool) -> Checks {
     }
 }
 
-/// `--cni-manifest FILE`, read now, else helm's.
-fn cni(path: Option<&std::path::Path>, io: &mut Io<'_>) -> Result<Cni, ExitCode> {
-    match path {
-        Some(path) => settings::read_cni_manifest(path, io).map(Cni::Given),
-        None => Ok(Cni::Helm),
+/// `--cni-manifest FILE`, read now; else with `--artifacts` the bundle's Cilium chart taken
+/// from the archive into a temporary file (removed with the returned directory) for helm, so
+/// no registry is asked for it; else helm pulls the chart.
+fn cni(
+    path: Option<&std::path::Path>,
+    args: &RenderArgs,
+    spec: &SpecFile,
+    render: &RenderSettings,
+    io: &mut Io<'_>,
+) -> Result<(Cni, Option<tempfile::TempDir>), ExitCode> {
+    if let Some(path) = path {
+        return settings::read_cni_manifest(path, io).map(|m| (Cni::Given(m), None));
     }
+    let Some(archive) = &args.release.artifacts else {
+        return Ok((Cni::Helm, None));
+    };
+    let release = render.release(&spec.spec).map_err(|e| exit::usage(io, e))?;
+    let chart = release.bundle.cilium().map_err(|e| exit::usage(io, e))?;
+    let archive = snow_images::Archive::open(archive).map_err(|e| exit::usage(io, e))?;
+    let bytes = archive
+        .helm_chart(&chart.helm_chart.uri)
+        .map_err(|e| exit::usage(io, e))?;
+    let dir = tempfile::Builder::new()
+        .prefix("snowctl-chart-")
+        .tempdir()
+        .map_err(|e| exit::failed(io, format!("cannot create a temporary directory: {e}")))?;
+    let version = chart.helm_chart.tag().unwrap_or("chart");
+    let file = dir.path().join(format!("cilium-{version}.tgz"));
+    std::fs::write(&file, bytes)
+        .map_err(|e| exit::failed(io, format!("cannot write {}: {e}", file.display())))?;
+    io.err(&format!(
+        "Cilium chart {} taken from {}\n",
+        chart.helm_chart.uri,
+        archive.path().display()
+    ));
+    Ok((Cni::HelmChartFile(file), Some(dir)))
 }
 
 /// Says why a workflow stopped, with its findings; exit 2 for input that cannot be used, else 1.

@@ -202,3 +202,70 @@ fn download_artifacts_then_import_from_the_archive_offline() {
         "{out:?}"
     );
 }
+
+/// A download onto a disk that fills up (a real tmpfs: ENOSPC from the kernel) stops with exit 1
+/// and says which file, that the disk is full and what to do; with room again the same command
+/// finishes the archive.
+#[allow(
+    clippy::print_stderr,
+    reason = "the transcript README.md quotes, with `--nocapture`"
+)]
+#[test]
+fn a_full_disk_is_said_and_the_same_command_finishes_once_there_is_room() {
+    let source = Registry::start(None);
+    let disk = snow_test_devices::small_disk::SmallDisk::mount(384);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let uris: Vec<String> = rt.block_on(async {
+        let src = support::client(&[&source], None);
+        let mut uris = Vec::new();
+        for path in ["etcd-io/etcd", "cilium/cilium"] {
+            let p = support::push_image(&src, &source, path, "v1", 4, 128 * 1024, &[]).await;
+            uris.push(format!("public.ecr.aws/{}:{}", p.path, p.tag));
+        }
+        uris
+    });
+    let file = disk.path().join("snow-artifacts.tar");
+    let download = || {
+        let mut cmd = snowctl();
+        cmd.args(["download", "artifacts", "-o", file.to_str().unwrap()])
+            .args(["--image", &uris[0], "--image", &uris[1]])
+            .args(["--source-registry", &source.host, "--source-insecure"])
+            .args(["--bundles", SAMPLE, "--no-components"]);
+        cmd
+    };
+    let out = download().output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    eprintln!(
+        "--- first run, exit {:?}\n{stdout}{stderr}",
+        out.status.code()
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    let partial = format!("{}.partial", file.display());
+    assert!(
+        stderr.contains(&format!(
+            "error: no space left on the disk holding {partial}: the partial archive is kept"
+        )) && stderr.contains("run the same download again"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("the disk is full"), "{stderr}");
+    assert!(std::path::Path::new(&partial).exists() && !file.exists());
+
+    disk.grow(4096);
+    let out = download().output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!(
+        "--- after the disk was given room, exit {:?}\n{stdout}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout.contains("0 failed"), "{stdout}");
+    assert!(file.exists() && !std::path::Path::new(&partial).exists());
+}

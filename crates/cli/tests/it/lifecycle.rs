@@ -1477,3 +1477,252 @@ async fn an_authenticated_mirror_gets_its_secret_and_the_password_is_never_shown
         show(&bad)
     );
 }
+
+/// Runs snowctl without the management flags (download, import), off the runtime's threads.
+async fn snowctl_plain(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"))
+            .args(&args)
+            .env("DOCKER_CONFIG", "/nonexistent-snowctl-test")
+            .output()
+            .expect("snowctl runs")
+    })
+    .await
+    .unwrap()
+}
+
+/// The sample Bundles manifest (EKS Anywhere's format).
+const SAMPLE_BUNDLES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/data/bundles/eksa-bundle-release-sample.yaml"
+);
+
+/// The disconnected site end to end, through the binary: on the "connected machine" every image
+/// of the sample bundle's 1.33/ubuntu list (the Cilium chart among them, pushed as `helm push`
+/// stores a chart) is downloaded from a source registry into one archive; the source is
+/// stopped; at the "site" the archive is imported into the site registry (TLS) and the cluster
+/// is created on the management cluster with `--artifacts` and the site registry as the mirror.
+/// The release comes from the archive's Bundles (not the embedded catalog), the Cilium manifest
+/// from `helm template` (a recording stand-in) of the chart file taken out of the archive: helm
+/// is given a file, never a registry.
+#[allow(
+    clippy::print_stderr,
+    reason = "the transcript README.md quotes, with `--nocapture`"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_from_the_archive_alone_with_the_source_stopped() {
+    use snow_test_devices::registry::{self as support, Registry, Tls};
+    let m = management().await;
+    let tls = Tls::generate();
+    let (source, site) = (Registry::start(None), Registry::start(Some(&tls)));
+    let select = ["--kubernetes-version", "1.33", "--os", "ubuntu"];
+    // The sample with a kube-vip of its own, so what is rendered shows which Bundles were read.
+    let kube_vip =
+        "public.ecr.aws/release-container-registry/kube-vip/kube-vip:v1.2.0-site-archive";
+    let sample = std::fs::read_to_string(SAMPLE_BUNDLES).unwrap();
+    let ours = sample.replace(
+        "kube-vip/kube-vip:v1.2.0-eks-a-v0.0.0-dev-build.1",
+        "kube-vip/kube-vip:v1.2.0-site-archive",
+    );
+    assert_ne!(ours, sample);
+    let bundles_file = m.write_spec("bundles.yaml", &ours);
+    let bundles = ["--bundles", bundles_file.to_str().unwrap()];
+    let owned = |parts: &[&[&str]]| -> Vec<String> {
+        parts.concat().into_iter().map(str::to_owned).collect()
+    };
+
+    // The connected machine: the images the sample bundle lists, pushed to the source.
+    let out = snowctl_plain(owned(&[&["import-images", "--list"], &bundles, &select])).await;
+    assert!(out.status.success(), "{}", show(&out));
+    let uris: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
+    let chart_uri = "public.ecr.aws/eks/cilium/cilium:1.19.4-1";
+    assert!(uris.iter().any(|u| u == chart_uri), "{uris:?}");
+    let chart_dir = m.dir.path().join("chart");
+    std::fs::create_dir_all(chart_dir.join("cilium")).unwrap();
+    std::fs::write(
+        chart_dir.join("cilium/Chart.yaml"),
+        "apiVersion: v2\nname: cilium\nversion: 1.19.4-1\n",
+    )
+    .unwrap();
+    let tgz = chart_dir.join("cilium-1.19.4-1.tgz");
+    let status = std::process::Command::new("tar")
+        .arg("-czf")
+        .arg(&tgz)
+        .arg("-C")
+        .arg(&chart_dir)
+        .arg("cilium")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let src = support::client(&[&source], None);
+    let mut chart = None;
+    for uri in &uris {
+        let (repo, tag) = uri.rsplit_once(':').unwrap();
+        let path = repo.split_once('/').unwrap().1;
+        if uri == chart_uri {
+            let bytes = std::fs::read(&tgz).unwrap();
+            chart = Some(support::push_helm_chart(&src, &source, path, tag, &bytes).await);
+        } else {
+            support::push_image(&src, &source, path, tag, 1, 512, &[]).await;
+        }
+    }
+    let chart = chart.unwrap();
+    let archive = m.dir.path().join("snow-artifacts.tar");
+    let archive_arg = archive.to_str().unwrap();
+    let out = snowctl_plain(owned(&[
+        &["download", "artifacts", "-o", archive_arg],
+        &bundles,
+        &select,
+        &["--source-registry", &source.host, "--source-insecure"],
+        &["--no-components"],
+    ]))
+    .await;
+    eprintln!("--- download artifacts\n{}", show(&out));
+    assert!(out.status.success(), "{}", show(&out));
+    let n = uris.len();
+    assert!(
+        text(&out.stdout).contains(&format!("{n} image(s): {n} downloaded")),
+        "{}",
+        show(&out)
+    );
+    // An archive of one image (so without the chart), for the error below.
+    let small = m.dir.path().join("one-image.tar");
+    let out = snowctl_plain(owned(&[
+        &["download", "artifacts", "-o", small.to_str().unwrap()],
+        &bundles,
+        &["--image", &uris[0]],
+        &["--source-registry", &source.host, "--source-insecure"],
+        &["--no-components"],
+    ]))
+    .await;
+    assert!(out.status.success(), "{}", show(&out));
+
+    // The site: the source is gone (any attempt to reach it fails the run).
+    let source_host = source.host.clone();
+    drop(source);
+    assert!(std::net::TcpStream::connect(&source_host).is_err());
+    let out = snowctl_plain(owned(&[
+        &["import-images", "--from", archive_arg, "-r", &site.host],
+        &["--ca-cert", tls.ca_file.to_str().unwrap()],
+    ]))
+    .await;
+    eprintln!("--- import-images --from\n{}", show(&out));
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        text(&out.stdout).contains(&format!("{n} copied")),
+        "{}",
+        show(&out)
+    );
+    let dst = support::client(&[], Some(&tls.ca_pem));
+    let (_, digest) =
+        support::manifest(&dst, &format!("{}/{}:{}", site.host, chart.path, chart.tag)).await;
+    assert_eq!(digest, chart.digest, "the chart is in the site registry");
+
+    // The cluster, from the archive, through the site registry as the mirror.
+    let (host, port) = site.host.rsplit_once(':').unwrap();
+    let mirror = format!(
+        "  registryMirrorConfiguration:\n    endpoint: \"{host}\"\n    port: \"{port}\"\n    caCertContent: {}\n",
+        serde_json::to_string(&tls.ca_pem).unwrap()
+    );
+    let text_spec = spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large").replacen(
+        "  kubernetesVersion: \"1.33\"\n",
+        &format!("  kubernetesVersion: \"1.33\"\n{mirror}"),
+        1,
+    );
+    assert!(text_spec.contains("registryMirrorConfiguration"));
+    let path = m.write_spec("cluster.yaml", &text_spec);
+    let bin = m.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = m.dir.path().join("helm.log");
+    let helm = bin.join("helm");
+    // Records its arguments, the chart file's digest (when its second argument is a file) and
+    // the values on stdin, then prints the fixture as `helm template` would.
+    std::fs::write(
+        &helm,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{log}'\nif [ -f \"$2\" ]; then echo \"chart sha256:$(sha256sum < \"$2\" | cut -d' ' -f1)\" >> '{log}'; fi\ncat >> '{log}'\ncat '{CILIUM}'\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&helm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let search = format!("{}:/usr/bin:/bin", bin.display());
+    let create = |archive: &str| {
+        let mut args = vec!["create", "cluster", "-f", path.to_str().unwrap()];
+        args.extend(&FAST[..4]);
+        args.extend(["--artifacts", archive]);
+        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+
+    // Without the chart in the archive: said, with the archive and the chart, before anything
+    // is applied.
+    let args = create(small.to_str().unwrap());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = m
+        .snowctl_env(&args, &m.kubeconfig, &[("PATH", &search)])
+        .await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(small.to_str().unwrap())
+            && stderr.contains(&format!("the Helm chart {chart_uri} is not in the archive")),
+        "{stderr}"
+    );
+    assert!(!log.exists());
+    assert!(m.get(CORE, "Cluster", "edge").is_none());
+
+    let args = create(archive_arg);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = m
+        .snowctl_env(&args, &m.kubeconfig, &[("PATH", &search)])
+        .await;
+    eprintln!("--- snowctl {}\n{}", args.join(" "), show(&out));
+    assert!(out.status.success(), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    for line in [
+        format!("Cilium chart {chart_uri} taken from {archive_arg}\n").as_str(),
+        "Rendering Cilium with helm template from the chart file ",
+        "✅ CNI DaemonSet kube-system/cilium ready",
+        "🎉 Cluster edge created!",
+    ] {
+        assert!(stderr.contains(line), "missing {line:?}\n{stderr}");
+    }
+    // helm was given the chart as a file (the archive's, byte for byte), no registry, no login.
+    let log = std::fs::read_to_string(&log).unwrap();
+    let first = log.lines().next().unwrap();
+    let chart_file = first
+        .strip_prefix("template ")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap();
+    assert!(chart_file.ends_with("/cilium-1.19.4-1.tgz"), "{log}");
+    assert_eq!(
+        first,
+        format!("template {chart_file} --namespace kube-system --kube-version 1.33 -f -"),
+        "{log}"
+    );
+    assert!(log.contains(&format!("chart {}", chart.layers[0])), "{log}");
+    assert!(
+        !log.contains("oci://") && !log.contains("registry login"),
+        "{log}"
+    );
+    // The temporary chart file is gone with the run.
+    assert!(!Path::new(chart_file).exists());
+
+    // The release is the archive's Bundles: its kube-vip (which the embedded catalog does not
+    // have), with the mirror's registry configured for containerd.
+    let embedded = include_str!("../../../snow-api/catalog/bundles.yaml");
+    assert!(!embedded.contains(kube_vip));
+    let kcp = m
+        .get(
+            "controlplane.cluster.x-k8s.io/v1beta2",
+            "KubeadmControlPlane",
+            "edge",
+        )
+        .expect("KCP applied")
+        .to_string();
+    assert!(kcp.contains(kube_vip), "{kcp}");
+    assert!(
+        kcp.contains(&site.host),
+        "the mirror is not configured: {kcp}"
+    );
+}

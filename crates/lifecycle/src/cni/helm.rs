@@ -134,6 +134,19 @@ pub fn render(
     render_template(&template, opts)
 }
 
+/// [`render`] with the chart read from the file `chart` (its `.tgz`, e.g. taken from an offline
+/// archive) instead of pulled from the registry: nothing is read from the network, and no
+/// registry login runs.
+pub fn render_chart_file(
+    spec: &ValidSpec,
+    release: &ClusterRelease<'_>,
+    chart: &std::path::Path,
+    opts: &HelmOptions,
+) -> Result<String, HelmError> {
+    let template = capi_render::cilium::helm_template(spec, release)?.with_chart_file(chart);
+    render_template(&template, opts)
+}
+
 /// [`render`] for an already computed invocation.
 pub fn render_template(template: &HelmTemplate, opts: &HelmOptions) -> Result<String, HelmError> {
     if let Some(registry) = &template.login {
