@@ -8,9 +8,8 @@ use snow_lifecycle::{
     Event, LifecycleError,
     bootstrap::{self, Bootstrap, BootstrapCluster, Existing, Kind, KindOptions},
 };
-use snow_test_kube::KubeStandIn;
+use snow_test_kube::{KubeStandIn, kind::FakeKind};
 use std::{
-    os::unix::fs::PermissionsExt,
     path::{Path, PathBuf},
     time::Duration,
 };
@@ -117,70 +116,21 @@ fn kind_config_of_a_1_31_cluster_with_a_registry_mirror() {
 
 /// A `kind` standing in for the real one, as strict about its state: `create cluster` of a
 /// listed name fails as kind's does; `delete cluster` of an absent one succeeds, as kind's does.
-const FAKE_KIND: &str = r#"#!/bin/sh
-state="$FAKE_DIR/clusters"
-for a in "$@"; do printf '%s\n' "$a" >> "$FAKE_DIR/log"; done
-echo --- >> "$FAKE_DIR/log"
-name=""; kubeconfig=""; config=""; image=""
-shift 2
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --name) name="$2"; shift 2 ;;
-    --kubeconfig) kubeconfig="$2"; shift 2 ;;
-    --config) config="$2"; shift 2 ;;
-    --image) image="$2"; shift 2 ;;
-    *) echo "ERROR: unknown flag $1" >&2; exit 1 ;;
-  esac
-done
-case "$CMD" in
-  "get clusters")
-    if [ -s "$state" ]; then cat "$state"; else echo "No kind clusters found." >&2; fi ;;
-  "create cluster")
-    if [ -f "$FAKE_DIR/fail" ]; then cat "$FAKE_DIR/fail" >&2; exit 1; fi
-    if grep -qx "$name" "$state" 2>/dev/null; then
-      echo "ERROR: failed to create cluster: node(s) already exist for a cluster with the name \"$name\"" >&2; exit 1
-    fi
-    [ -n "$image" ] || { echo "ERROR: no image" >&2; exit 1; }
-    cp "$config" "$FAKE_DIR/config.seen" || exit 1
-    cp "$FAKE_DIR/stand-in.kubeconfig" "$kubeconfig" || exit 1
-    echo "$name" >> "$state" ;;
-  "export kubeconfig")
-    grep -qx "$name" "$state" || { echo "ERROR: unknown cluster" >&2; exit 1; }
-    cp "$FAKE_DIR/stand-in.kubeconfig" "$kubeconfig" ;;
-  "delete cluster")
-    grep -vx "$name" "$state" > "$state.new" 2>/dev/null; mv "$state.new" "$state" ;;
-  *) echo "ERROR: unknown command $CMD" >&2; exit 1 ;;
-esac
-"#;
 
 struct Fake {
-    dir: tempfile::TempDir,
+    kind: FakeKind,
     api: KubeStandIn,
 }
 
 impl Fake {
     async fn new() -> Fake {
-        let dir = tempfile::tempdir().unwrap();
         let api = KubeStandIn::start().await.expect("stand-in");
-        std::fs::write(dir.path().join("stand-in.kubeconfig"), api.kubeconfig()).unwrap();
-        let bin = dir.path().join("bin");
-        std::fs::create_dir(&bin).unwrap();
-        // The script learns its directory and command from lines the test prepends.
-        let script = FAKE_KIND.replacen(
-            "#!/bin/sh\n",
-            &format!(
-                "#!/bin/sh\nFAKE_DIR='{}'\nCMD=\"$1 $2\"\n",
-                dir.path().display()
-            ),
-            1,
-        );
-        executable(&bin.join("kind"), &script);
-        executable(&bin.join("docker"), "#!/bin/sh\nexit 0\n");
-        Fake { dir, api }
+        let kind = FakeKind::new(&api.kubeconfig()).unwrap();
+        Fake { kind, api }
     }
 
     fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
+        self.kind.path(name)
     }
 
     fn options(&self) -> KindOptions {
@@ -200,19 +150,9 @@ impl Fake {
         Kind::new(&spec, &release, options).unwrap()
     }
 
-    /// The recorded invocations, one argument list each.
     fn calls(&self) -> Vec<Vec<String>> {
-        let log = std::fs::read_to_string(self.path("log")).unwrap_or_default();
-        log.split("---\n")
-            .filter(|c| !c.is_empty())
-            .map(|c| c.lines().map(str::to_owned).collect())
-            .collect()
+        self.kind.calls()
     }
-}
-
-fn executable(path: &Path, text: &str) {
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 fn args(parts: &[&str]) -> Vec<String> {

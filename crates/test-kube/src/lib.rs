@@ -33,6 +33,7 @@ mod clock;
 pub mod declared;
 mod discovery;
 mod http;
+pub mod kind;
 pub mod nodes;
 mod patch;
 pub mod probe;

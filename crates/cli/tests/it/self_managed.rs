@@ -7,7 +7,9 @@
 
 use super::init::{LAYOUT, data};
 use snow_test_devices::TestCa;
-use snow_test_kube::{CapiHandle, CapiOptions, KubeStandIn, WorkloadHandle, WorkloadOptions};
+use snow_test_kube::{
+    CapiHandle, CapiOptions, KubeStandIn, WorkloadHandle, WorkloadOptions, kind::FakeKind,
+};
 use std::{
     path::{Path, PathBuf},
     process::Output,
@@ -108,7 +110,15 @@ async fn site() -> Site {
 impl Site {
     /// snowctl in the site's directory with the device files and the components.
     async fn snowctl(&self, args: &[&str]) -> Output {
+        self.snowctl_with_path(args, None).await
+    }
+
+    /// The same, with `PATH` set to `path`.
+    async fn snowctl_with_path(&self, args: &[&str], path: Option<String>) -> Output {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
+        if let Some(path) = path {
+            cmd.env("PATH", path);
+        }
         cmd.args(args)
             .args(["--components-dir", "components"])
             .args([
@@ -266,4 +276,75 @@ async fn without_kind_or_a_bootstrap_kubeconfig_create_names_the_alternative() {
     assert!(err.contains("`kind` was not found"), "{err}");
     assert!(err.contains("--bootstrap-kubeconfig FILE"), "{err}");
     assert!(site.boot.writes() == 0 && site.target.writes() == 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_kind_the_bootstrap_cluster_is_kept_when_asked_and_deleted_by_the_next_run() {
+    let site = site().await;
+    // kind "creates" the bootstrap stand-in: its kubeconfig is what kind writes.
+    let kind = FakeKind::new(&site.boot.kubeconfig()).unwrap();
+    let path = format!(
+        "{}:{}",
+        kind.bin().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let create = [
+        "create",
+        "cluster",
+        "-f",
+        "cluster.yaml",
+        "--cni-manifest",
+        CILIUM,
+        "--skip-validations",
+    ];
+    let kept: Vec<&str> = create.iter().copied().chain(["--keep-bootstrap"]).collect();
+    let out = site.snowctl_with_path(&kept, Some(path.clone())).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let generated = site.dir.path().join("edge/generated");
+    let boot_kubeconfig = generated.join("edge.kind.kubeconfig");
+    assert!(
+        err.contains(
+            "Keeping the bootstrap cluster (--keep-bootstrap): edge/generated/edge.kind.kubeconfig"
+        ),
+        "{err}"
+    );
+    let calls = kind.calls();
+    let create_call = calls
+        .iter()
+        .find(|c| c.starts_with(&["create".into(), "cluster".into()]))
+        .expect("kind create cluster ran");
+    for arg in ["--name", "edge-eks-a-cluster", "--config", "--image"] {
+        assert!(
+            create_call.iter().any(|a| a == arg),
+            "{arg}: {create_call:?}"
+        );
+    }
+    assert!(
+        !calls
+            .iter()
+            .any(|c| c.first().is_some_and(|a| a == "delete")),
+        "kept: {calls:?}"
+    );
+    assert!(boot_kubeconfig.is_file());
+    assert_eq!(Site::clusters(&site.target).len(), 1, "it manages itself");
+
+    // The same command without --keep-bootstrap finishes by deleting the kind cluster.
+    let out = site.snowctl_with_path(&create, Some(path)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let calls = kind.calls();
+    let last = calls.last().expect("kind ran");
+    assert_eq!(
+        last[..4],
+        ["delete", "cluster", "--name", "edge-eks-a-cluster"],
+        "{calls:?}"
+    );
+    assert_eq!(
+        calls
+            .iter()
+            .filter(|c| c.first().is_some_and(|a| a == "create"))
+            .count(),
+        1,
+        "the kind cluster was made once: {calls:?}"
+    );
 }
