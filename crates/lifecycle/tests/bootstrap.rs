@@ -114,9 +114,7 @@ fn kind_config_of_a_1_31_cluster_with_a_registry_mirror() {
     insta::assert_snapshot!(text);
 }
 
-/// A `kind` standing in for the real one, as strict about its state: `create cluster` of a
-/// listed name fails as kind's does; `delete cluster` of an absent one succeeds, as kind's does.
-
+/// The recording `kind` (`snow_test_kube::kind`) whose clusters are a Kubernetes API stand-in.
 struct Fake {
     kind: FakeKind,
     api: KubeStandIn,
