@@ -35,56 +35,28 @@ use snow_lifecycle::{
         inventory,
     },
 };
+use snow_test_kube::components::{SHIPPED, TEST_VALUES};
 use snow_test_kube::{KubeStandIn, WorkloadHandle, WorkloadOptions};
 use std::{
     path::{Path, PathBuf},
     time::{Duration, Instant},
 };
 
-fn data() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
-}
-
 fn prepared() -> Vec<ComponentObjects> {
-    let files = [
-        ("components/cert-manager.yaml", "v1.20.2"),
-        ("components/core-components.yaml", "v1.13.5"),
-        ("components/bootstrap-kubeadm-components.yaml", "v1.13.5"),
-        (
-            "components/control-plane-kubeadm-components.yaml",
-            "v1.13.5",
-        ),
-        (
-            "components/bootstrap-etcdadm-bootstrap-components.yaml",
-            "v1.0.19",
-        ),
-        (
-            "components/bootstrap-etcdadm-controller-components.yaml",
-            "v1.0.28",
-        ),
-        ("crds/capas-infrastructure-components.yaml", "v0.3.3"),
-    ];
     let sources: Vec<ComponentSource> = STACK
         .iter()
-        .zip(files)
-        .map(|(component, (file, version))| ComponentSource {
+        .zip(&SHIPPED)
+        .map(|(component, shipped)| ComponentSource {
             component: *component,
-            version: version.into(),
-            origin: file.into(),
-            components: std::fs::read_to_string(data().join(file)).expect("reference data"),
+            version: shipped.version.into(),
+            origin: shipped.file.into(),
+            components: shipped.text().expect("reference data"),
         })
         .collect();
     let mut values = Values::default();
-    values.set("AWS_B64ENCODED_CREDENTIALS", "W2RldmljZV0K");
-    values.set("AWS_B64ENCODED_CA_BUNDLES", "LS0tLS1CRUdJTgo=");
-    values.set(
-        "ETCDADM_BOOTSTRAP_IMAGE",
-        "registry.local/etcdadm-bootstrap:v1.0.19",
-    );
-    values.set(
-        "ETCDADM_CONTROLLER_IMAGE",
-        "registry.local/etcdadm-controller:v1.0.28",
-    );
+    for (name, value) in TEST_VALUES {
+        values.set(name, value);
+    }
     init::prepare(&sources, &values).expect("prepare")
 }
 

@@ -501,6 +501,39 @@ pub fn fetch_components(
     Ok(fetched.files)
 }
 
+/// Both device files loaded when both are given (their errors said, exit 2), else `None`.
+pub fn optional_secrets(
+    files: &OptionalDeviceFiles,
+    io: &mut Io<'_>,
+) -> Result<Option<(CredentialsFile, CaBundle)>, ExitCode> {
+    match files {
+        OptionalDeviceFiles {
+            credentials: Some(c),
+            ca_bundle: Some(b),
+        } => load_secrets(c, b, io).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// Findings about the device files, said on stderr pointing at those files.
+pub fn file_findings(
+    findings: &[Finding],
+    about: &str,
+    files: &OptionalDeviceFiles,
+    io: &mut Io<'_>,
+) {
+    if findings.is_empty() {
+        return;
+    }
+    let names: Vec<String> = [&files.credentials, &files.ca_bundle]
+        .into_iter()
+        .flatten()
+        .map(|p| p.display().to_string())
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    io.err(&snow_api::finding_text::text(findings, about, None, &names));
+}
+
 /// The provider stack `init` installs, ready to apply: the bundle of `kubernetes_version`
 /// (default: the newest), its components from `--components-dir`, else the archive of
 /// `--artifacts`, else fetched over HTTPS (cached), with the device files' encodings (when

@@ -14,6 +14,7 @@ use snow_lifecycle::{
     },
     move_cluster, restore,
 };
+use snow_test_kube::components::{SHIPPED, TEST_VALUES};
 use snow_test_kube::{CapiHandle, CapiOptions, KubeStandIn, WorkloadHandle, WorkloadOptions};
 use std::{collections::BTreeMap, path::PathBuf, time::Duration};
 
@@ -21,56 +22,24 @@ const NS: &str = "eksa-system";
 const CLUSTER: &str = "edge";
 const CORE: &str = "cluster.x-k8s.io/v1beta2";
 
-fn data() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
-}
-
 fn sources() -> Vec<ComponentSource> {
-    let files = [
-        ("components/cert-manager.yaml", "v1.20.2"),
-        ("components/core-components.yaml", "v1.13.5"),
-        ("components/bootstrap-kubeadm-components.yaml", "v1.13.5"),
-        (
-            "components/control-plane-kubeadm-components.yaml",
-            "v1.13.5",
-        ),
-        (
-            "components/bootstrap-etcdadm-bootstrap-components.yaml",
-            "v1.0.19",
-        ),
-        (
-            "components/bootstrap-etcdadm-controller-components.yaml",
-            "v1.0.28",
-        ),
-        ("crds/capas-infrastructure-components.yaml", "v0.3.3"),
-    ];
     STACK
         .iter()
-        .zip(files)
-        .map(|(component, (file, version))| {
-            let path = data().join(file);
-            ComponentSource {
-                component: *component,
-                version: version.into(),
-                origin: path.display().to_string(),
-                components: std::fs::read_to_string(&path).expect("reference data"),
-            }
+        .zip(&SHIPPED)
+        .map(|(component, shipped)| ComponentSource {
+            component: *component,
+            version: shipped.version.into(),
+            origin: shipped.path().display().to_string(),
+            components: shipped.text().expect("reference data"),
         })
         .collect()
 }
 
 fn values() -> Values {
     let mut values = Values::default();
-    values.set("AWS_B64ENCODED_CREDENTIALS", "W2RldmljZV0K");
-    values.set("AWS_B64ENCODED_CA_BUNDLES", "LS0tLS1CRUdJTgo=");
-    values.set(
-        "ETCDADM_BOOTSTRAP_IMAGE",
-        "registry.local/etcdadm-bootstrap:v1.0.19",
-    );
-    values.set(
-        "ETCDADM_CONTROLLER_IMAGE",
-        "registry.local/etcdadm-controller:v1.0.28",
-    );
+    for (name, value) in TEST_VALUES {
+        values.set(name, value);
+    }
     values
 }
 

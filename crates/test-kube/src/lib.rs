@@ -30,6 +30,7 @@
 mod apply;
 pub mod capi;
 mod clock;
+pub mod components;
 pub mod declared;
 mod discovery;
 mod http;

@@ -211,13 +211,7 @@ fn delete_self_managed(
     };
     let cluster = spec.zip(release.as_ref()).map(|(s, r)| (&s.spec, r));
     let bootstrap = settings::bootstrap(&args.bootstrap, cluster, io)?;
-    let secrets = match &args.device_files {
-        OptionalDeviceFiles {
-            credentials: Some(c),
-            ca_bundle: Some(b),
-        } => Some(settings::load_secrets(c, b, io)?),
-        _ => None,
-    };
+    let secrets = settings::optional_secrets(&args.device_files, io)?;
     let components = settings::components(
         &args.bootstrap.components,
         &args.release,

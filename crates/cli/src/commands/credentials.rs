@@ -159,22 +159,7 @@ fn load_root_files(
         io.err(&output::diagnostic(&f, "credentials", None));
         ExitCode::from(exit::USAGE)
     })?;
-    if !loaded.findings.is_empty() {
-        let files = [
-            &targets.device_files.credentials,
-            &targets.device_files.ca_bundle,
-        ];
-        let files: Vec<String> = (files.into_iter().flatten())
-            .map(|p| p.display().to_string())
-            .collect();
-        let files: Vec<&str> = files.iter().map(String::as_str).collect();
-        io.err(&snow_api::finding_text::text(
-            &loaded.findings,
-            "credentials",
-            None,
-            &files,
-        ));
-    }
+    settings::file_findings(&loaded.findings, "credentials", &targets.device_files, io);
     Ok(loaded)
 }
 

@@ -120,18 +120,6 @@ fn fleet(targets: &DeviceTargets, io: &mut Io<'_>) -> Result<FilesFleet, ExitCod
         io.err(&output::diagnostic(&f, "devices", None));
         ExitCode::from(exit::USAGE)
     })?;
-    if !fleet.findings.is_empty() {
-        // Findings about the files point at those files.
-        let files = [
-            &targets.device_files.credentials,
-            &targets.device_files.ca_bundle,
-        ];
-        let files: Vec<String> = (files.into_iter().flatten())
-            .map(|p| p.display().to_string())
-            .collect();
-        let files: Vec<&str> = files.iter().map(String::as_str).collect();
-        let text = snow_api::finding_text::text(&fleet.findings, "devices", None, &files);
-        io.err(&text);
-    }
+    settings::file_findings(&fleet.findings, "devices", &targets.device_files, io);
     Ok(fleet)
 }

@@ -1,7 +1,7 @@
 //! `snowctl init` and `upgrade management-components` (the work is `snow_lifecycle::init`).
 
 use crate::{
-    args::{InitArgs, OptionalDeviceFiles},
+    args::InitArgs,
     exit::{self, Outcome},
     output::Io,
     settings::{self, GlobalSettings},
@@ -16,13 +16,7 @@ use std::process::ExitCode;
 /// then (without --dry-run) the upgrade.
 pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: bool) -> Outcome {
     let inputs = settings::release_inputs(&args.release, io)?;
-    let secrets = match &args.device_files {
-        OptionalDeviceFiles {
-            credentials: Some(c),
-            ca_bundle: Some(b),
-        } => Some(settings::load_secrets(c, b, io)?),
-        _ => None,
-    };
+    let secrets = settings::optional_secrets(&args.device_files, io)?;
     let prepared = settings::components(
         &args.components,
         &args.release,

@@ -3,6 +3,7 @@
 //! simulated deployment controller, the real binary.
 
 use snow_test_devices::TestCa;
+use snow_test_kube::components::SHIPPED;
 use snow_test_kube::{KubeStandIn, WorkloadHandle, WorkloadOptions};
 use std::{
     net::IpAddr,
@@ -11,63 +12,6 @@ use std::{
 };
 
 const CREDENTIALS_KEY: &str = "secretINITdevicekey";
-
-pub(super) fn data() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
-}
-
-/// `(provider label, version, asset, source file, metadata source)`.
-pub(super) const LAYOUT: [(&str, &str, &str, &str, Option<&str>); 7] = [
-    (
-        "cert-manager",
-        "v1.20.2",
-        "cert-manager.yaml",
-        "components/cert-manager.yaml",
-        None,
-    ),
-    (
-        "cluster-api",
-        "v1.13.5",
-        "core-components.yaml",
-        "components/core-components.yaml",
-        Some("components/core-components.metadata.yaml"),
-    ),
-    (
-        "bootstrap-kubeadm",
-        "v1.13.5",
-        "bootstrap-components.yaml",
-        "components/bootstrap-kubeadm-components.yaml",
-        Some("components/bootstrap-kubeadm-components.metadata.yaml"),
-    ),
-    (
-        "control-plane-kubeadm",
-        "v1.13.5",
-        "control-plane-components.yaml",
-        "components/control-plane-kubeadm-components.yaml",
-        Some("components/control-plane-kubeadm-components.metadata.yaml"),
-    ),
-    (
-        "bootstrap-etcdadm-bootstrap",
-        "v1.0.19",
-        "bootstrap-components.yaml",
-        "components/bootstrap-etcdadm-bootstrap-components.yaml",
-        Some("components/bootstrap-etcdadm-bootstrap-components.metadata.yaml"),
-    ),
-    (
-        "bootstrap-etcdadm-controller",
-        "v1.0.28",
-        "bootstrap-components.yaml",
-        "components/bootstrap-etcdadm-controller-components.yaml",
-        Some("components/bootstrap-etcdadm-controller-components.metadata.yaml"),
-    ),
-    (
-        "infrastructure-snow",
-        "v0.3.3",
-        "infrastructure-components.yaml",
-        "crds/capas-infrastructure-components.yaml",
-        None,
-    ),
-];
 
 /// A Bundles manifest whose management components are the shipped files' versions.
 fn bundles() -> String {
@@ -91,7 +35,7 @@ fn bundles_at(base: &str) -> String {
         "    certManager:\n      manifest: {{uri: \"{}\"}}\n      version: v1.20.2+abcdef1\n",
         uri("cert-manager", "v1.20.2", "cert-manager.yaml")
     ));
-    for (key, (label, version, file, _, _)) in [
+    for (key, shipped) in [
         "clusterAPI",
         "bootstrap",
         "controlPlane",
@@ -99,9 +43,14 @@ fn bundles_at(base: &str) -> String {
         "etcdadmController",
     ]
     .iter()
-    .zip(&LAYOUT[1..6])
+    .zip(&SHIPPED[1..6])
     {
-        text.push_str(&provider(key, label, version, file));
+        text.push_str(&provider(
+            key,
+            shipped.label,
+            shipped.version,
+            shipped.asset,
+        ));
     }
     text.push_str(&format!(
         "    snow:\n      components: {{uri: \"{}\"}}\n      metadata: {{uri: \"{}\"}}\n      manager: {{uri: \"registry.local/capas:v0.3.3\"}}\n      version: v0.3.3+abcdef1\n",
@@ -115,16 +64,13 @@ fn bundles_at(base: &str) -> String {
 /// (cert-manager has no metadata.yaml: it gets one here too, unused).
 fn layout_files() -> std::collections::HashMap<String, Vec<u8>> {
     let mut files = std::collections::HashMap::new();
-    for (label, version, file, source, metadata) in LAYOUT {
+    for shipped in SHIPPED {
+        let (label, version) = (shipped.label, shipped.version);
         files.insert(
-            format!("/{label}/{version}/{file}"),
-            std::fs::read(data().join(source)).unwrap(),
+            format!("/{label}/{version}/{}", shipped.asset),
+            std::fs::read(shipped.path()).unwrap(),
         );
-        let meta = match metadata {
-            Some(m) => std::fs::read(data().join(m)).unwrap(),
-            // CAPAS ships no metadata.yaml in the reference data: its 0.3 series, v1beta1.
-            None => b"apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- {major: 0, minor: 3, contract: v1beta1}\n".to_vec(),
-        };
+        let meta = shipped.metadata_bytes().unwrap();
         files.insert(format!("/{label}/{version}/metadata.yaml"), meta);
     }
     files
@@ -345,11 +291,12 @@ async fn an_unreachable_cluster_is_said_so() {
 /// directory (the shipped files; the core with one more ConfigMap), installed by `snowctl init`
 /// with a bundle naming that version; the site's bundle stays the shipped versions.
 async fn install_older_stack(site: &Site) {
-    for (label, _, asset, source, _) in &LAYOUT[1..4] {
+    for shipped in &SHIPPED[1..4] {
+        let (label, asset) = (shipped.label, shipped.asset);
         let dir = site.components.join(label).join("v1.12.0+abcdef1");
         std::fs::create_dir_all(&dir).unwrap();
-        let mut text = std::fs::read_to_string(data().join(source)).unwrap();
-        if *label == "cluster-api" {
+        let mut text = shipped.text().unwrap();
+        if label == "cluster-api" {
             text.push_str("\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: capi-legacy-settings, namespace: capi-system}\ndata: {mode: legacy}\n");
         }
         std::fs::write(dir.join(asset), text).unwrap();

@@ -5,10 +5,10 @@
 //! for `--components-dir` under the embedded catalog's versions, the new cluster running its own
 //! simulated controllers once the providers are installed there.
 
-use super::init::{LAYOUT, data};
 use snow_test_devices::TestCa;
 use snow_test_kube::{
-    CapiHandle, CapiOptions, KubeStandIn, WorkloadHandle, WorkloadOptions, kind::FakeKind,
+    CapiHandle, CapiOptions, KubeStandIn, WorkloadHandle, WorkloadOptions, components::SHIPPED,
+    kind::FakeKind,
 };
 use std::{
     path::{Path, PathBuf},
@@ -35,20 +35,16 @@ fn components_dir(dir: &Path) -> PathBuf {
     let bundle =
         snow_lifecycle::init::source::versions_bundle(&inputs.bundles, Some("1.33")).unwrap();
     for wanted in snow_lifecycle::init::source::wanted(bundle).unwrap() {
-        let (_, _, _, source, metadata) = LAYOUT
+        let shipped = SHIPPED
             .iter()
-            .find(|(label, ..)| *label == wanted.label)
+            .find(|s| s.label == wanted.label)
             .unwrap_or_else(|| panic!("no shipped file for {}", wanted.label));
         let mut files = vec![(
             wanted.path(&wanted.components_uri),
-            std::fs::read(data().join(source)).unwrap(),
+            std::fs::read(shipped.path()).unwrap(),
         )];
         if let Some(uri) = &wanted.metadata_uri {
-            let meta = match metadata {
-                Some(m) => std::fs::read(data().join(m)).unwrap(),
-                None => b"apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- {major: 0, minor: 3, contract: v1beta1}\n".to_vec(),
-            };
-            files.push((wanted.path(uri), meta));
+            files.push((wanted.path(uri), shipped.metadata_bytes().unwrap()));
         }
         for (path, bytes) in files {
             let path = root.join(path);
