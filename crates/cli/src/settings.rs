@@ -119,6 +119,23 @@ pub fn registry_login(
     )
 }
 
+/// [`registry_login`] for a command that cannot go on without it: an unset variable is said
+/// (exit 1).
+pub fn required_registry_login(
+    spec: &snow_api::ClusterSpec,
+    io: &mut Io<'_>,
+) -> Result<Option<RegistryCredentials>, ExitCode> {
+    registry_login(spec).map_err(|unset| {
+        io.err(&snow_api::finding_text::text(
+            &unset,
+            "environment",
+            None,
+            &[],
+        ));
+        ExitCode::from(exit::FINDINGS)
+    })
+}
+
 /// Reads and checks a spec; with error findings, shows them all and returns exit 1.
 pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
     let name = output::source_name(path);
@@ -575,15 +592,18 @@ pub fn components(
 }
 
 /// The bootstrap cluster: `--bootstrap-kubeconfig`'s, else a kind cluster for `spec` (none
-/// without a spec: kind's node image and config come from it).
+/// without a spec: kind's node image and config come from it), pulling through an
+/// authenticated mirror with `login`.
 pub fn bootstrap(
     args: &BootstrapArgs,
     spec: Option<(&ValidSpec, &ClusterRelease<'_>)>,
+    login: Option<&RegistryCredentials>,
     io: &mut Io<'_>,
 ) -> Result<Bootstrap, ExitCode> {
     match (&args.bootstrap_kubeconfig, spec) {
         (Some(file), _) => Ok(Bootstrap::Existing(Existing::new(file, None))),
         (None, Some((spec, release))) => Kind::new(spec, release, KindOptions::default())
+            .map(|kind| kind.with_registry_login(login.cloned()))
             .map(|kind| Bootstrap::Kind(Box::new(kind)))
             .map_err(|err| exit::lifecycle(io, &err)),
         (None, None) => Err(exit::usage(

@@ -52,6 +52,31 @@ impl RegistryCredentials {
         out.write_all(self.password.expose_for_signing().as_bytes())
     }
 
+    /// Writes containerd's header table for `host_table` (e.g. `host."https://10.0.0.7:5000/v2"`
+    /// of a `hosts.toml`) with this login as `Basic` authorization, as EKS Anywhere's kind
+    /// bootstrap cluster authenticates to an authenticated mirror. The encoded login only ever
+    /// sits in zeroed memory on its way to `out` (a file the caller keeps 0600).
+    pub fn write_containerd_header(
+        &self,
+        host_table: &str,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
+        use base64::Engine;
+        let plain = zeroize::Zeroizing::new(format!(
+            "{}:{}",
+            self.username,
+            self.password.expose_for_signing()
+        ));
+        let encoded = zeroize::Zeroizing::new(
+            base64::engine::general_purpose::STANDARD.encode(plain.as_bytes()),
+        );
+        write!(
+            out,
+            "\n[{host_table}.header]\n  authorization = \"Basic {}\"\n",
+            encoded.as_str()
+        )
+    }
+
     /// `text` with every occurrence of the password replaced by `<redacted>`, for showing output
     /// of a program that was handed the password.
     pub fn redact(&self, text: &str) -> String {
@@ -154,6 +179,21 @@ mod tests {
             "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {{name: edge}}\nspec:\n  registryMirrorConfiguration: {{endpoint: 10.0.0.5, authenticate: {authenticate}}}\n"
         );
         snow_api::check(&text).unwrap().spec.unwrap()
+    }
+
+    #[test]
+    fn the_containerd_header_is_basic_authorization_of_the_login() {
+        let login = RegistryCredentials::new("mirror-user".into(), "p@ss:word".to_owned().into());
+        let mut out = Vec::new();
+        login
+            .write_containerd_header("host.\"https://10.0.0.7:5000/v2\"", &mut out)
+            .unwrap();
+        // base64("mirror-user:p@ss:word")
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\n[host.\"https://10.0.0.7:5000/v2\".header]\n  authorization = \"Basic bWlycm9yLXVzZXI6cEBzczp3b3Jk\"\n"
+        );
+        assert!(!format!("{login:?}").contains("p@ss"));
     }
 
     #[test]

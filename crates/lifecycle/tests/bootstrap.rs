@@ -421,3 +421,30 @@ async fn real_kind_when_opted_in() {
     kind.create_or_find(&mut log).await.unwrap();
     kind.delete(&mut log).await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authenticated_mirror_login_goes_into_containerd_hosts_files_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = Fake::new().await;
+    let login = snow_credentials::RegistryCredentials::new(
+        "mirror-user".into(),
+        "s3cret-pw".to_owned().into(),
+    );
+    let kind = fake.kind(fake.options()).with_registry_login(Some(login));
+    assert!(!format!("{kind:?}").contains("s3cret-pw"));
+    kind.create_or_find(&mut |_| {}).await.unwrap();
+    let certs = fake.path("site/mgmt/generated/certs.d");
+    let hosts = certs.join("public.ecr.aws/hosts.toml");
+    let text = std::fs::read_to_string(&hosts).unwrap();
+    // base64("mirror-user:s3cret-pw"), under the mirror host's own table.
+    assert!(
+        text.ends_with("\n[host.\"https://10.0.0.7:5000/v2/eks-anywhere\".header]\n  authorization = \"Basic bWlycm9yLXVzZXI6czNjcmV0LXB3\"\n"),
+        "{text}"
+    );
+    let mode = std::fs::metadata(&hosts).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "it holds the login");
+    // Nothing else holds it: not the kind config, not the recorded kind arguments.
+    let config = std::fs::read_to_string(fake.path("site/mgmt/generated/kind_tmp.yaml")).unwrap();
+    assert!(!config.contains("bWlycm9yLXVzZXI6czNjcmV0LXB3"));
+    assert!(!format!("{:?}", fake.calls()).contains("s3cret-pw"));
+}

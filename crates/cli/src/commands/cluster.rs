@@ -70,7 +70,8 @@ fn create_self_managed(
     global: GlobalSettings,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let bootstrap = settings::bootstrap(&args.bootstrap, Some((req.spec, req.release)), io)?;
+    let login = req.registry_credentials;
+    let bootstrap = settings::bootstrap(&args.bootstrap, Some((req.spec, req.release)), login, io)?;
     let secrets = req.secrets.map(|s| (s.credentials, s.ca_bundle));
     let version = req.spec.kubernetes_version();
     let components = settings::components(
@@ -210,7 +211,12 @@ fn delete_self_managed(
         None => None,
     };
     let cluster = spec.zip(release.as_ref()).map(|(s, r)| (&s.spec, r));
-    let bootstrap = settings::bootstrap(&args.bootstrap, cluster, io)?;
+    // kind pulls through the spec's mirror, with its login when it authenticates.
+    let login = match spec {
+        Some(spec) => settings::required_registry_login(&spec.spec, io)?,
+        None => None,
+    };
+    let bootstrap = settings::bootstrap(&args.bootstrap, cluster, login.as_ref(), io)?;
     let secrets = settings::optional_secrets(&args.device_files, io)?;
     let components = settings::components(
         &args.bootstrap.components,
@@ -369,11 +375,7 @@ fn open(
         _ => Some(settings::management(management, io)?),
     };
     let spec = settings::load_spec(&render.file, io)?;
-    if let Err(unset) = settings::registry_login(&spec.spec) {
-        let text = snow_api::finding_text::text(&unset, "environment", None, &[]);
-        io.err(&text);
-        return Err(ExitCode::from(exit::FINDINGS));
-    }
+    settings::required_registry_login(&spec.spec, io)?;
     let render = RenderSettings::resolve(render, &spec.spec, io)?;
     Ok((spec, render, management))
 }

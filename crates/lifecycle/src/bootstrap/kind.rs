@@ -12,6 +12,7 @@ use super::{
 use crate::{Event, LifecycleError, Management};
 use serde_json::json;
 use snow_api::{ValidSpec, release::ClusterRelease};
+use std::io::Write as _;
 use std::{
     ffi::OsString,
     path::{Path, PathBuf},
@@ -68,6 +69,8 @@ pub struct Kind {
     image: String,
     files: KindFiles,
     options: KindOptions,
+    /// The authenticated mirror's login (`Debug` shows the user name only).
+    login: Option<snow_credentials::RegistryCredentials>,
 }
 
 impl Kind {
@@ -94,7 +97,19 @@ impl Kind {
             files: config::kind_files(spec, release, &absolute),
             generated,
             options,
+            login: None,
         })
+    }
+
+    /// With an authenticated mirror (`registryMirrorConfiguration.authenticate`): each
+    /// `hosts.toml` also carries the login as containerd's `Basic` authorization header (as EKS
+    /// Anywhere's kind cluster pulls through such a mirror) and is written 0600.
+    pub fn with_registry_login(
+        mut self,
+        login: Option<snow_credentials::RegistryCredentials>,
+    ) -> Kind {
+        self.login = login;
+        self
     }
 
     /// The kind cluster's name.
@@ -189,10 +204,38 @@ impl Kind {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(failed)?;
             }
-            std::fs::write(&path, content).map_err(failed)?;
+            // The host table of a hosts.toml: where the mirror's login goes.
+            let table = content
+                .lines()
+                .find_map(|l| l.strip_prefix("[host.").and_then(|t| t.strip_suffix(']')));
+            match (&self.login, table) {
+                (Some(login), Some(table)) => write_private(&path, |file| {
+                    file.write_all(content.as_bytes())?;
+                    login.write_containerd_header(&format!("host.{table}"), file)
+                })
+                .map_err(failed)?,
+                _ => std::fs::write(&path, content).map_err(failed)?,
+            }
         }
         Ok(())
     }
+}
+
+/// Writes `path` afresh with mode 0600 (it holds a secret).
+fn write_private(
+    path: &std::path::Path,
+    body: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    // An earlier file of another mode keeps it when truncated: set it.
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    body(&mut file)
 }
 
 impl BootstrapCluster for Kind {
