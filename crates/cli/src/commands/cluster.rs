@@ -24,6 +24,13 @@ use std::{path::PathBuf, process::ExitCode, time::Duration};
 /// or, with none, from nothing through a bootstrap cluster (the cluster then manages itself).
 pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let (spec, render, management) = open(&args.render, &args.management, "create", io)?;
+    let from_nothing = &args.bootstrap;
+    if management.is_some()
+        && (from_nothing.bootstrap_kubeconfig.is_some() || from_nothing.keep_bootstrap)
+    {
+        let why = "--bootstrap-kubeconfig and --keep-bootstrap are for a create without a management cluster: drop them, or --kubeconfig (and KUBECONFIG)";
+        return Err(exit::usage(io, why));
+    }
     let (cni, _chart) = cni(
         args.cni_manifest.as_deref(),
         &args.render,

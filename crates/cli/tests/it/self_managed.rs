@@ -344,3 +344,27 @@ async fn with_kind_the_bootstrap_cluster_is_kept_when_asked_and_deleted_by_the_n
         "the kind cluster was made once: {calls:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bootstrap_flags_with_a_management_cluster_are_a_usage_error() {
+    let site = site().await;
+    let out = site
+        .snowctl(&[
+            "create",
+            "cluster",
+            "-f",
+            "cluster.yaml",
+            "--kubeconfig",
+            "boot.kubeconfig",
+            "--bootstrap-kubeconfig",
+            "boot.kubeconfig",
+            "--skip-validations",
+            "--cni-manifest",
+            CILIUM,
+        ])
+        .await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--bootstrap-kubeconfig and --keep-bootstrap are for a create without a management cluster"), "{err}");
+    assert_eq!(site.boot.writes(), 0, "nothing applied");
+}
