@@ -23,8 +23,6 @@ use std::{path::PathBuf, time::Duration};
 const CAPI_CLUSTER: (&str, &str) = ("cluster.x-k8s.io/v1beta1", "Cluster");
 /// The EKS Anywhere API version of the spec's objects.
 const EKSA_API_VERSION: &str = "anywhere.eks.amazonaws.com/v1alpha1";
-/// EKS Anywhere's annotation on a Cluster the CLI manages.
-const MANAGED_BY_CLI: &str = "anywhere.eks.amazonaws.com/managed-by-cli";
 
 /// How [`create`] runs.
 #[derive(Debug, Clone)]
@@ -215,9 +213,9 @@ async fn identity_secret(mgmt: &Management, req: &Request<'_>) -> Result<(), Lif
     mgmt.apply(&secret.to_json()).await.map(|_| ())
 }
 
-/// The spec on the new cluster: EKS Anywhere's CRDs and the spec's objects (the Cluster
-/// annotated as managed by the CLI), so the controller and EKS Anywhere's tools see it; and the
-/// inventory ConfigMap the move brought (upgrade and delete read it there).
+/// The spec on the new cluster: EKS Anywhere's CRDs and the spec's objects, so a controller and
+/// EKS Anywhere's tools see it (without `managed-by-cli`: EKS Anywhere's create ends by removing
+/// it); and the inventory ConfigMap the move brought (upgrade and delete read it there).
 async fn record_spec(mgmt: &Management, req: &Request<'_>) -> Result<(), ProvisionError> {
     for crd in snow_api::crd::crds() {
         let crd = serde_json::to_value(crd).map_err(|e| render(e.to_string()))?;
@@ -248,9 +246,6 @@ async fn record_spec(mgmt: &Management, req: &Request<'_>) -> Result<(), Provisi
         }
         if object["metadata"]["namespace"].is_null() {
             object["metadata"]["namespace"] = req.spec.namespace().into();
-        }
-        if object["kind"] == "Cluster" {
-            object["metadata"]["annotations"][MANAGED_BY_CLI] = "true".into();
         }
         mgmt.apply(&object).await?;
     }
