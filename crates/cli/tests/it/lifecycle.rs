@@ -1842,3 +1842,80 @@ async fn upgrade_from_the_archive_alone_renders_cilium_from_its_chart_file() {
     let md = m.get(CORE, "MachineDeployment", "edge-md-0").unwrap();
     assert_eq!(md["spec"]["replicas"], 2, "{md:#}");
 }
+
+/// `snowctl controller --artifacts` through the binary ([`site_archive`]): an archive without
+/// the chart stops it at start (exit 2, naming the chart); with the chart, it is taken out once
+/// (the archive's bytes: its sha256 is the pushed layer's), logged, kept while the controller
+/// runs, and removed when it stops on SIGTERM.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_controller_takes_the_chart_out_of_the_archive_for_its_lifetime() {
+    use crate::controller_binary::Reaped;
+    use snow_test_kube::probe::{free_addr, wait_until};
+    let m = management().await;
+    let s = site_archive(&m).await;
+    let controller = |archive: &Path, log: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"))
+            .args(["controller", "--log-format", "json", "--no-leader-election"])
+            .arg("--kubeconfig")
+            .arg(&m.kubeconfig)
+            .arg("--health-addr")
+            .arg(free_addr().to_string())
+            .arg("--artifacts")
+            .arg(archive)
+            .env("PATH", &s.search)
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap()
+    };
+
+    let log = m.dir.path().join("controller-small.log");
+    let status = controller(&s.small, &log).wait().unwrap();
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(2), "{said}");
+    assert!(
+        said.contains(&format!(
+            "the Helm chart {} is not in the archive",
+            s.chart_uri
+        )),
+        "{said}"
+    );
+
+    let log = m.dir.path().join("controller.log");
+    let mut child = Reaped(controller(&s.archive, &log));
+    let logged = || std::fs::read_to_string(&log).unwrap_or_default();
+    wait_until("the chart to be taken out", async || {
+        logged().contains("watching")
+    })
+    .await;
+    let line: Value = (logged().lines())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| l["message"] == "Cilium chart taken from the archive")
+        .unwrap_or_else(|| panic!("no chart line:\n{}", logged()));
+    assert_eq!(line["chart"], s.chart_uri, "{line}");
+    let file = PathBuf::from(line["file"].as_str().unwrap());
+    assert!(file.ends_with("cilium-1.19.4-1.tgz"), "{line}");
+    let sum = std::process::Command::new("sha256sum")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let sum = text(&sum.stdout);
+    assert_eq!(
+        format!("sha256:{}", sum.split(' ').next().unwrap()),
+        s.chart.layers[0]
+    );
+    let term = std::process::Command::new("sh")
+        .args(["-c", &format!("kill -TERM {}", child.0.id())])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "{}", logged());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "{status:?}\n{}", logged());
+    assert!(!file.exists(), "the chart file outlived the controller");
+}
