@@ -422,6 +422,49 @@ pub fn read_cni_manifest(path: &Path, io: &mut Io<'_>) -> Result<CniManifest, Ex
     CniManifest::parse(&text).map_err(|e| exit::usage(io, format!("{name}: {e}")))
 }
 
+/// Helm charts taken out of an offline archive into a temporary directory that is removed when
+/// this is dropped (when the command ends), for `helm template <file>`: no registry is asked for
+/// them, so no mirror login either.
+#[derive(Debug)]
+pub struct ChartFiles {
+    /// Each chart's `.tgz`, by its URI (the bundle's `cilium.helmChart`).
+    pub files: std::collections::BTreeMap<String, PathBuf>,
+    _dir: tempfile::TempDir,
+}
+
+/// `charts` taken out of `archive` (each one's digest checked by
+/// [`snow_images::Archive::helm_chart`]) as `<dir>/<n>/cilium-<tag>.tgz`; a chart not in the
+/// archive, not a chart, or corrupt: exit 2 naming the archive and the chart.
+pub fn chart_files(
+    archive: &snow_images::Archive,
+    charts: &[&snow_api::release::Image],
+    io: &mut Io<'_>,
+) -> Result<ChartFiles, ExitCode> {
+    let dir = tempfile::Builder::new()
+        .prefix("snowctl-chart-")
+        .tempdir()
+        .map_err(|e| exit::failed(io, format!("cannot create a temporary directory: {e}")))?;
+    let mut files = std::collections::BTreeMap::new();
+    for (n, chart) in charts.iter().enumerate() {
+        let bytes = archive
+            .helm_chart(&chart.uri)
+            .map_err(|e| exit::usage(io, e))?;
+        let version = chart.tag().unwrap_or("chart");
+        let file = dir.path().join(n.to_string());
+        let file = std::fs::create_dir(&file)
+            .map(|()| file.join(format!("cilium-{version}.tgz")))
+            .and_then(|file| std::fs::write(&file, bytes).map(|()| file))
+            .map_err(|e| {
+                exit::failed(
+                    io,
+                    format!("cannot write into {}: {e}", dir.path().display()),
+                )
+            })?;
+        files.insert(chart.uri.clone(), file);
+    }
+    Ok(ChartFiles { files, _dir: dir })
+}
+
 /// The per-stage timeouts of create and upgrade.
 pub fn waits(args: &WaitArgs) -> WaitOptions {
     let limit = |d| (!args.no_timeouts).then_some(d);

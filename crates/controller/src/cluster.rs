@@ -200,17 +200,41 @@ async fn converge<S: DeviceSource>(
 }
 
 /// The Cilium manifest: the controller's (`--cni-manifest`), else `helm template` for this
-/// cluster (helm in the controller's image).
+/// cluster (helm in the controller's image) of the bundle's chart, pulled or, with chart files
+/// (`--artifacts`), read from this cluster's chart file.
 async fn cni_manifest<S: DeviceSource>(
     ctx: &Context<S>,
     spec: &ValidSpec,
     release: &snow_api::release::ClusterRelease<'_>,
 ) -> Result<snow_lifecycle::CniManifest, String> {
-    let mut options = match &ctx.cni {
+    let (mut options, chart_file) = match &ctx.cni {
         crate::CniSource::Manifest(manifest) => return Ok(manifest.clone()),
-        crate::CniSource::Helm(options) => options.clone(),
+        crate::CniSource::Helm(options) => (options.clone(), None),
+        crate::CniSource::HelmChartFiles {
+            charts,
+            from,
+            options,
+        } => {
+            let uri = &release
+                .bundle
+                .cilium()
+                .map_err(|e| e.to_string())?
+                .helm_chart
+                .uri;
+            let file = charts.get(uri).ok_or_else(|| {
+                format!(
+                    "the Helm chart {uri} (Kubernetes {}) is not among the Cilium charts taken from {from}: give the controller an archive downloaded for this Kubernetes version",
+                    release.bundle.kube_version
+                )
+            })?;
+            (options.clone(), Some(file))
+        }
     };
-    let template = capi_render::cilium::helm_template(spec, release).map_err(|e| e.to_string())?;
+    let mut template =
+        capi_render::cilium::helm_template(spec, release).map_err(|e| e.to_string())?;
+    if let Some(file) = chart_file {
+        template = template.with_chart_file(file);
+    }
     if template.login.is_some() && options.login.is_none() {
         options.login = Some(mirror_login(&ctx.mgmt).await?);
     }

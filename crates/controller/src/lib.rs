@@ -84,6 +84,19 @@ pub enum CniSource {
     Manifest(snow_lifecycle::CniManifest),
     /// `helm template` of each cluster's chart and values, run with these options.
     Helm(snow_lifecycle::cni::helm::HelmOptions),
+    /// `helm template` as [`CniSource::Helm`], of each cluster's chart read from a `.tgz` file
+    /// instead of pulled (`snowctl controller --artifacts`: the charts taken out of the offline
+    /// archive once, at start, e.g. with `snow_images::Archive::helm_chart`). No registry is
+    /// read and no mirror login runs; a cluster whose bundle names a chart not among them is
+    /// `CniRenderFailed`, naming the chart and `from`.
+    HelmChartFiles {
+        /// Each chart's file, by the bundle's `cilium.helmChart` URI.
+        charts: std::collections::BTreeMap<String, std::path::PathBuf>,
+        /// Where the charts came from (the archive), for what is said about a missing one.
+        from: String,
+        /// How helm runs.
+        options: snow_lifecycle::cni::helm::HelmOptions,
+    },
 }
 
 impl CniSource {
@@ -95,6 +108,22 @@ impl CniSource {
             attempts: 1,
             ..Default::default()
         })
+    }
+
+    /// [`CniSource::HelmChartFiles`] with `helm` on the controller's `PATH`, tried once per
+    /// reconcile as [`CniSource::helm_on_path`].
+    pub fn chart_files_on_path(
+        charts: std::collections::BTreeMap<String, std::path::PathBuf>,
+        from: String,
+    ) -> CniSource {
+        let CniSource::Helm(options) = CniSource::helm_on_path() else {
+            unreachable!("helm_on_path is CniSource::Helm")
+        };
+        CniSource::HelmChartFiles {
+            charts,
+            from,
+            options,
+        }
     }
 }
 

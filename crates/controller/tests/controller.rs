@@ -834,3 +834,126 @@ cat "$dir/manifest.yaml"
         "s3cr3t-pw"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chart_files_from_an_archive_are_given_to_helm_without_a_registry_or_a_login() {
+    let s = setup().await;
+    // A fake helm: records its arguments (one a line) and a copy of its second argument when
+    // that is a file (the chart), reads the values, prints the fixture.
+    let dir = tempfile::tempdir().unwrap();
+    let helm = dir.path().join("helm");
+    let script = r#"#!/bin/sh
+dir=$(dirname "$0")
+printf '%s\n' "$@" >> "$dir/args"
+if [ -f "$2" ]; then cp "$2" "$dir/chart-seen"; fi
+cat > /dev/null
+cat "$dir/manifest.yaml"
+"#;
+    std::fs::write(&helm, script).unwrap();
+    std::fs::write(
+        dir.path().join("manifest.yaml"),
+        include_str!("../../lifecycle/tests/fixtures/cilium.yaml"),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&helm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let options = snow_lifecycle::cni::helm::HelmOptions {
+        helm,
+        attempts: 1,
+        ..Default::default()
+    };
+    // The chart the embedded bundle names for the cluster's Kubernetes version, as a file (what
+    // `snowctl controller --artifacts` takes out of the archive).
+    let declared = edge(&[("md-0", 1)]);
+    let version = declared.cluster()["spec"]["kubernetesVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let inputs = snow_api::release::ReleaseInputs::embedded().unwrap();
+    let uri = inputs
+        .bundles
+        .versions_bundle(&version)
+        .unwrap()
+        .cilium()
+        .unwrap()
+        .helm_chart
+        .uri
+        .clone();
+    let chart = dir.path().join("charts/0/cilium-1.19.4-1.tgz");
+    std::fs::create_dir_all(chart.parent().unwrap()).unwrap();
+    let chart_bytes = b"\x1f\x8b a chart's bytes".to_vec();
+    std::fs::write(&chart, &chart_bytes).unwrap();
+    // The mirror authenticates and there is no registry-credentials Secret: with a chart file
+    // helm logs in nowhere, so none is needed.
+    for mut object in declared.objects() {
+        if object["kind"] == "Cluster" && object["apiVersion"] == EKSA {
+            object["spec"]["registryMirrorConfiguration"] =
+                json!({"endpoint": "10.0.0.5", "port": "443", "authenticate": true});
+        }
+        s.put(object);
+    }
+
+    // An archive without this version's chart: a status naming the chart and the archive; helm
+    // never runs.
+    let other = std::collections::BTreeMap::from([(
+        "public.ecr.aws/eks/cilium/cilium:0.0.0-other".to_owned(),
+        chart.clone(),
+    )]);
+    let without = CniSource::HelmChartFiles {
+        charts: other,
+        from: "/site/snow-artifacts.tar".into(),
+        options: options.clone(),
+    };
+    let ctx = s.context_with(controller::FIELD_MANAGER, without).await;
+    resync_until(&ctx, &s, "the CNI failure status", |s| {
+        eksa_cluster(s).is_some_and(|c| c["status"]["failureReason"] == "CniRenderFailed")
+    })
+    .await;
+    let status = eksa_cluster(&s).unwrap()["status"].clone();
+    let message = status["failureMessage"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!("the Helm chart {uri} (Kubernetes {version})"))
+            && message.contains("/site/snow-artifacts.tar"),
+        "{status:#}"
+    );
+    assert!(!dir.path().join("args").exists());
+
+    // With it: helm template of the file, no registry, no login, and Cilium makes it Ready.
+    let with = CniSource::HelmChartFiles {
+        charts: std::collections::BTreeMap::from([(uri.clone(), chart.clone())]),
+        from: "/site/snow-artifacts.tar".into(),
+        options,
+    };
+    let ctx = s.context_with(controller::FIELD_MANAGER, with).await;
+    resync_until(&ctx, &s, "Ready", ready).await;
+    let args = std::fs::read_to_string(dir.path().join("args")).unwrap();
+    let first: Vec<&str> = args.lines().take(7).collect();
+    assert_eq!(
+        first,
+        [
+            "template",
+            chart.to_str().unwrap(),
+            "--namespace",
+            "kube-system",
+            "--kube-version",
+            &version,
+            "-f"
+        ],
+        "{args}"
+    );
+    assert!(
+        !args.contains("oci://") && !args.contains("registry"),
+        "{args}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("chart-seen")).unwrap(),
+        chart_bytes
+    );
+    assert!(
+        s.api
+            .get("v1", "Secret", Some(NS), "registry-credentials")
+            .is_none()
+    );
+}

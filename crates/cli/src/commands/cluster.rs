@@ -419,15 +419,15 @@ fn checks(skip: bool, skip_ip_check: bool) -> Checks {
 }
 
 /// `--cni-manifest FILE`, read now; else with `--artifacts` the bundle's Cilium chart taken
-/// from the archive into a temporary file (removed with the returned directory) for helm, so
-/// no registry is asked for it; else helm pulls the chart.
+/// from the archive into a temporary file (removed with the returned [`settings::ChartFiles`])
+/// for helm, so no registry is asked for it; else helm pulls the chart.
 fn cni(
     path: Option<&std::path::Path>,
     args: &RenderArgs,
     spec: &SpecFile,
     render: &RenderSettings,
     io: &mut Io<'_>,
-) -> Result<(Cni, Option<tempfile::TempDir>), ExitCode> {
+) -> Result<(Cni, Option<settings::ChartFiles>), ExitCode> {
     if let Some(path) = path {
         return settings::read_cni_manifest(path, io).map(|m| (Cni::Given(m), None));
     }
@@ -437,23 +437,14 @@ fn cni(
     let release = render.release(&spec.spec).map_err(|e| exit::usage(io, e))?;
     let chart = release.bundle.cilium().map_err(|e| exit::usage(io, e))?;
     let archive = snow_images::Archive::open(archive).map_err(|e| exit::usage(io, e))?;
-    let bytes = archive
-        .helm_chart(&chart.helm_chart.uri)
-        .map_err(|e| exit::usage(io, e))?;
-    let dir = tempfile::Builder::new()
-        .prefix("snowctl-chart-")
-        .tempdir()
-        .map_err(|e| exit::failed(io, format!("cannot create a temporary directory: {e}")))?;
-    let version = chart.helm_chart.tag().unwrap_or("chart");
-    let file = dir.path().join(format!("cilium-{version}.tgz"));
-    std::fs::write(&file, bytes)
-        .map_err(|e| exit::failed(io, format!("cannot write {}: {e}", file.display())))?;
+    let charts = settings::chart_files(&archive, &[&chart.helm_chart], io)?;
+    let file = charts.files[&chart.helm_chart.uri].clone();
     io.err(&format!(
         "Cilium chart {} taken from {}\n",
         chart.helm_chart.uri,
         archive.path().display()
     ));
-    Ok((Cni::HelmChartFile(file), Some(dir)))
+    Ok((Cni::HelmChartFile(file), Some(charts)))
 }
 
 /// Says why a workflow stopped, with its findings; exit 2 for input that cannot be used, else 1.

@@ -17,9 +17,17 @@ use tracing_subscriber::EnvFilter;
 /// Runs `snowctl controller` until SIGTERM or SIGINT.
 pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let inputs = settings::release_inputs(&args.release, io)?;
-    let cni = match &args.cni_manifest {
-        Some(path) => CniSource::Manifest(settings::read_cni_manifest(path, io)?),
-        None => CniSource::helm_on_path(),
+    // Kept for the controller's lifetime: the chart files are removed when it returns.
+    let (cni, charts) = match (&args.cni_manifest, &args.release.artifacts) {
+        (Some(path), _) => (
+            CniSource::Manifest(settings::read_cni_manifest(path, io)?),
+            None,
+        ),
+        (None, Some(archive)) => {
+            let (cni, charts) = archive_charts(archive, &inputs, io)?;
+            (cni, Some(charts))
+        }
+        (None, None) => (CniSource::helm_on_path(), None),
     };
     let default = if global.verbose > 0 { "debug" } else { "info" };
     let filter = EnvFilter::try_from_default_env()
@@ -32,6 +40,11 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
         LogFormat::Text => builder.with_ansi(false).try_init(),
     };
     installed.map_err(|e| exit::usage(io, format!("cannot set up logging: {e}")))?;
+    if let (Some(charts), Some(archive)) = (&charts, &args.release.artifacts) {
+        for (chart, file) in &charts.files {
+            tracing::info!(%chart, archive = %archive.display(), file = %file.display(), "Cilium chart taken from the archive");
+        }
+    }
     let outcome = exit::runtime(io, true)?.block_on(async move {
         let mgmt = match &args.management.kubeconfig {
             Some(path) => {
@@ -67,4 +80,43 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
             _ => exit::failed(io, e),
         }
     })
+}
+
+/// `--artifacts` without `--cni-manifest`: the Cilium chart of every Kubernetes version of the
+/// archive's Bundles that the archive holds, taken out once (digest checked) for the
+/// controller's lifetime, so `helm template` reads a file, never a registry. An archive that
+/// holds none of them: exit 2 naming the first.
+fn archive_charts(
+    path: &std::path::Path,
+    inputs: &snow_api::release::ReleaseInputs,
+    io: &mut Io<'_>,
+) -> Result<(CniSource, settings::ChartFiles), ExitCode> {
+    let archive = snow_images::Archive::open(path).map_err(|e| exit::usage(io, e))?;
+    let mut named: Vec<&snow_api::release::Image> = Vec::new();
+    for bundle in &inputs.bundles.spec.versions_bundles {
+        if let Ok(cilium) = bundle.cilium()
+            && !named.iter().any(|c| c.uri == cilium.helm_chart.uri)
+        {
+            named.push(&cilium.helm_chart);
+        }
+    }
+    let held: Vec<_> = (named.iter().copied())
+        .filter(|c| (archive.images().iter()).any(|i| i.name.as_deref() == Some(c.uri.as_str())))
+        .collect();
+    let charts = match (held.is_empty(), named.first()) {
+        (false, _) => held,
+        // Not in the archive: said by the archive, with what to do.
+        (true, Some(first)) => vec![*first],
+        (true, None) => {
+            let why = format!(
+                "{}: its Bundles name no Cilium chart (versionsBundles[].cilium.helmChart)",
+                path.display()
+            );
+            return Err(exit::usage(io, why));
+        }
+    };
+    let charts = settings::chart_files(&archive, &charts, io)?;
+    let from = archive.path().display().to_string();
+    let cni = CniSource::chart_files_on_path(charts.files.clone(), from);
+    Ok((cni, charts))
 }

@@ -74,7 +74,7 @@ async fn the_binary_logs_json_serves_health_and_stops_on_sigterm() {
 }
 
 /// A child process that is killed if the test fails before it exits.
-struct Reaped(std::process::Child);
+pub(crate) struct Reaped(pub(crate) std::process::Child);
 
 impl Drop for Reaped {
     fn drop(&mut self) {

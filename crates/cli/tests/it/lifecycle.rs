@@ -1497,22 +1497,84 @@ const SAMPLE_BUNDLES: &str = concat!(
     "/../../../shared/data/bundles/eksa-bundle-release-sample.yaml"
 );
 
-/// The disconnected site end to end, through the binary: on the "connected machine" every image
-/// of the sample bundle's 1.33/ubuntu list (the Cilium chart among them, pushed as `helm push`
-/// stores a chart) is downloaded from a source registry into one archive; the source is
-/// stopped; at the "site" the archive is imported into the site registry (TLS) and the cluster
-/// is created on the management cluster with `--artifacts` and the site registry as the mirror.
-/// The release comes from the archive's Bundles (not the embedded catalog), the Cilium manifest
-/// from `helm template` (a recording stand-in) of the chart file taken out of the archive: helm
-/// is given a file, never a registry.
+/// The disconnected site of the archive tests, set up through the binary: on the "connected
+/// machine" every image of the sample bundle's 1.33/ubuntu list (the Cilium chart among them,
+/// pushed as `helm push` stores a chart) is downloaded from a source registry into one archive
+/// (and one image alone into a second archive, without the chart); the source is stopped; the
+/// archive is imported into the site registry (TLS); the cluster's spec names the site registry
+/// as its mirror; a recording `helm` is first on `PATH`.
+struct SiteArchive {
+    chart_uri: &'static str,
+    chart: snow_test_devices::registry::Pushed,
+    kube_vip: &'static str,
+    archive: PathBuf,
+    small: PathBuf,
+    site: snow_test_devices::registry::Registry,
+    path: PathBuf,
+    log: PathBuf,
+    search: String,
+    _tls: snow_test_devices::registry::Tls,
+}
+
 #[allow(
     clippy::print_stderr,
     reason = "the transcript README.md quotes, with `--nocapture`"
 )]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn create_from_the_archive_alone_with_the_source_stopped() {
+impl SiteArchive {
+    /// `create cluster -f SPEC --artifacts ARCHIVE` (or `upgrade`) with the fast test flags.
+    fn args(&self, verb: &str, archive: &Path) -> Vec<String> {
+        let mut args = vec![verb, "cluster", "-f", self.path.to_str().unwrap()];
+        args.extend(&FAST[..4]);
+        args.extend(["--artifacts", archive.to_str().unwrap()]);
+        args.into_iter().map(str::to_owned).collect()
+    }
+
+    /// Runs snowctl with the recording helm first on `PATH`.
+    async fn run(&self, m: &Mgmt, args: &[String]) -> Output {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = m
+            .snowctl_env(&args, &m.kubeconfig, &[("PATH", &self.search)])
+            .await;
+        eprintln!("--- snowctl {}\n{}", args.join(" "), show(&out));
+        out
+    }
+
+    /// What helm recorded since the last call (the log is then removed), with the chart file
+    /// of its `template` run checked: the archive's chart byte for byte, never `oci://` or a
+    /// login. Returns the chart file's path.
+    fn chart_file_given_to_helm(&self) -> String {
+        let log = std::fs::read_to_string(&self.log).unwrap();
+        std::fs::remove_file(&self.log).unwrap();
+        let first = log.lines().next().unwrap();
+        let chart_file = first
+            .strip_prefix("template ")
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap()
+            .to_owned();
+        assert!(chart_file.ends_with("/cilium-1.19.4-1.tgz"), "{log}");
+        assert_eq!(
+            first,
+            format!("template {chart_file} --namespace kube-system --kube-version 1.33 -f -"),
+            "{log}"
+        );
+        assert!(
+            log.contains(&format!("chart {}", self.chart.layers[0])),
+            "{log}"
+        );
+        assert!(
+            !log.contains("oci://") && !log.contains("registry login"),
+            "{log}"
+        );
+        chart_file
+    }
+}
+
+#[allow(
+    clippy::print_stderr,
+    reason = "the transcript README.md quotes, with `--nocapture`"
+)]
+async fn site_archive(m: &Mgmt) -> SiteArchive {
     use snow_test_devices::registry::{self as support, Registry, Tls};
-    let m = management().await;
     let tls = Tls::generate();
     let (source, site) = (Registry::start(None), Registry::start(Some(&tls)));
     let select = ["--kubernetes-version", "1.33", "--os", "ubuntu"];
@@ -1647,36 +1709,45 @@ async fn create_from_the_archive_alone_with_the_source_stopped() {
     .unwrap();
     std::fs::set_permissions(&helm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let search = format!("{}:/usr/bin:/bin", bin.display());
-    let create = |archive: &str| {
-        let mut args = vec!["create", "cluster", "-f", path.to_str().unwrap()];
-        args.extend(&FAST[..4]);
-        args.extend(["--artifacts", archive]);
-        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
-    };
+    SiteArchive {
+        chart_uri,
+        chart,
+        kube_vip,
+        archive,
+        small,
+        site,
+        path,
+        log,
+        search,
+        _tls: tls,
+    }
+}
+
+/// The disconnected site end to end, through the binary ([`site_archive`]): the cluster is
+/// created on the management cluster with `--artifacts` and the site registry as the mirror.
+/// The release comes from the archive's Bundles (not the embedded catalog), the Cilium manifest
+/// from `helm template` (a recording stand-in) of the chart file taken out of the archive: helm
+/// is given a file, never a registry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_from_the_archive_alone_with_the_source_stopped() {
+    let m = management().await;
+    let s = site_archive(&m).await;
+    let (chart_uri, archive_arg) = (s.chart_uri, s.archive.to_str().unwrap());
 
     // Without the chart in the archive: said, with the archive and the chart, before anything
     // is applied.
-    let args = create(small.to_str().unwrap());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = m
-        .snowctl_env(&args, &m.kubeconfig, &[("PATH", &search)])
-        .await;
+    let out = s.run(&m, &s.args("create", &s.small)).await;
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains(small.to_str().unwrap())
+        stderr.contains(s.small.to_str().unwrap())
             && stderr.contains(&format!("the Helm chart {chart_uri} is not in the archive")),
         "{stderr}"
     );
-    assert!(!log.exists());
+    assert!(!s.log.exists());
     assert!(m.get(CORE, "Cluster", "edge").is_none());
 
-    let args = create(archive_arg);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = m
-        .snowctl_env(&args, &m.kubeconfig, &[("PATH", &search)])
-        .await;
-    eprintln!("--- snowctl {}\n{}", args.join(" "), show(&out));
+    let out = s.run(&m, &s.args("create", &s.archive)).await;
     assert!(out.status.success(), "{}", show(&out));
     let stderr = text(&out.stderr);
     for line in [
@@ -1688,29 +1759,16 @@ async fn create_from_the_archive_alone_with_the_source_stopped() {
         assert!(stderr.contains(line), "missing {line:?}\n{stderr}");
     }
     // helm was given the chart as a file (the archive's, byte for byte), no registry, no login.
-    let log = std::fs::read_to_string(&log).unwrap();
-    let first = log.lines().next().unwrap();
-    let chart_file = first
-        .strip_prefix("template ")
-        .and_then(|rest| rest.split(' ').next())
-        .unwrap();
-    assert!(chart_file.ends_with("/cilium-1.19.4-1.tgz"), "{log}");
-    assert_eq!(
-        first,
-        format!("template {chart_file} --namespace kube-system --kube-version 1.33 -f -"),
-        "{log}"
-    );
-    assert!(log.contains(&format!("chart {}", chart.layers[0])), "{log}");
-    assert!(
-        !log.contains("oci://") && !log.contains("registry login"),
-        "{log}"
-    );
+    let chart_file = s.chart_file_given_to_helm();
     // The temporary chart file is gone with the run.
-    assert!(!Path::new(chart_file).exists());
+    assert!(!Path::new(&chart_file).exists());
 
     // The release is the archive's Bundles: its kube-vip (which the embedded catalog does not
     // have), with the mirror's registry configured for containerd.
-    let embedded = include_str!("../../../snow-api/catalog/bundles.yaml");
+    let (embedded, kube_vip) = (
+        include_str!("../../../snow-api/catalog/bundles.yaml"),
+        s.kube_vip,
+    );
     assert!(!embedded.contains(kube_vip));
     let kcp = m
         .get(
@@ -1722,7 +1780,142 @@ async fn create_from_the_archive_alone_with_the_source_stopped() {
         .to_string();
     assert!(kcp.contains(kube_vip), "{kcp}");
     assert!(
-        kcp.contains(&site.host),
+        kcp.contains(&s.site.host),
         "the mirror is not configured: {kcp}"
     );
+}
+
+/// `upgrade cluster --artifacts` after a create from the same archive ([`site_archive`]), the
+/// source stopped: the worker group grows from 1 to 2 and Cilium is rendered again, by `helm
+/// template` of the chart file taken out of the archive (its digest the pushed layer's), never
+/// `oci://` or a login; the MachineDeployment is scaled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrade_from_the_archive_alone_renders_cilium_from_its_chart_file() {
+    let m = management().await;
+    let s = site_archive(&m).await;
+    let out = s.run(&m, &s.args("create", &s.archive)).await;
+    assert!(out.status.success(), "{}", show(&out));
+    s.chart_file_given_to_helm();
+    let md = m.get(CORE, "MachineDeployment", "edge-md-0").unwrap();
+    assert_eq!(md["spec"]["replicas"], 1, "{md:#}");
+
+    // Two workers instead of one.
+    let spec = std::fs::read_to_string(&s.path).unwrap();
+    let grown = spec.replacen("count: 1\n", "count: 2\n", 1);
+    assert_ne!(grown, spec);
+    std::fs::write(&s.path, grown).unwrap();
+    let out = s.run(&m, &s.args("upgrade", &s.archive)).await;
+    assert!(out.status.success(), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    for line in [
+        format!(
+            "Cilium chart {} taken from {}\n",
+            s.chart_uri,
+            s.archive.display()
+        )
+        .as_str(),
+        "Rendering Cilium with helm template from the chart file ",
+        "🎉 Cluster edge upgraded!",
+    ] {
+        assert!(stderr.contains(line), "missing {line:?}\n{stderr}");
+    }
+    let chart_file = s.chart_file_given_to_helm();
+    assert!(!Path::new(&chart_file).exists());
+    let md = m.get(CORE, "MachineDeployment", "edge-md-0").unwrap();
+    assert_eq!(md["spec"]["replicas"], 2, "{md:#}");
+
+    // Without the chart in the archive: said before anything is applied (the group stays at 2
+    // though the spec now asks for 3).
+    let spec = std::fs::read_to_string(&s.path).unwrap();
+    std::fs::write(&s.path, spec.replacen("count: 2\n", "count: 3\n", 1)).unwrap();
+    let out = s.run(&m, &s.args("upgrade", &s.small)).await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "the Helm chart {} is not in the archive",
+            s.chart_uri
+        )),
+        "{}",
+        show(&out)
+    );
+    assert!(!s.log.exists());
+    let md = m.get(CORE, "MachineDeployment", "edge-md-0").unwrap();
+    assert_eq!(md["spec"]["replicas"], 2, "{md:#}");
+}
+
+/// `snowctl controller --artifacts` through the binary ([`site_archive`]): an archive without
+/// the chart stops it at start (exit 2, naming the chart); with the chart, it is taken out once
+/// (the archive's bytes: its sha256 is the pushed layer's), logged, kept while the controller
+/// runs, and removed when it stops on SIGTERM.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_controller_takes_the_chart_out_of_the_archive_for_its_lifetime() {
+    use crate::controller_binary::Reaped;
+    use snow_test_kube::probe::{free_addr, wait_until};
+    let m = management().await;
+    let s = site_archive(&m).await;
+    let controller = |archive: &Path, log: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"))
+            .args(["controller", "--log-format", "json", "--no-leader-election"])
+            .arg("--kubeconfig")
+            .arg(&m.kubeconfig)
+            .arg("--health-addr")
+            .arg(free_addr().to_string())
+            .arg("--artifacts")
+            .arg(archive)
+            .env("PATH", &s.search)
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap()
+    };
+
+    let log = m.dir.path().join("controller-small.log");
+    let status = controller(&s.small, &log).wait().unwrap();
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(2), "{said}");
+    assert!(
+        said.contains(&format!(
+            "the Helm chart {} is not in the archive",
+            s.chart_uri
+        )),
+        "{said}"
+    );
+
+    let log = m.dir.path().join("controller.log");
+    let mut child = Reaped(controller(&s.archive, &log));
+    let logged = || std::fs::read_to_string(&log).unwrap_or_default();
+    wait_until("the chart to be taken out", async || {
+        logged().contains("watching")
+    })
+    .await;
+    let line: Value = (logged().lines())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| l["message"] == "Cilium chart taken from the archive")
+        .unwrap_or_else(|| panic!("no chart line:\n{}", logged()));
+    assert_eq!(line["chart"], s.chart_uri, "{line}");
+    let file = PathBuf::from(line["file"].as_str().unwrap());
+    assert!(file.ends_with("cilium-1.19.4-1.tgz"), "{line}");
+    let sum = std::process::Command::new("sha256sum")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let sum = text(&sum.stdout);
+    assert_eq!(
+        format!("sha256:{}", sum.split(' ').next().unwrap()),
+        s.chart.layers[0]
+    );
+    let term = std::process::Command::new("sh")
+        .args(["-c", &format!("kill -TERM {}", child.0.id())])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "{}", logged());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "{status:?}\n{}", logged());
+    assert!(!file.exists(), "the chart file outlived the controller");
 }
