@@ -21,6 +21,8 @@ use std::{path::PathBuf, time::Duration};
 
 /// The Cluster API group of the Cluster a move carries.
 const CAPI_CLUSTER: (&str, &str) = ("cluster.x-k8s.io/v1beta1", "Cluster");
+/// Cluster API's pause annotation (a move pauses with [`snow_lifecycle::move_cluster::MOVE_PAUSE`]).
+const PAUSED: &str = "cluster.x-k8s.io/paused";
 /// The EKS Anywhere API version of the spec's objects.
 const EKSA_API_VERSION: &str = "anywhere.eks.amazonaws.com/v1alpha1";
 
@@ -66,7 +68,13 @@ pub async fn create(
     let mut target = reach(&path).await;
     let mut state = State::default();
     if let Some(t) = &target {
-        state.target_holds = holds_cluster(t, &cluster).await.unwrap_or(false);
+        let held = cluster_on(t, &cluster).await.unwrap_or(None);
+        state.target_holds = held.is_some();
+        // A move killed after it deleted the source's Cluster but before it unpaused the
+        // target's leaves it paused: the move still has that to do.
+        state.target_paused = held.as_ref().is_some_and(|c| {
+            c["metadata"]["annotations"][PAUSED] == snow_lifecycle::move_cluster::MOVE_PAUSE
+        });
     }
     // Once the new cluster holds its Cluster, the bootstrap cluster is only looked at (an
     // interrupted move resumes from it), never made again.
@@ -91,7 +99,17 @@ pub async fn create(
             )
         })?;
     }
-    let resumed_after_move = state.target_holds && !state.boot_holds;
+    let resumed_after_move = state.target_holds && !state.boot_holds && !state.target_paused;
+    if boot.is_none() && state.target_paused {
+        let why = LifecycleError::NotFound {
+            what: format!(
+                "the bootstrap cluster at {} (the move of cluster {cluster} into itself is not finished: it is still paused)",
+                bootstrap.kubeconfig().display()
+            ),
+        };
+        let what = "Moving the cluster management components from the bootstrap cluster to the management cluster";
+        return Err(interrupted(what, why.into(), &cluster, bootstrap, false));
+    }
     if let Some(boot) = boot.as_ref().filter(|_| !resumed_after_move) {
         let fail = |what: &str, e: ProvisionError| interrupted(what, e, &cluster, bootstrap, false);
         if !state.target_holds {
@@ -175,6 +193,8 @@ struct State {
     target_holds: bool,
     /// The bootstrap cluster still holds it (not moved, or the move was interrupted).
     boot_holds: bool,
+    /// The new cluster's Cluster is still paused by the move.
+    target_paused: bool,
 }
 
 /// The new cluster, when its kubeconfig is there and it answers.
@@ -189,12 +209,17 @@ async fn reach(path: &std::path::Path) -> Option<Management> {
 
 /// Whether `mgmt` has the Cluster API Cluster `cluster` (in `eksa-system`).
 async fn holds_cluster(mgmt: &Management, cluster: &str) -> Result<bool, LifecycleError> {
+    Ok(cluster_on(mgmt, cluster).await?.is_some())
+}
+
+/// The Cluster API Cluster `cluster` (in `eksa-system`) on `mgmt`, if there.
+async fn cluster_on(mgmt: &Management, cluster: &str) -> Result<Option<Value>, LifecycleError> {
     let (api_version, kind) = CAPI_CLUSTER;
     if mgmt.served(api_version).await?.is_none() {
-        return Ok(false);
+        return Ok(None);
     }
-    let ns = Some(capi_render::NAMESPACE);
-    Ok(mgmt.get(api_version, kind, ns, cluster).await?.is_some())
+    mgmt.get(api_version, kind, Some(capi_render::NAMESPACE), cluster)
+        .await
 }
 
 /// The namespace `eksa-system` and the CAPAS identity Secret of the cluster in it (with
