@@ -156,8 +156,9 @@ pub struct ComponentArgs {
 /// The bootstrap cluster a self-managed cluster is created from or deleted through.
 #[derive(Debug, Args)]
 pub struct BootstrapArgs {
-    /// Use this existing cluster (k3s, kind, any Kubernetes) as the bootstrap cluster instead
-    /// of making one with kind; snowctl installs the providers there and leaves them.
+    /// For a self-managed cluster (created without a management cluster, or deleted): use this
+    /// existing cluster (k3s, kind, any Kubernetes) as the bootstrap cluster instead of making
+    /// one with kind; snowctl installs the providers there and leaves them.
     #[arg(long, value_name = "FILE")]
     pub bootstrap_kubeconfig: Option<PathBuf>,
     /// Keep the kind bootstrap cluster at the end.
@@ -295,7 +296,8 @@ pub struct UpgradeClusterArgs {
 /// `snowctl delete …`
 #[derive(Debug, Subcommand)]
 pub enum DeleteCommand {
-    /// Delete a cluster and everything snowctl applied for it.
+    /// Delete a cluster and everything snowctl applied for it (a self-managed cluster through a
+    /// bootstrap cluster).
     Cluster(DeleteClusterArgs),
 }
 
@@ -518,7 +520,9 @@ pub struct SourceArgs {
 /// `snowctl create …`
 #[derive(Debug, Subcommand)]
 pub enum CreateCommand {
-    /// Create a cluster on a management cluster (`--dry-run` prints what would be applied).
+    /// Create a cluster on a management cluster, or without one (no --kubeconfig, no KUBECONFIG)
+    /// from nothing through a bootstrap cluster, so that it manages itself (`--dry-run` prints
+    /// what would be applied).
     Cluster(CreateClusterArgs),
 }
 
