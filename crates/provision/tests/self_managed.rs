@@ -217,6 +217,18 @@ async fn run(site: &Site, stop_at: Option<&str>, tweak: impl FnOnce(&mut Options
     let bootstrap = Existing::new(&site.boot_kubeconfig, None);
     let mut opts = options();
     tweak(&mut opts);
+    until_step(stop_at, async |on_event| {
+        self_managed::create(&bootstrap, &req, &opts, on_event).await
+    })
+    .await
+}
+
+/// Runs `work`, its steps recorded; with `stop_at`, drops it (as a kill would) when that step
+/// begins.
+async fn until_step<T>(
+    stop_at: Option<&str>,
+    work: impl AsyncFnOnce(&mut dyn FnMut(Event)) -> T,
+) -> (Option<T>, Vec<String>) {
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
     let mut steps = Vec::new();
     let mut on_event = |e: Event| {
@@ -229,7 +241,7 @@ async fn run(site: &Site, stop_at: Option<&str>, tweak: impl FnOnce(&mut Options
         }
     };
     let result = tokio::select! {
-        done = self_managed::create(&bootstrap, &req, &opts, &mut on_event) => Some(done),
+        done = work(&mut on_event) => Some(done),
         _ = stopped.wait_for(|s| *s) => None,
     };
     (result, steps)
@@ -391,22 +403,10 @@ async fn run_delete(
         keep_bootstrap: false,
     };
     let kubeconfig = site.dir.path().join("edge/edge-eks-a-cluster.kubeconfig");
-    let (stop, mut stopped) = tokio::sync::watch::channel(false);
-    let mut steps = Vec::new();
-    let mut on_event = |e: Event| {
-        eprintln!("{e}");
-        if let Event::Step(text) = &e {
-            if Some(text.as_str()) == stop_at {
-                let _ = stop.send(true);
-            }
-            steps.push(text.clone());
-        }
-    };
-    let result = tokio::select! {
-        done = self_managed::delete(&bootstrap, &kubeconfig, None, "edge", &opts, &mut on_event) => Some(done),
-        _ = stopped.wait_for(|s| *s) => None,
-    };
-    (result, steps)
+    until_step(stop_at, async |on_event| {
+        self_managed::delete(&bootstrap, &kubeconfig, None, "edge", &opts, on_event).await
+    })
+    .await
 }
 
 /// Nothing of the cluster is left: no Cluster on either side, no machine's Node on the cluster.
