@@ -775,21 +775,7 @@ fi
 cat > /dev/null
 cat "$dir/manifest.yaml"
 "#;
-    std::fs::write(&helm, script).unwrap();
-    std::fs::write(
-        dir.path().join("manifest.yaml"),
-        include_str!("../../lifecycle/tests/fixtures/cilium.yaml"),
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&helm, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let options = snow_lifecycle::cni::helm::HelmOptions {
-        helm,
-        attempts: 1,
-        ..Default::default()
-    };
+    let options = fake_helm(&helm, script);
     let ctx = s
         .context_with(controller::FIELD_MANAGER, CniSource::Helm(options))
         .await;
@@ -849,21 +835,7 @@ if [ -f "$2" ]; then cp "$2" "$dir/chart-seen"; fi
 cat > /dev/null
 cat "$dir/manifest.yaml"
 "#;
-    std::fs::write(&helm, script).unwrap();
-    std::fs::write(
-        dir.path().join("manifest.yaml"),
-        include_str!("../../lifecycle/tests/fixtures/cilium.yaml"),
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&helm, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let options = snow_lifecycle::cni::helm::HelmOptions {
-        helm,
-        attempts: 1,
-        ..Default::default()
-    };
+    let options = fake_helm(&helm, script);
     // The chart the embedded bundle names for the cluster's Kubernetes version, as a file (what
     // `snowctl controller --artifacts` takes out of the archive).
     let declared = edge(&[("md-0", 1)]);
@@ -956,4 +928,23 @@ cat "$dir/manifest.yaml"
             .get("v1", "Secret", Some(NS), "registry-credentials")
             .is_none()
     );
+}
+
+/// `script` as the executable `helm`, beside the Cilium fixture as `manifest.yaml` (what the
+/// script prints for `template`); helm's options running it once.
+fn fake_helm(helm: &std::path::Path, script: &str) -> snow_lifecycle::cni::helm::HelmOptions {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(helm, script).unwrap();
+    let dir = helm.parent().expect("helm is in a directory");
+    std::fs::write(
+        dir.join("manifest.yaml"),
+        include_str!("../../lifecycle/tests/fixtures/cilium.yaml"),
+    )
+    .unwrap();
+    std::fs::set_permissions(helm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    snow_lifecycle::cni::helm::HelmOptions {
+        helm: helm.to_path_buf(),
+        attempts: 1,
+        ..Default::default()
+    }
 }

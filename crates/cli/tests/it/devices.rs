@@ -3,6 +3,7 @@
 //! listening: inventory, usable AMIs, key import, and cleanup with a refused DNI delete, the
 //! order DNIs → instances, re-runs, and the management-cluster refusal.
 
+use super::{show, text};
 use serde_json::{Value, json};
 use snow_test_devices::fleet::{self, KEY, KEY_MATERIAL};
 use snow_test_devices::{Faults, TestCa, loopback_ip};
@@ -20,19 +21,6 @@ fn snowctl(args: &[&str], files: &(std::path::PathBuf, std::path::PathBuf)) -> O
         .env("NO_COLOR", "1")
         .output()
         .expect("snowctl runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        text(&out.stdout),
-        text(&out.stderr)
-    )
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! directory, a Bundles manifest naming their versions, the Kubernetes API stand-in with its
 //! simulated deployment controller, the real binary.
 
+use super::text;
 use snow_test_devices::TestCa;
 use snow_test_kube::components::SHIPPED;
 use snow_test_kube::{KubeStandIn, WorkloadHandle, WorkloadOptions};
@@ -171,10 +172,6 @@ impl Site {
     fn kubeconfig(&self) -> &str {
         self.kubeconfig.to_str().unwrap()
     }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn file(site: &Site, label: &str, version: &str, name: &str) -> PathBuf {

@@ -2,6 +2,7 @@
 //! stand-in (snow-test-kube) with its simulated Cluster API controllers: real HTTPS, real
 //! server-side apply, the real binary.
 
+use super::{show, text};
 use serde_json::Value;
 use snow_test_devices::TestCa;
 use snow_test_kube::{CapiHandle, CapiOptions, KubeStandIn};
@@ -192,19 +193,6 @@ impl Mgmt {
         found.sort();
         found
     }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        out.status.code(),
-        text(&out.stdout),
-        text(&out.stderr)
-    )
 }
 
 /// A Cilium manifest (a trimmed copy of EKS Anywhere's rendered test manifest).

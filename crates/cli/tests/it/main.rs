@@ -17,3 +17,18 @@ mod render;
 mod scoped_user;
 mod self_managed;
 mod spec_commands;
+
+/// Bytes a process wrote, as text.
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A finished command's exit code, stdout and stderr, for an assertion's message.
+fn show(out: &std::process::Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}

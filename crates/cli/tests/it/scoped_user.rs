@@ -3,6 +3,7 @@
 //! listening: exit codes, the file (0600, one profile per device), a re-run, the refusals of
 //! unusable output files, and no secret in anything the binary prints.
 
+use super::{show, text};
 use snow_test_devices::fleet;
 use snow_test_devices::{TestCa, loopback_ip};
 use std::path::{Path, PathBuf};
@@ -18,19 +19,6 @@ fn snowctl(args: &[&str], files: &(PathBuf, PathBuf)) -> Output {
         .env("NO_COLOR", "1")
         .output()
         .expect("snowctl runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        text(&out.stdout),
-        text(&out.stderr)
-    )
 }
 
 /// Every `aws_access_key_id` and `aws_secret_access_key` value of the file.

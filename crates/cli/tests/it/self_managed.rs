@@ -5,6 +5,7 @@
 //! for `--components-dir` under the embedded catalog's versions, the new cluster running its own
 //! simulated controllers once the providers are installed there.
 
+use super::text;
 use snow_test_devices::TestCa;
 use snow_test_kube::{
     CapiHandle, CapiOptions, KubeStandIn, WorkloadHandle, WorkloadOptions, components::SHIPPED,
@@ -142,10 +143,6 @@ impl Site {
     fn clusters(api: &KubeStandIn) -> Vec<serde_json::Value> {
         api.list("cluster.x-k8s.io/v1beta1", "Cluster", Some(NS))
     }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 const CILIUM: &str = concat!(
