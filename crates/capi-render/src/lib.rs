@@ -345,7 +345,7 @@ fn health_checks(ctx: &Ctx<'_>, out: &mut Vec<RenderedObject>) -> Result<(), Ren
             serde_json::json!({"cluster.x-k8s.io/control-plane": ""}),
             cp_mhc,
             "100%",
-        ),
+        )?,
         out,
     )?;
     for group in worker_groups(ctx.spec) {
@@ -357,7 +357,7 @@ fn health_checks(ctx: &Ctx<'_>, out: &mut Vec<RenderedObject>) -> Result<(), Ren
                 serde_json::json!({"cluster.x-k8s.io/deployment-name": format!("{name}-{gname}")}),
                 group.machine_health_check.as_ref(),
                 "40%",
-            ),
+            )?,
             out,
         )?;
     }

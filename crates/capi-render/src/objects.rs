@@ -1251,31 +1251,21 @@ pub(crate) fn machine_deployment(
 // ---------------------------------------------------------------------------------------------
 // MachineHealthChecks (EKS-A's generic controller defaults: startup 10m, unhealthy 5m)
 
-fn seconds(duration: &str) -> Option<i64> {
-    // Go durations as validated by snow-api: sums of <number><unit>.
-    let mut total = 0f64;
-    let mut rest = duration;
-    while !rest.is_empty() {
-        let n = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let value: f64 = rest[..n].parse().ok()?;
-        rest = &rest[n..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let factor = match &rest[..unit_len] {
-            "h" => 3600.0,
-            "m" => 60.0,
-            "s" => 1.0,
-            "ms" => 0.001,
-            "" if value == 0.0 => 0.0,
-            _ => return None,
-        };
-        total += value * factor;
-        rest = &rest[unit_len..];
-    }
-    Some(total.round() as i64)
+/// A MachineHealthCheck timeout in whole seconds, exactly (v1beta2 takes `int32` seconds). A
+/// `ValidSpec` only holds timeouts that have such a value (snow-api's machine-health-check rule);
+/// anything else is an error here, never rounded or replaced by a default.
+fn seconds(field: &str, duration: &str) -> Result<i64, RenderError> {
+    duration
+        .parse::<snow_api::GoDuration>()
+        .ok()
+        .and_then(|d| d.whole_seconds())
+        .and_then(|s| i32::try_from(s).ok())
+        .map(i64::from)
+        .ok_or_else(|| {
+            RenderError::Spec(format!(
+                "{field} `{duration}` is not a whole number of seconds Cluster API can take"
+            ))
+        })
 }
 
 pub(crate) fn machine_health_check(
@@ -1284,7 +1274,7 @@ pub(crate) fn machine_health_check(
     selector: Value,
     mhc: Option<&snow_api::types::cluster::MachineHealthCheck>,
     default_max_unhealthy: &str,
-) -> Planned {
+) -> Result<Planned, RenderError> {
     let c = ctx.contract;
     let global = ctx.spec.cluster.spec.machine_health_check.as_ref();
     let pick = |f: fn(&snow_api::types::cluster::MachineHealthCheck) -> Option<String>,
@@ -1313,10 +1303,10 @@ pub(crate) fn machine_health_check(
             "unhealthyConditions": conditions.iter().map(|(t, s)| json!({"status": s, "timeout": unhealthy, "type": t})).collect::<Vec<_>>(),
         }),
         Contract::V1Beta2 => {
-            let unhealthy_s = seconds(&unhealthy).unwrap_or(300);
+            let unhealthy_s = seconds("unhealthyMachineTimeout", &unhealthy)?;
             json!({
                 "checks": {
-                    "nodeStartupTimeoutSeconds": seconds(&startup).unwrap_or(600),
+                    "nodeStartupTimeoutSeconds": seconds("nodeStartupTimeout", &startup)?,
                     "unhealthyNodeConditions": conditions.iter().map(|(t, s)| json!({"status": s, "timeoutSeconds": unhealthy_s, "type": t})).collect::<Vec<_>>(),
                 },
                 "clusterName": ctx.cluster_name(),
@@ -1325,13 +1315,13 @@ pub(crate) fn machine_health_check(
             })
         }
     };
-    Planned {
+    Ok(Planned {
         template: "machine-health-check",
         api_version: c.api_version("cluster.x-k8s.io"),
         kind: "MachineHealthCheck",
         name: name.clone(),
         context: json!({"name": name, "namespace": NAMESPACE, "labels": ctx.labels(), "spec": spec}),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -1340,10 +1330,12 @@ mod tests {
 
     #[test]
     fn durations_to_seconds() {
-        assert_eq!(seconds("10m0s"), Some(600));
-        assert_eq!(seconds("1h30m"), Some(5400));
-        assert_eq!(seconds("90s"), Some(90));
-        assert_eq!(seconds("x"), None);
+        assert_eq!(seconds("f", "10m0s").ok(), Some(600));
+        assert_eq!(seconds("f", "1h30m").ok(), Some(5400));
+        assert_eq!(seconds("f", "420000000us").ok(), Some(420));
+        for bad in ["x", "-5m", "1500ms", "3000000000s"] {
+            assert!(seconds("f", bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

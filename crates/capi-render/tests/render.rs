@@ -780,3 +780,51 @@ fn version_gates_for_learner_mode_and_super_admin() {
         );
     }
 }
+
+/// A health-check timeout is rendered exactly in both contracts: the Go string as written for
+/// v1beta1's `metav1.Duration`, its whole seconds for v1beta2 (never a default in its place).
+#[test]
+fn health_check_timeouts_render_exactly() {
+    let c = Case {
+        bottlerocket: false,
+        external_etcd: false,
+        proxy: false,
+        mirror: false,
+        version: "1.33",
+    };
+    let text = spec_text(c).replacen(
+        "  kubernetesVersion: \"1.33\"\n",
+        "  kubernetesVersion: \"1.33\"\n  machineHealthCheck: {nodeStartupTimeout: \"1h0.5m\", unhealthyMachineTimeout: \"420000000us\"}\n",
+        1,
+    );
+    assert!(text.contains("420000000us"), "the fixture changed");
+    let spec = snow_api::check(&text)
+        .unwrap()
+        .into_valid()
+        .unwrap_or_else(|r| panic!("{:#?}", r.findings));
+    let mhc = |contract| {
+        let objects = render_as(&spec, &inputs(), Some(contract)).unwrap();
+        docs(
+            &objects
+                .iter()
+                .find(|o| o.kind == "MachineHealthCheck")
+                .unwrap()
+                .yaml,
+        )
+        .remove(0)
+    };
+    let v2 = mhc(Contract::V1Beta2);
+    assert_eq!(v2["spec"]["checks"]["nodeStartupTimeoutSeconds"], 3630);
+    for condition in v2["spec"]["checks"]["unhealthyNodeConditions"]
+        .as_array()
+        .unwrap()
+    {
+        assert_eq!(condition["timeoutSeconds"], 420);
+    }
+    let v1 = mhc(Contract::V1Beta1);
+    assert_eq!(v1["spec"]["nodeStartupTimeout"], "1h0.5m");
+    assert_eq!(
+        v1["spec"]["unhealthyConditions"][0]["timeout"],
+        "420000000us"
+    );
+}

@@ -129,10 +129,10 @@ pub struct InitArgs {
     #[arg(long, requires = "dry_run")]
     pub show_secrets: bool,
     /// How long each Deployment may take to become Available.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = snow_lifecycle::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = duration)]
     pub wait_timeout: std::time::Duration,
     /// How often to look at the objects waited for.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = snow_lifecycle::parse_duration, hide = true)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration, hide = true)]
     pub poll_interval: std::time::Duration,
 }
 
@@ -244,19 +244,19 @@ pub struct ManagementArgs {
 #[derive(Debug, Args)]
 pub struct WaitArgs {
     /// How long to wait for the control plane to be ready.
-    #[arg(long, value_name = "DURATION", default_value = "60m", value_parser = snow_lifecycle::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60m", value_parser = duration)]
     pub control_plane_wait_timeout: std::time::Duration,
     /// How long to wait for external etcd to be ready.
-    #[arg(long, value_name = "DURATION", default_value = "60m", value_parser = snow_lifecycle::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60m", value_parser = duration)]
     pub external_etcd_wait_timeout: std::time::Duration,
     /// How long to wait per worker machine (a group waits this times its machine count).
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = snow_lifecycle::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
     pub per_machine_wait_timeout: std::time::Duration,
     /// Wait without time limits.
     #[arg(long)]
     pub no_timeouts: bool,
     /// How often to look at the objects waited for.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = snow_lifecycle::parse_duration, hide = true)]
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration, hide = true)]
     pub poll_interval: std::time::Duration,
 }
 
@@ -326,13 +326,13 @@ pub struct DeleteClusterArgs {
     #[command(flatten)]
     pub device_files: OptionalDeviceFiles,
     /// How long to wait for the cluster and its machines to be deleted.
-    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = snow_lifecycle::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = duration)]
     pub delete_timeout: std::time::Duration,
     /// Wait without a time limit.
     #[arg(long)]
     pub no_timeouts: bool,
     /// How often to look.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = snow_lifecycle::parse_duration, hide = true)]
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration, hide = true)]
     pub poll_interval: std::time::Duration,
 }
 
@@ -640,9 +640,10 @@ pub struct ValidateArgs {
     /// Do not probe whether the control-plane endpoint IP is already in use.
     #[arg(long)]
     pub skip_ip_check: bool,
-    /// Seconds to wait for each device request (the connect timeout is at most 3 s).
-    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
-    pub timeout: u64,
+    /// How long to wait for each device request, from 1s to 10m (the connect timeout is at
+    /// most 3 s).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = device_timeout)]
+    pub timeout: std::time::Duration,
 }
 
 /// `snowctl credentials …`
@@ -750,7 +751,7 @@ pub struct DeviceTargets {
     #[command(flatten)]
     pub device_files: OptionalDeviceFiles,
     /// Each device request's time limit.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = snow_lifecycle::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
     pub timeout: std::time::Duration,
 }
 
@@ -782,10 +783,10 @@ pub struct DevicesCleanupArgs {
     #[arg(long)]
     pub yes: bool,
     /// How long to wait for the instances to be terminated.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = snow_lifecycle::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
     pub wait_timeout: std::time::Duration,
     /// Time between checks while waiting.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = snow_lifecycle::parse_duration, hide = true)]
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration, hide = true)]
     pub poll_interval: std::time::Duration,
 }
 
@@ -814,4 +815,21 @@ pub struct DevicesImportKeyArgs {
     /// The devices.
     #[command(flatten)]
     pub targets: DeviceTargets,
+}
+
+/// Every duration flag: Go's syntax (`90s`, `10m`, `1h30m`), read by the parser the spec's
+/// durations go through (`snow_api::GoDuration`), so a value means one thing everywhere.
+fn duration(text: &str) -> Result<std::time::Duration, String> {
+    text.parse::<snow_api::GoDuration>()
+        .map(Into::into)
+        .map_err(|e| format!("{e}: write a duration such as 90s, 10m or 1h30m"))
+}
+
+/// `validate --timeout`: a duration from 1 s to 10 min.
+fn device_timeout(text: &str) -> Result<std::time::Duration, String> {
+    let d = duration(text)?;
+    if d < std::time::Duration::from_secs(1) || d > std::time::Duration::from_secs(600) {
+        return Err(format!("`{text}` is not from 1s to 10m"));
+    }
+    Ok(d)
 }

@@ -81,7 +81,7 @@ pub use management::{Management, plural};
 pub use move_cluster::{Destination, MoveOptions, Moved, move_cluster, restore};
 pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
 pub use upgrade::{UpgradeOptions, UpgradeOutcome, upgrade};
-pub use wait::{Timeouts, WaitOptions, parse_duration};
+pub use wait::{Timeouts, WaitOptions};
 
 /// The device credentials a [`ClusterRequest`] renders the identity Secret from.
 pub use capi_render::SecretInputs;

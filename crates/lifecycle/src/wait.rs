@@ -326,36 +326,6 @@ pub(crate) async fn wait_in(
     }
 }
 
-/// Reads a duration as a person writes a timeout: `90s`, `10m`, `1h30m`, `500ms`, or a number
-/// of seconds; an error says what to write.
-pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    let bad = || format!("`{text}` is not a duration: write e.g. 90s, 10m, 1h30m");
-    let text = text.trim();
-    if let Ok(secs) = text.parse::<u64>() {
-        return Ok(std::time::Duration::from_secs(secs));
-    }
-    let mut total = std::time::Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
-        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
-        rest = &rest[digits..];
-        let unit = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let part = match &rest[..unit] {
-            "ms" => std::time::Duration::from_millis(n),
-            "s" => std::time::Duration::from_secs(n),
-            "m" => std::time::Duration::from_secs(n.saturating_mul(60)),
-            "h" => std::time::Duration::from_secs(n.saturating_mul(3600)),
-            _ => return Err(bad()),
-        };
-        total = total.saturating_add(part);
-        rest = &rest[unit..];
-    }
-    Ok(total)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,17 +436,5 @@ mod tests {
         assert_eq!(human(Duration::from_secs(600)), "10m");
         assert_eq!(human(Duration::from_secs(90)), "1m30s");
         assert_eq!(human(Duration::from_millis(300)), "300ms");
-    }
-
-    #[test]
-    fn timeouts_parse_as_people_write_them() {
-        let secs = |n| Ok(Duration::from_secs(n));
-        assert_eq!(parse_duration("90"), secs(90));
-        assert_eq!(parse_duration("90s"), secs(90));
-        assert_eq!(parse_duration("1h30m"), secs(5400));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        let err = parse_duration("10 minutes").unwrap_err();
-        assert!(err.contains("write e.g. 90s"), "{err}");
-        assert!(parse_duration("5d").is_err());
     }
 }

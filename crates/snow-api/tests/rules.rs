@@ -948,3 +948,42 @@ fn a_valid_spec_gives_its_typed_cilium_settings() {
     );
     assert!(cilium.is_managed());
 }
+
+#[test]
+fn health_check_timeouts_are_exact_whole_seconds_go_durations() {
+    let with = |startup: &str, unhealthy: &str| {
+        mutate(&[(
+            "  kubernetesVersion: 1.33\n",
+            &format!(
+                "  kubernetesVersion: 1.33\n  machineHealthCheck:\n    nodeStartupTimeout: \"{startup}\"\n    unhealthyMachineTimeout: \"{unhealthy}\"\n"
+            ),
+        )])
+    };
+    // Go reads both, and both are whole seconds: valid.
+    assert_errors(&with("10m0s", "420000000us"), &[]);
+    assert_errors(&with("0", "1.5h"), &[]);
+    // A sign, a fraction of a second, a unit Go lacks, a bare number, more than int32 seconds,
+    // and a startup timeout Cluster API's own webhook refuses: each is said, none is replaced.
+    for (startup, unhealthy) in [("-5m", "1500ms"), ("10", "1d"), ("20s", "3000000000s")] {
+        assert_errors(
+            &with(startup, unhealthy),
+            &[
+                (
+                    "machine-health-check",
+                    "Cluster/edge",
+                    "spec.machineHealthCheck.nodeStartupTimeout",
+                ),
+                (
+                    "machine-health-check",
+                    "Cluster/edge",
+                    "spec.machineHealthCheck.unhealthyMachineTimeout",
+                ),
+            ],
+        );
+    }
+    let negative = errors(&with("-5m", "5m"));
+    assert!(
+        negative[0].message.contains("cannot be negative"),
+        "{negative:#?}"
+    );
+}

@@ -11,7 +11,7 @@ use crate::{
     settings,
 };
 use snow_api::Finding;
-use std::{process::ExitCode, time::Duration};
+use std::process::ExitCode;
 
 /// Runs `snowctl validate`.
 pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
@@ -101,7 +101,7 @@ fn device_checks(
     args: &ValidateArgs,
     io: &mut Io<'_>,
 ) -> Result<(Vec<Finding>, serde_json::Value), Box<Finding>> {
-    let timeout = Duration::from_secs(args.timeout);
+    let timeout = args.timeout;
     let report = settings::preflight(spec, &args.device_files, timeout, args.skip_ip_check, io)?;
     let summary = serde_json::json!({
         "devices": report.devices.iter().map(ToString::to_string).collect::<Vec<_>>(),

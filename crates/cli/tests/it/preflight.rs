@@ -172,7 +172,7 @@ fn preflight_reports_per_device_findings_in_the_static_report_shape() {
     let warned_at = ini.lines().count() - 1;
     let creds = write(dir.path(), "credentials", &ini);
     let out = snowctl()
-        .args(["validate", "--skip-ip-check", "--timeout", "5", "-f"])
+        .args(["validate", "--skip-ip-check", "--timeout", "5s", "-f"])
         .arg(&cluster)
         .env("EKSA_AWS_CREDENTIALS_FILE", &creds)
         .env("EKSA_AWS_CA_BUNDLES_FILE", &bundle)
@@ -242,7 +242,7 @@ fn an_authenticated_mirror_without_its_variables_is_a_preflight_finding_on_the_f
     let bundle = write(dir.path(), "ca.pem", ca.pem());
     let validate = |env: &[(&str, &str)]| {
         let out = snowctl()
-            .args(["validate", "-o", "json", "--timeout", "2", "-f"])
+            .args(["validate", "-o", "json", "--timeout", "2s", "-f"])
             .arg(&cluster)
             .arg("--credentials")
             .arg(&credentials)

@@ -3,11 +3,12 @@
 use super::{
     Findings,
     syntax::{
-        KubeVersion, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR, is_domain_name, is_duration, is_host,
-        is_label_value, is_qualified_name, proxy_problem,
+        KubeVersion, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR, is_domain_name, is_host, is_label_value,
+        is_qualified_name, proxy_problem,
     },
 };
 use crate::{
+    GoDuration,
     cni::{self, CILIUM_FIELD},
     crd::Kind,
     finding::Finding,
@@ -590,13 +591,16 @@ fn machine_health_check(mhc: &MachineHealthCheck, field: &str, f: &mut Findings)
         (&mhc.node_startup_timeout, "nodeStartupTimeout"),
         (&mhc.unhealthy_machine_timeout, "unhealthyMachineTimeout"),
     ] {
-        if let Some(v) = value.as_deref().filter(|v| !is_duration(v)) {
-            f.error(
+        let Some(v) = value.as_deref() else { continue };
+        let path = format!("{field}.{name}");
+        match mhc_timeout(v, name == "nodeStartupTimeout") {
+            Ok(()) => {}
+            Err(problem) => f.error(
                 "machine-health-check",
-                &format!("{field}.{name}"),
-                format!("{name} `{v}` is not a duration"),
-                "write a duration such as 10m0s or 5m",
-            );
+                &path,
+                format!("{name} `{v}` {problem}"),
+                "write a whole number of seconds as a duration, such as 10m0s, 5m or 90s",
+            ),
         }
     }
     let bad = match &mhc.max_unhealthy {
@@ -615,6 +619,34 @@ fn machine_health_check(mhc: &MachineHealthCheck, field: &str, f: &mut Findings)
             "e.g. 40% or 2",
         );
     }
+}
+
+/// Cluster API's own MachineHealthCheck webhook refuses a node startup timeout under 30 s (0
+/// turns the check off).
+const MIN_NODE_STARTUP_SECONDS: u64 = 30;
+
+/// Why a MachineHealthCheck timeout cannot be rendered exactly, if it cannot. Cluster API v1beta2
+/// takes these as `int32` seconds, so a fraction of a second or more than `i32::MAX` seconds has
+/// no exact rendering; render never rounds or replaces a value.
+fn mhc_timeout(text: &str, node_startup: bool) -> Result<(), String> {
+    let d: GoDuration = text
+        .parse()
+        .map_err(|e| format!("is not a duration: {e}"))?;
+    let secs = d
+        .whole_seconds()
+        .ok_or("is not a whole number of seconds (Cluster API v1beta2 takes seconds)")?;
+    if secs > i32::MAX as u64 {
+        return Err(format!(
+            "is longer than Cluster API's limit of {} seconds",
+            i32::MAX
+        ));
+    }
+    if node_startup && secs != 0 && secs < MIN_NODE_STARTUP_SECONDS {
+        return Err(format!(
+            "is under {MIN_NODE_STARTUP_SECONDS}s, which Cluster API refuses (0 turns the check off)"
+        ));
+    }
+    Ok(())
 }
 
 fn workers(spec: &ClusterSpec, cluster_version: Option<KubeVersion>, f: &mut Findings) {

@@ -1,5 +1,5 @@
 //! Syntax rules shared by the validators: Kubernetes versions, label keys and values, DNS names,
-//! proxies, durations, instance types.
+//! proxies, instance types (durations: [`crate::duration`]).
 
 use std::net::IpAddr;
 
@@ -144,36 +144,6 @@ pub fn split_host_port(s: &str) -> (&str, Option<&str>) {
     (s, None)
 }
 
-/// A Go duration such as `10m`, `1h30m`, `90s`, `5m0s`.
-pub fn is_duration(s: &str) -> bool {
-    let mut rest = s.strip_prefix(['-', '+']).unwrap_or(s);
-    if rest == "0" {
-        return true;
-    }
-    if rest.is_empty() {
-        return false;
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .bytes()
-            .take_while(|b| b.is_ascii_digit() || *b == b'.')
-            .count();
-        if digits == 0 {
-            return false;
-        }
-        rest = &rest[digits..];
-        let unit = ["ns", "us", "µs", "ms", "s", "m", "h"]
-            .into_iter()
-            .filter(|u| rest.starts_with(u))
-            .max_by_key(|u| u.len());
-        match unit {
-            Some(unit) => rest = &rest[unit.len()..],
-            None => return false,
-        }
-    }
-    true
-}
-
 /// The default vCPUs of a Snow instance type `sbe-[cg].{N}xlarge` / `large`, when it has the
 /// accepted shape `^sbe-[cg]\.\d*x?large$`.
 pub fn instance_type_vcpus(instance_type: &str) -> Option<u32> {
@@ -270,16 +240,12 @@ mod tests {
     }
 
     #[test]
-    fn proxies_and_durations() {
+    fn proxies() {
         assert_eq!(proxy_problem("http://10.0.0.1:3128"), None);
         assert_eq!(proxy_problem("proxy.example.com:3128"), None);
         assert_eq!(proxy_problem("https://proxy.example.com"), None);
         assert!(proxy_problem("proxy.example.com").is_some());
         assert!(proxy_problem("10.0.0.1:70000").is_some());
         assert!(proxy_problem("ftp://x:1").is_some());
-        assert!(
-            is_duration("10m") && is_duration("1h30m") && is_duration("5m0s") && is_duration("0")
-        );
-        assert!(!is_duration("10") && !is_duration("ten minutes") && !is_duration(""));
     }
 }
