@@ -64,4 +64,20 @@ impl TestCa {
             key_pem: key.serialize_pem(),
         })
     }
+
+    /// A server certificate for the DNS name `name` (a Service's `NAME.NAMESPACE.svc`, as an
+    /// admission webhook serves), issued by this CA.
+    pub fn server_certificate_for_name(
+        &self,
+        name: &str,
+    ) -> Result<ServerCertificate, rcgen::Error> {
+        let key = KeyPair::generate()?;
+        let mut params = CertificateParams::new(vec![name.to_owned()])?;
+        params.distinguished_name.push(DnType::CommonName, name);
+        let cert = params.signed_by(&key, &self.issuer)?;
+        Ok(ServerCertificate {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        })
+    }
 }

@@ -4,7 +4,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Now, as `2026-01-02T03:04:05Z`.
 pub(crate) fn now_rfc3339() -> String {
-    let secs = SystemTime::now()
+    rfc3339(SystemTime::now())
+}
+
+/// `at`, as `2026-01-02T03:04:05Z`.
+pub(crate) fn rfc3339(at: SystemTime) -> String {
+    let secs = at
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or_default();

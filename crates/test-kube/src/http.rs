@@ -1,12 +1,16 @@
-//! The HTTP side: bearer authentication, routing of Kubernetes API paths, query parameters,
-//! content types, and answers (objects, lists, `Status` errors).
+//! The HTTP side: bearer authentication (the admin token, ServiceAccount tokens), RBAC,
+//! routing of Kubernetes API paths, query parameters, content types, admission of writes, and
+//! answers (objects, lists, `Status` errors).
 
 use super::Shared;
+use super::admission::{self, Operation};
+use super::auth::{self, User};
 use super::discovery;
+use super::rbac;
 use super::registry::ResourceType;
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::ApiError;
-use super::store::{Deletion, PatchKind, Write};
+use super::store::{Deletion, PatchKind, Store, Write};
 use super::watch::{self, WatchRequest};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
@@ -165,9 +169,14 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
         .get(hyper::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    if bearer != Some(shared.token.as_str()) {
-        return failure(&ApiError::new(401, "Unauthorized", "Unauthorized"));
-    }
+    let user = match bearer {
+        Some(token) if token == shared.token => User::admin(),
+        Some(token) => match shared.tokens.user(&shared.lock(), token) {
+            Some(user) => user,
+            None => return failure(&ApiError::new(401, "Unauthorized", "Unauthorized")),
+        },
+        None => return failure(&ApiError::new(401, "Unauthorized", "Unauthorized")),
+    };
     let params = query(&parts.uri);
     let body = match body.collect().await {
         Ok(b) => b.to_bytes(),
@@ -187,17 +196,33 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
     if mutating && !params.contains_key("dryRun") && !body_dry_run {
         shared.writes.fetch_add(1, Ordering::SeqCst);
     }
-    match route(&shared, &parts, &params, &body) {
+    let attributes = rbac::Attributes::of(parts.method.as_str(), &path, &params);
+    if !rbac::allowed(&shared.lock(), &user, &attributes) {
+        return failure(&rbac::forbidden(&user, &attributes));
+    }
+    let request = Caller {
+        user: &user,
+        attributes: &attributes,
+    };
+    match route(&shared, &parts, &params, &body, request).await {
         Ok(response) => response,
         Err(e) => failure(&e),
     }
 }
 
-fn route(
+/// Who asks, and what RBAC allowed them.
+#[derive(Debug, Clone, Copy)]
+struct Caller<'a> {
+    user: &'a User,
+    attributes: &'a rbac::Attributes,
+}
+
+async fn route(
     shared: &Arc<Shared>,
     parts: &http::request::Parts,
     params: &HashMap<String, String>,
     body: &[u8],
+    caller: Caller<'_>,
 ) -> Result<Response<Body>, ApiError> {
     let segments: Vec<&str> = parts
         .uri
@@ -207,6 +232,22 @@ fn route(
         .collect();
     if let Some(answer) = discovery_route(shared, parts, &segments) {
         return answer;
+    }
+    if parts.method == Method::POST
+        && segments
+            == [
+                "apis",
+                "authorization.k8s.io",
+                "v1",
+                "selfsubjectaccessreviews",
+            ]
+    {
+        let review = match rbac::review_from_protobuf(body) {
+            Some(review) => review,
+            None => decode(body, true)?,
+        };
+        let answer = rbac::self_subject_access_review(&shared.lock(), caller.user, &review);
+        return Ok(ok(201, answer));
     }
     let t = target(&segments).ok_or_else(ApiError::no_resource)?;
     let rt = shared
@@ -220,12 +261,28 @@ fn route(
     {
         return Err(ApiError::no_resource());
     }
+    let ns = t.namespace.as_deref();
+    if let (&Method::POST, Some(name), Some("token")) =
+        (&parts.method, t.name.as_deref(), t.subresource.as_deref())
+        && rt.group.is_empty()
+        && rt.plural == "serviceaccounts"
+    {
+        let request = decode(body, true)?;
+        let store = shared.lock();
+        let answer = auth::token_request(
+            &shared.tokens,
+            &store,
+            ns.unwrap_or("default"),
+            name,
+            &request,
+        )?;
+        return Ok(ok(201, answer));
+    }
     let status = match t.subresource.as_deref() {
         None => false,
         Some("status") if rt.status => true,
         Some(_) => return Err(ApiError::no_resource()),
     };
-    let ns = t.namespace.as_deref();
     let (dry_run, manager) = write_parameters(parts, params)?;
     let api_version = rt.api_version();
     let w = Write {
@@ -292,17 +349,25 @@ fn route(
                 return Err(method_not_allowed(&rt));
             }
             let object = decode(body, true)?;
-            Ok(ok(201, shared.lock().create(&rt, ns, object, w)?))
+            let created = admitted(shared, caller.user, &rt, w, |store, w| {
+                store.create(&rt, ns, object.clone(), w)
+            })
+            .await?;
+            Ok(ok(201, created))
         }
         (&Method::PUT, Some(name)) => {
             let object = decode(body, true)?;
-            Ok(ok(200, shared.lock().replace(&rt, ns, name, object, w)?))
+            let replaced = admitted(shared, caller.user, &rt, w, |store, w| {
+                store.replace(&rt, ns, name, object.clone(), w)
+            })
+            .await?;
+            Ok(ok(200, replaced))
         }
         (&Method::PATCH, Some(name)) => {
-            patch_object(shared, parts, params, body, (&rt, ns, name), w)
+            patch_object(shared, parts, params, body, (&rt, ns, name), w, caller).await
         }
         (&Method::DELETE, Some(name)) if !status => {
-            delete_object(shared, body, (&rt, ns, name), dry_run)
+            delete_object(shared, body, (&rt, ns, name), dry_run, caller.user).await
         }
         (&Method::DELETE, None) if !status => {
             let labels = LabelSelector::parse(
@@ -317,20 +382,22 @@ fn route(
                     .map(String::as_str)
                     .unwrap_or_default(),
             )?;
-            let mut store = shared.lock();
+            let listed = shared.lock().list(&rt, ns, &labels, &fields);
             let mut items = Vec::new();
-            for o in store.list(&rt, ns, &labels, &fields) {
+            for o in listed {
                 let name = o["metadata"]["name"]
                     .as_str()
                     .unwrap_or_default()
                     .to_owned();
                 let ns = o["metadata"]["namespace"].as_str().map(str::to_owned);
-                if let Ok(d) = store.delete(&rt, ns.as_deref(), &name, dry_run) {
+                admit_delete(shared, caller.user, &rt, &o, dry_run).await?;
+                if let Ok(d) = shared.lock().delete(&rt, ns.as_deref(), &name, dry_run) {
                     items.push(match d {
                         Deletion::Terminating(o) | Deletion::Gone(o) => o,
                     });
                 }
             }
+            let store = shared.lock();
             Ok(ok(
                 200,
                 json!({
@@ -418,13 +485,14 @@ fn write_parameters<'a>(
 
 /// PATCH: server-side apply, merge (strategic merge treated as merge) or JSON patch, by the
 /// body's media type.
-fn patch_object(
+async fn patch_object(
     shared: &Arc<Shared>,
     parts: &http::request::Parts,
     params: &HashMap<String, String>,
     body: &[u8],
     target: (&ResourceType, Option<&str>, &str),
     w: Write<'_>,
+    caller: Caller<'_>,
 ) -> Result<Response<Body>, ApiError> {
     let (rt, ns, name) = target;
     let dry_run = w.dry_run;
@@ -456,22 +524,132 @@ fn patch_object(
         ));
     }
     let patch = decode(body, kind == PatchKind::Apply)?;
-    let mut store = shared.lock();
-    let existed = store.get(rt, ns, name).is_ok();
-    let object = store.patch(rt, ns, name, kind, patch, w)?;
+    let existed = shared.lock().get(rt, ns, name).is_ok();
+    // An apply that creates needs `create` as well as `patch`, as the API server checks.
+    if !existed && kind == PatchKind::Apply {
+        let create = caller.attributes.with_verb("create");
+        if !rbac::allowed(&shared.lock(), caller.user, &create) {
+            return Err(rbac::forbidden(caller.user, &create));
+        }
+    }
+    let object = admitted(shared, caller.user, rt, w, |store, w| {
+        store.patch(rt, ns, name, kind, patch.clone(), w)
+    })
+    .await?;
     Ok(ok(if existed || dry_run { 200 } else { 201 }, object))
 }
 
-/// DELETE of one object: preconditions (uid, resourceVersion), finalizers, dry run.
-fn delete_object(
+/// How many times a write admitted by webhooks is computed again when the object changed while
+/// the webhooks were called (the API server's update loop retries likewise).
+const ADMISSION_ATTEMPTS: usize = 5;
+
+fn meta<'a>(object: &'a Value, field: &str) -> &'a str {
+    object["metadata"][field].as_str().unwrap_or_default()
+}
+
+/// The namespace admission sees: the object's, or a Namespace's own name.
+fn admission_namespace<'a>(rt: &ResourceType, object: &'a Value) -> &'a str {
+    if rt.namespaced {
+        meta(object, "namespace")
+    } else if rt.group.is_empty() && rt.plural == "namespaces" {
+        meta(object, "name")
+    } else {
+        ""
+    }
+}
+
+/// A create, update or patch: done at once when no webhook is configured; otherwise computed
+/// as a dry run, sent through the webhooks, and the admitted object stored if the object did
+/// not change meanwhile (else computed again).
+async fn admitted(
+    shared: &Arc<Shared>,
+    user: &User,
+    rt: &ResourceType,
+    w: Write<'_>,
+    op: impl Fn(&mut Store, Write<'_>) -> Result<Value, ApiError>,
+) -> Result<Value, ApiError> {
+    if !admission::configured(&shared.lock()) {
+        return op(&mut shared.lock(), w);
+    }
+    let version = |o: Option<&Value>| o.map(|o| meta(o, "resourceVersion").to_owned());
+    let mut name = String::new();
+    for _ in 0..ADMISSION_ATTEMPTS {
+        let (old, computed) = {
+            let mut store = shared.lock();
+            let computed = op(&mut store, Write { dry_run: true, ..w })?;
+            let ns = meta(&computed, "namespace");
+            let old = store
+                .get(rt, (!ns.is_empty()).then_some(ns), meta(&computed, "name"))
+                .ok();
+            (old, computed)
+        };
+        name = meta(&computed, "name").to_owned();
+        let attributes = admission::Attributes {
+            rt,
+            subresource: if w.status { "status" } else { "" },
+            operation: if old.is_some() {
+                Operation::Update
+            } else {
+                Operation::Create
+            },
+            namespace: admission_namespace(rt, &computed),
+            name: &name,
+            dry_run: w.dry_run,
+            user,
+            field_manager: w.manager,
+        };
+        let object = admission::admit(shared, &attributes, Some(computed.clone()), old.as_ref())
+            .await?
+            .unwrap_or_else(|| computed.clone());
+        let mut store = shared.lock();
+        let ns = meta(&computed, "namespace");
+        let current = store.get(rt, (!ns.is_empty()).then_some(ns), &name).ok();
+        if version(current.as_ref()) != version(old.as_ref()) {
+            continue;
+        }
+        return store.commit_admitted(rt, &computed, object, w);
+    }
+    Err(ApiError::stale(&rt.group, &rt.plural, &name))
+}
+
+/// Sends the deletion of `object` through the webhooks (when any is configured).
+async fn admit_delete(
+    shared: &Arc<Shared>,
+    user: &User,
+    rt: &ResourceType,
+    object: &Value,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    if !admission::configured(&shared.lock()) {
+        return Ok(());
+    }
+    let attributes = admission::Attributes {
+        rt,
+        subresource: "",
+        operation: Operation::Delete,
+        namespace: admission_namespace(rt, object),
+        name: meta(object, "name"),
+        dry_run,
+        user,
+        field_manager: "",
+    };
+    admission::admit(shared, &attributes, None, Some(object)).await?;
+    Ok(())
+}
+
+/// DELETE of one object: preconditions (uid, resourceVersion), admission, finalizers, dry run.
+async fn delete_object(
     shared: &Arc<Shared>,
     body: &[u8],
     target: (&ResourceType, Option<&str>, &str),
     dry_run: bool,
+    user: &User,
 ) -> Result<Response<Body>, ApiError> {
     let (rt, ns, name) = target;
     let options = decode(body, false)?;
     let dry_run = dry_run || options["dryRun"].as_array().is_some_and(|a| !a.is_empty());
+    let current = shared.lock().get(rt, ns, name)?;
+    admit_delete(shared, user, rt, &current, dry_run).await?;
     let mut store = shared.lock();
     let current = store.get(rt, ns, name)?;
     let pre = &options["preconditions"];

@@ -3,6 +3,21 @@
 //! [`KubeStandIn`] serves HTTPS on `127.0.0.1` (a [`TestCa`] certificate, bearer-token
 //! authentication) from an in-memory store:
 //!
+//! - the admin token ([`KubeStandIn::token`]) may do everything; ServiceAccount tokens (the
+//!   TokenRequest subresource `POST .../serviceaccounts/NAME/token`,
+//!   [`KubeStandIn::service_account_kubeconfig`]) are authorized by RBAC as the API server's
+//!   RBAC authorizer does (`rbac`), a denial answered with its 403 and words, and
+//!   SelfSubjectAccessReview (`kubectl auth can-i`) answers from the same rules;
+//! - once a Validating- or MutatingWebhookConfiguration is stored, every create, update and
+//!   delete over HTTP goes through the webhooks it configures, called over HTTPS as the API
+//!   server calls them (`admission`); a Service a webhook names is reached at the address
+//!   [`KubeStandIn::map_service`] gives it. Writes made in process ([`KubeStandIn::put`],
+//!   [`KubeStandIn::delete`], the simulated controllers, garbage collection) pass neither RBAC
+//!   nor admission: in a real cluster the controllers are clients whose writes would be
+//!   admitted, but the simulations write what Cluster API's and the kubelets' own controllers
+//!   write (status, Machines, Nodes, Secrets), which a test's webhooks have no business
+//!   refusing, and they write it under the store's lock;
+//!
 //! - discovery (`/version`, `/api`, `/apis`, `/api/v1`, `/apis/{group}/{version}`, plain and
 //!   aggregated v2) built from the registered resources;
 //! - built-in resources (namespaces, secrets, configmaps, events, serviceaccounts, services,
@@ -20,14 +35,17 @@
 //!   benchmarks that must count round trips as a real API server makes a client pay them.
 //!
 //! Not done: schema validation, defaulting and pruning of unknown fields, conversion between
-//! versions (an object keeps its stored fields whatever version it is read through), admission
-//! webhooks, RBAC, pagination (`limit` is ignored, lists are complete), foreground/orphan
+//! versions (an object keeps its stored fields whatever version it is read through), the
+//! limits of `admission` and `rbac` stated there, anonymous requests (no token: 401),
+//! pagination (`limit` is ignored, lists are complete), foreground/orphan
 //! deletion propagation (always background), and associative lists in apply (lists are atomic).
 //! [`capi`] simulates the Cluster API controllers of a management cluster, each Cluster's
 //! workload cluster being another stand-in where [`nodes`] simulates the kubelets (a Node is
 //! Ready only with a CNI) and the DaemonSet controller.
 
+mod admission;
 mod apply;
+mod auth;
 pub mod capi;
 mod clock;
 pub mod components;
@@ -38,11 +56,13 @@ pub mod kind;
 pub mod nodes;
 mod patch;
 pub mod probe;
+mod rbac;
 mod registry;
 mod selector;
 mod status;
 mod store;
 mod watch;
+mod webhook_client;
 pub mod workloads;
 
 pub use capi::{CapiHandle, CapiOptions};
@@ -53,6 +73,7 @@ use registry::ResourceType;
 use selector::{FieldSelector, LabelSelector};
 use serde_json::{Value, json};
 use snow_test_devices::TestCa;
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -84,6 +105,10 @@ pub enum KubeStandInError {
 pub(crate) struct Shared {
     store: Mutex<Store>,
     token: String,
+    /// ServiceAccount tokens issued.
+    tokens: auth::Tokens,
+    /// Where a Service's port is reached (`namespace`, `name`, `port`): [`KubeStandIn::map_service`].
+    services: Mutex<HashMap<(String, String, u16), SocketAddr>>,
     addr: SocketAddr,
     requests: Mutex<Vec<String>>,
     writes: AtomicU64,
@@ -143,6 +168,8 @@ impl KubeStandIn {
         let shared = Arc::new(Shared {
             store: Mutex::new(Store::new()),
             token: clock::token(),
+            tokens: auth::Tokens::default(),
+            services: Mutex::new(HashMap::new()),
             addr,
             requests: Mutex::new(Vec::new()),
             writes: AtomicU64::new(0),
@@ -190,6 +217,43 @@ impl KubeStandIn {
     /// A kubeconfig for this server with cluster `cluster`, user `user` (bearer token) and
     /// context `<user>@<cluster>` (current), or `stand-in` when both are `stand-in`.
     pub fn kubeconfig_as(&self, cluster: &str, user: &str) -> String {
+        self.kubeconfig_with(cluster, user, &self.shared.token)
+    }
+
+    /// A new token of the ServiceAccount `namespace/name` (which must exist), valid for an hour,
+    /// as the TokenRequest subresource issues it: requests with it are
+    /// `system:serviceaccount:NAMESPACE:NAME` and RBAC decides what they may do. It stops working
+    /// when the ServiceAccount is deleted.
+    pub fn service_account_token(&self, namespace: &str, name: &str) -> Result<String, ApiError> {
+        let store = self.shared.lock();
+        let (token, _) = self.shared.tokens.issue(&store, namespace, name, 3600)?;
+        Ok(token)
+    }
+
+    /// A kubeconfig for this server holding a new token of the ServiceAccount
+    /// `namespace/name` ([`KubeStandIn::service_account_token`]): cluster `stand-in`, user
+    /// `system:serviceaccount:NAMESPACE:NAME`.
+    pub fn service_account_kubeconfig(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<String, ApiError> {
+        let token = self.service_account_token(namespace, name)?;
+        let user = format!("system:serviceaccount:{namespace}:{name}");
+        Ok(self.kubeconfig_with("stand-in", &user, &token))
+    }
+
+    /// Routes the webhook calls to the Service `namespace/name` on `port` to `addr` (the
+    /// certificate is still checked for `NAME.NAMESPACE.svc`): what the cluster's Service
+    /// network does. The Service object must exist too; without this mapping a call to it
+    /// fails as one to a Service without endpoints.
+    pub fn map_service(&self, namespace: &str, name: &str, port: u16, addr: SocketAddr) {
+        if let Ok(mut services) = self.shared.services.lock() {
+            services.insert((namespace.to_owned(), name.to_owned(), port), addr);
+        }
+    }
+
+    fn kubeconfig_with(&self, cluster: &str, user: &str, token: &str) -> String {
         use base64::Engine;
         let ca = base64::engine::general_purpose::STANDARD.encode(self.ca.pem());
         let context = if cluster == user {
@@ -200,7 +264,7 @@ impl KubeStandIn {
         format!(
             "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: {user}\n  user:\n    token: {}\ncontexts:\n- name: {context}\n  context:\n    cluster: {cluster}\n    user: {user}\ncurrent-context: {context}\n",
             self.url(),
-            self.shared.token
+            token
         )
     }
 

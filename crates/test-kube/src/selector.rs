@@ -89,6 +89,52 @@ impl LabelSelector {
         Ok(LabelSelector(reqs))
     }
 
+    /// A selector as objects hold it (`matchLabels`, `matchExpressions` with `In`, `NotIn`,
+    /// `Exists`, `DoesNotExist`).
+    pub(crate) fn from_object(selector: &Value) -> Result<LabelSelector, ApiError> {
+        let bad = |why: String| ApiError::bad_request(why);
+        let mut reqs = Vec::new();
+        for (k, v) in selector["matchLabels"].as_object().into_iter().flatten() {
+            let v = v
+                .as_str()
+                .ok_or_else(|| bad(format!("matchLabels[{k}]: not a string")))?;
+            reqs.push(Requirement::Equals(k.clone(), v.to_owned()));
+        }
+        for e in selector["matchExpressions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let key = e["key"].as_str().unwrap_or_default().to_owned();
+            if !valid_key(&key) {
+                return Err(bad(format!("matchExpressions: invalid key {key:?}")));
+            }
+            let values: Vec<String> = e["values"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect();
+            reqs.push(match e["operator"].as_str().unwrap_or_default() {
+                "In" => Requirement::In(key, values),
+                "NotIn" => Requirement::NotIn(key, values),
+                "Exists" => Requirement::Exists(key),
+                "DoesNotExist" => Requirement::NotExists(key),
+                other => {
+                    return Err(bad(format!(
+                        "{other:?} is not a valid label selector operator"
+                    )));
+                }
+            });
+        }
+        Ok(LabelSelector(reqs))
+    }
+
+    /// Whether it selects everything.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub(crate) fn matches(&self, object: &Value) -> bool {
         let labels = &object["metadata"]["labels"];
         let label = |k: &str| labels.get(k).and_then(Value::as_str);

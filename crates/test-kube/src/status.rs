@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 pub struct ApiError {
     /// HTTP status code (`code` in the Status).
     pub code: u16,
-    /// `reason`: NotFound, AlreadyExists, Conflict, BadRequest, Invalid, Unauthorized, Gone,
-    /// MethodNotAllowed, UnsupportedMediaType.
+    /// `reason`: NotFound, AlreadyExists, Conflict, BadRequest, Invalid, Unauthorized,
+    /// Forbidden, Gone, MethodNotAllowed, UnsupportedMediaType, InternalError, or the reason of
+    /// an admission webhook's denial (empty when it gave none, or none Kubernetes defines).
     pub reason: &'static str,
     /// Human-readable `message`, worded like the real server's.
     pub message: String,
@@ -116,9 +117,11 @@ impl ApiError {
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
             "code": self.code,
         });
+        if !self.reason.is_empty() {
+            status["reason"] = json!(self.reason);
+        }
         if !details.is_empty() {
             status["details"] = Value::Object(details);
         }

@@ -694,6 +694,7 @@ impl Store {
         if rt.group == "apps" && rt.plural == "deployments" {
             validate_deployment(&new)?;
         }
+        super::admission::validate_configuration(rt, &new)?;
         if let Some(m) = new["metadata"].as_object_mut() {
             m.remove("resourceVersion");
         }
@@ -741,6 +742,24 @@ impl Store {
         let kind = if old.is_some() { "MODIFIED" } else { "ADDED" };
         self.emit(kind, key, new.clone(), old);
         Ok(Store::serve(rt, &new))
+    }
+
+    /// Stores what admission made of a write computed as a dry run (`computed`): the identity,
+    /// bookkeeping and subresource isolation of `computed` are kept whatever the webhooks
+    /// changed, as the API server's strategies reset them after mutating admission.
+    pub(crate) fn commit_admitted(
+        &mut self,
+        rt: &ResourceType,
+        computed: &Value,
+        mut admitted: Value,
+        w: Write<'_>,
+    ) -> Result<Value, ApiError> {
+        let namespace = meta(computed, "namespace");
+        let namespace = (!namespace.is_empty()).then_some(namespace.as_str());
+        let key = Store::key(rt, namespace, &meta(computed, "name"));
+        let stored = self.objects.get(&key).cloned();
+        Store::settle(rt, computed, &mut admitted, &w);
+        self.commit(rt, key, stored, admitted, w.dry_run)
     }
 
     /// DELETE: a deletionTimestamp while finalizers remain, removal otherwise.
