@@ -20,6 +20,7 @@
 //! k8s-openapi needs one Kubernetes version feature in the final binary; this crate selects none
 //! (its tests use `latest`).
 
+pub mod admission;
 mod check;
 pub mod cni;
 pub mod crd;
@@ -28,6 +29,7 @@ pub mod device;
 pub mod finding;
 pub mod finding_text;
 pub mod fuzz;
+pub mod immutable;
 pub mod limits;
 pub mod release;
 pub mod spec;
