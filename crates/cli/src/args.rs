@@ -208,6 +208,13 @@ pub struct ControllerArgs {
     /// cluster, helm on PATH).
     #[arg(long, value_name = "FILE")]
     pub cni_manifest: Option<PathBuf>,
+    /// Serve the admission webhooks over HTTPS with this directory's `tls.crt` and `tls.key`
+    /// (read again when they change); without it no webhook is served.
+    #[arg(long, value_name = "DIR")]
+    pub webhook_cert_dir: Option<PathBuf>,
+    /// Where the admission webhooks listen (with --webhook-cert-dir).
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:9443")]
+    pub webhook_addr: std::net::SocketAddr,
     /// The release catalog.
     #[command(flatten)]
     pub release: ReleaseArgs,

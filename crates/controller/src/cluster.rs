@@ -2,7 +2,7 @@
 //! its Cluster API objects, level-based and idempotent. Each pass reads what is there, writes only what differs, and
 //! says in the Cluster's status (and in Events, on changes) what it found.
 
-use super::{Context, DeviceSource, FINALIZER, Outcome, PAUSED_ANNOTATION, sources};
+use super::{Context, DeviceSource, FINALIZER, Outcome, sources};
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use snow_api::ValidSpec;
@@ -49,7 +49,7 @@ pub async fn reconcile<S: DeviceSource>(
     if cluster["spec"]["datacenterRef"]["kind"] != "SnowDatacenterConfig" {
         return Ok(out);
     }
-    if cluster["metadata"]["annotations"][PAUSED_ANNOTATION] == "true" {
+    if snow_api::admission::is_paused(cluster) {
         tracing::debug!(cluster = name_of(cluster), "paused");
         return Ok(out);
     }

@@ -13,6 +13,9 @@
 //! Both are level-based: the same inputs converge to the same objects, and a pass over unchanged
 //! clusters writes nothing ([`resync`] counts the writes). [`run`] drives them with kube-runtime
 //! watches, behind a leader-elected Lease.
+//!
+//! [`webhook`] serves the admission webhooks of the same kinds (every replica serves them, the
+//! leader or not).
 
 pub mod cluster;
 mod health;
@@ -20,6 +23,7 @@ mod leader;
 pub mod machine_config;
 mod process;
 mod sources;
+pub mod webhook;
 
 pub use health::Health;
 pub use leader::LeaderElection;
@@ -48,7 +52,7 @@ pub const FIELD_MANAGER: &str = "snowctl-controller";
 /// The finalizer on a Cluster the controller manages (EKS Anywhere's name).
 pub const FINALIZER: &str = "clusters.anywhere.eks.amazonaws.com/finalizer";
 /// The annotation that pauses reconciliation of a Cluster.
-pub const PAUSED_ANNOTATION: &str = "anywhere.eks.amazonaws.com/paused";
+pub use snow_api::admission::PAUSED_ANNOTATION;
 /// How often every object is looked at again without an event.
 pub const RESYNC: Duration = Duration::from_secs(300);
 
@@ -214,6 +218,8 @@ pub struct RunOptions {
     pub health: Option<SocketAddr>,
     /// The Lease; `None` runs without leader election (one replica only).
     pub leader: Option<LeaderElection>,
+    /// Where and with what certificate the admission webhooks are served; `None` for none.
+    pub webhook: Option<webhook::WebhookOptions>,
 }
 
 /// Why the controller stopped.
@@ -230,6 +236,9 @@ pub enum ControllerError {
         /// Why.
         reason: String,
     },
+    /// The admission webhooks could not be served.
+    #[error(transparent)]
+    Webhook(#[from] webhook::WebhookError),
     /// Another replica took the Lease while this one led.
     #[error("lost the leader Lease to another replica")]
     LostLease,
@@ -267,6 +276,14 @@ pub async fn run<S: DeviceSource>(
                         reason: e.to_string(),
                     })?;
             tracing::info!(%bound, "health endpoint: /healthz, /readyz");
+            Some(AbortOnDrop(task))
+        }
+        None => None,
+    };
+    let _webhooks = match &options.webhook {
+        Some(webhook) => {
+            let (bound, task) = webhook::serve(webhook).await?;
+            tracing::info!(%bound, cert_dir = %webhook.cert_dir.display(), "admission webhooks");
             Some(AbortOnDrop(task))
         }
         None => None,

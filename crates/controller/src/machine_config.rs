@@ -81,58 +81,18 @@ impl DeviceSource for BootstrapCredentials {
     }
 }
 
-/// The static findings about this one config (typing, devices, network, volumes).
+/// The static findings about this one config (typing, devices, network, volumes): the admission
+/// webhook's rules (`snow_api::admission::object_findings`), but for its SSH key rule, which the
+/// Cluster's reconcile reports (SpecInvalid) for the configs it uses.
 fn static_errors(config: &Value) -> Vec<String> {
-    let name = config["metadata"]["name"].as_str().unwrap_or_default();
-    let object = format!("SnowMachineConfig/{name}");
-    let mut declared = config.clone();
-    if let Some(map) = declared.as_object_mut() {
-        map.remove("status");
-        if let Some(meta) = map.get_mut("metadata").and_then(Value::as_object_mut) {
-            meta.retain(|k, _| matches!(k.as_str(), "name" | "namespace" | "labels"));
-        }
-    }
-    // The rules run on a spec: a minimal Cluster that uses the config for every role.
-    let ns = config["metadata"]["namespace"]
-        .as_str()
-        .unwrap_or("default");
-    let reference = json!({"kind": "SnowMachineConfig", "name": name});
-    let cluster = json!({"apiVersion": EKSA_API_VERSION, "kind": "Cluster",
-        "metadata": {"name": "machine-config-check", "namespace": ns},
-        "spec": {"kubernetesVersion": "1.33",
-            "clusterNetwork": {"cniConfig": {"cilium": {}},
-                "pods": {"cidrBlocks": ["10.244.0.0/16"]}, "services": {"cidrBlocks": ["10.96.0.0/12"]}},
-            "controlPlaneConfiguration": {"count": 1, "endpoint": {"host": "10.0.0.1"},
-                "machineGroupRef": reference},
-            "datacenterRef": {"kind": "SnowDatacenterConfig", "name": "machine-config-check"},
-            "workerNodeGroupConfigurations": [{"name": "md-0", "count": 1, "machineGroupRef": reference}]}});
-    let datacenter = json!({"apiVersion": EKSA_API_VERSION, "kind": "SnowDatacenterConfig",
-        "metadata": {"name": "machine-config-check", "namespace": ns}, "spec": {}});
-    let text = [cluster, datacenter, declared]
+    snow_api::admission::object_findings(config)
         .iter()
-        .map(|d| serde_json::to_string_pretty(d).unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join("\n---\n");
-    match snow_api::check(&text) {
-        Err(e) => vec![e.to_string()],
-        Ok(report) => report
-            .findings
-            .iter()
-            // Alone, a config has no Cluster: only what is said about the config itself counts.
-            .filter(|f| f.is_error() && f.object.as_deref() == Some(object.as_str()))
-            // Whether its pools exist is the cluster part's to say (it reads them).
-            .filter(|f| {
-                !(f.check == "machine-config.dni-pool-ref"
-                    && f.field
-                        .as_deref()
-                        .is_some_and(|p| p.ends_with(".ipPoolRef.name")))
-            })
-            .map(|f| match &f.field {
-                Some(field) => format!("{field}: {}", f.message),
-                None => f.message.clone(),
-            })
-            .collect(),
-    }
+        .filter(|f| f.is_error() && f.check != "machine-config.ssh-key-name")
+        .map(|f| match &f.field {
+            Some(field) => format!("{field}: {}", f.message),
+            None => f.message.clone(),
+        })
+        .collect()
 }
 
 /// Checks one SnowMachineConfig and records the verdict when it changed.

@@ -3,7 +3,7 @@
 //! written out as one multi-document stream and parsed strictly.
 
 use base64::Engine as _;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use snow_credentials::{CaBundle, CredentialsFile};
 use snow_lifecycle::{LifecycleError, Management};
 use std::collections::BTreeSet;
@@ -40,35 +40,6 @@ impl std::fmt::Debug for Sources {
 
 fn ref_name(v: &Value) -> Option<&str> {
     v["name"].as_str().filter(|n| !n.is_empty())
-}
-
-/// Only what a user declares: identity, labels, annotations, spec.
-fn declared(object: &Value) -> Value {
-    let meta = &object["metadata"];
-    let mut metadata = Map::new();
-    for key in ["name", "namespace", "labels", "annotations"] {
-        if !meta[key].is_null() {
-            metadata.insert(key.into(), meta[key].clone());
-        }
-    }
-    if let Some(annotations) = metadata
-        .get_mut("annotations")
-        .and_then(Value::as_object_mut)
-    {
-        annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
-        if annotations.is_empty() {
-            metadata.remove("annotations");
-        }
-    }
-    let mut out = json!({
-        "apiVersion": object["apiVersion"],
-        "kind": object["kind"],
-        "metadata": metadata,
-    });
-    if !object["spec"].is_null() {
-        out["spec"] = object["spec"].clone();
-    }
-    out
 }
 
 impl Sources {
@@ -156,7 +127,10 @@ impl Sources {
         let mut text = String::new();
         for object in std::iter::once(&self.cluster).chain(&self.objects) {
             text.push_str("---\n");
-            text.push_str(&serde_json::to_string_pretty(&declared(object)).unwrap_or_default());
+            text.push_str(
+                &serde_json::to_string_pretty(&snow_api::admission::declared(object))
+                    .unwrap_or_default(),
+            );
             text.push('\n');
         }
         text
@@ -197,25 +171,5 @@ impl Sources {
             return Err(f.message.clone());
         }
         Ok((credentials, bundle))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_what_a_user_declares_is_kept() {
-        let live = json!({
-            "apiVersion": EKSA_API_VERSION, "kind": "SnowIPPool",
-            "metadata": {"name": "p", "namespace": "default", "uid": "u", "resourceVersion": "3",
-                "managedFields": [], "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
-            "spec": {"pools": []}, "status": {}
-        });
-        assert_eq!(
-            declared(&live),
-            json!({"apiVersion": EKSA_API_VERSION, "kind": "SnowIPPool",
-                "metadata": {"name": "p", "namespace": "default"}, "spec": {"pools": []}})
-        );
     }
 }

@@ -433,6 +433,7 @@ async fn two_replicas_elect_one_leader_which_survives_dropped_watches_and_hands_
             concurrency: 2,
             health: Some(addr),
             leader: Some(election),
+            webhook: None,
         };
         tasks.push(tokio::spawn(controller::run(ctx, options, async move {
             let _ = rx.await;

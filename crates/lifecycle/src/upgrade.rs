@@ -316,7 +316,7 @@ pub async fn upgrade(
         .and_then(|inv| snow_api::check(&inv.spec).ok())
         .and_then(|report| report.spec)
     {
-        findings.extend(immutable::immutable_changes(&old, req.spec));
+        findings.extend(snow_api::immutable::immutable_changes(&old, req.spec));
     }
     let more = immutable::live_changes(&live, req.spec, &findings);
     findings.extend(more);

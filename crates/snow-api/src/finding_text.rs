@@ -21,8 +21,8 @@ pub fn json(findings: &[Finding], extra: serde_json::Map<String, serde_json::Val
     out
 }
 
-/// Writes one finding: headline, position with the source line, hint.
-pub fn write_one(out: &mut String, f: &Finding, source_name: &str, lines: &[&str], indent: &str) {
+/// A finding's headline as the text report words it: `error[check] field [device IP]: message`.
+pub fn headline(f: &Finding) -> String {
     let field = f
         .field
         .as_deref()
@@ -33,11 +33,21 @@ pub fn write_one(out: &mut String, f: &Finding, source_name: &str, lines: &[&str
         .as_deref()
         .map(|d| format!(" [device {d}]"))
         .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "{indent}{}[{}]{field}{device}: {}",
-        f.severity, f.check, f.message
-    );
+    format!("{}[{}]{field}{device}: {}", f.severity, f.check, f.message)
+}
+
+/// A finding on one line, for a message that has no room for a report (an admission webhook's
+/// answer): its [`headline`], then `(hint: …)`.
+pub fn one_line(f: &Finding) -> String {
+    match &f.hint {
+        Some(hint) => format!("{} (hint: {hint})", headline(f)),
+        None => headline(f),
+    }
+}
+
+/// Writes one finding: headline, position with the source line, hint.
+pub fn write_one(out: &mut String, f: &Finding, source_name: &str, lines: &[&str], indent: &str) {
+    let _ = writeln!(out, "{indent}{}", headline(f));
     if let (Some(line), Some(column)) = (f.line, f.column) {
         let _ = writeln!(out, "{indent}  --> {source_name}:{line}:{column}");
         if let Some(text) = line.checked_sub(1).and_then(|i| lines.get(i)) {

@@ -20,6 +20,7 @@
 //! k8s-openapi needs one Kubernetes version feature in the final binary; this crate selects none
 //! (its tests use `latest`).
 
+pub mod admission;
 mod check;
 pub mod cni;
 pub mod crd;
@@ -29,6 +30,7 @@ pub mod duration;
 pub mod finding;
 pub mod finding_text;
 pub mod fuzz;
+pub mod immutable;
 pub mod limits;
 pub mod release;
 pub mod spec;

@@ -1,4 +1,5 @@
-//! The TLS + HTTP/1 serving loop the stand-ins share: rustls on aws-lc-rs, hyper 1.
+//! The TLS + HTTP/1 serving loop the stand-ins share: rustls on aws-lc-rs, hyper 1; and a
+//! one-request TLS client for tests of servers ([`exchange`], [`post`]).
 
 use crate::ca::ServerCertificate;
 use hyper::body::{Body, Incoming};
@@ -103,4 +104,93 @@ where
         }
     });
     Serving { task, stopped }
+}
+
+/// An answer read by [`exchange`]: the status code and the body (lossy text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The body.
+    pub body: String,
+}
+
+/// One HTTP/1.1 exchange over TLS with the server on `addr`, trusting only `ca_pem`, for tests of
+/// servers: `request` (head and body, as bytes) is written while the answer is read to the end
+/// (the server closes the connection), within 30 s. A write the server stops reading is not an
+/// error: what was answered counts. `Err` says why no answer came (the handshake failed, the
+/// connection closed without one).
+pub async fn exchange(
+    addr: std::net::SocketAddr,
+    ca_pem: &str,
+    request: Vec<u8>,
+) -> Result<Answer, String> {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots
+            .add(cert.map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::aws_lc_rs::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let name = rustls_pki_types::ServerName::IpAddress(addr.ip().into());
+    let exchange = async {
+        let tcp = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+        let tls = connector
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("TLS: {e}"))?;
+        let (mut reader, mut writer) = tokio::io::split(tls);
+        let written = tokio::spawn(async move {
+            let _ = writer.write_all(&request).await;
+            let _ = writer.flush().await;
+            writer
+        });
+        let mut answer = Vec::new();
+        let read = reader.read_to_end(&mut answer).await;
+        written.abort();
+        if answer.is_empty() {
+            return Err(format!("no answer ({read:?})"));
+        }
+        let text = String::from_utf8_lossy(&answer).into_owned();
+        let status = text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("not an HTTP answer: {text}"))?;
+        let body = text
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_owned())
+            .unwrap_or_default();
+        Ok(Answer { status, body })
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(30), exchange)
+        .await
+        .map_err(|_| "no answer within 30 s".to_owned())?
+}
+
+/// [`exchange`] of a `POST` of `body` to `path` with `content_type`.
+pub async fn post(
+    addr: std::net::SocketAddr,
+    ca_pem: &str,
+    path: &str,
+    content_type: &str,
+    body: &[u8],
+) -> Result<Answer, String> {
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(body);
+    exchange(addr, ca_pem, request).await
 }

@@ -16,7 +16,7 @@
 //! - [`small_disk`]: a tmpfs of a few hundred KiB that really fills up (ENOSPC), for the
 //!   full-disk tests (mounting takes root).
 //! - [`https`]: the TLS + HTTP/1 serving loop the stand-ins share (the Kubernetes API stand-in in
-//!   `snow-test-kube` uses it too).
+//!   `snow-test-kube` uses it too), and a one-request TLS client for tests of servers.
 //!
 //! Everything binds loopback addresses only.
 

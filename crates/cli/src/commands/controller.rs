@@ -9,6 +9,7 @@ use crate::{
 use snow_controller::{
     BootstrapCredentials, CniSource, Context, ControllerError, FIELD_MANAGER, LeaderElection,
     RunOptions,
+    webhook::{WebhookError, WebhookOptions},
 };
 use snow_lifecycle::Management;
 use std::{process::ExitCode, sync::Arc};
@@ -70,6 +71,10 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
             concurrency: args.concurrency,
             health: Some(args.health_addr),
             leader,
+            webhook: (args.webhook_cert_dir.clone()).map(|cert_dir| WebhookOptions {
+                addr: args.webhook_addr,
+                cert_dir,
+            }),
         };
         snow_controller::run(ctx, options, snow_controller::termination()).await
     });
@@ -77,6 +82,8 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
         tracing::error!(error = %e, "controller stopped");
         match &e {
             ControllerError::Lifecycle(l) => exit::lifecycle(io, l),
+            // Unreadable input: what the flag names cannot be served with.
+            ControllerError::Webhook(WebhookError::Certificate(_)) => exit::usage(io, e),
             _ => exit::failed(io, e),
         }
     })

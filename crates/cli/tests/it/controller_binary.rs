@@ -1,5 +1,6 @@
-//! The `snowctl controller` binary: JSON logs, health endpoints, a graceful stop on SIGTERM.
-//! (The reconcilers themselves are tested in the snow-controller crate.)
+//! The `snowctl controller` binary: JSON logs, health endpoints, the admission webhooks, a
+//! graceful stop on SIGTERM. (The reconcilers and the webhooks' rules are tested in the
+//! snow-controller crate.)
 
 use serde_json::Value;
 use snow_test_kube::KubeStandIn;
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 use snow_test_kube::probe::{free_addr, http_get as get, wait_until as wait};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_binary_logs_json_serves_health_and_stops_on_sigterm() {
+async fn the_binary_logs_json_serves_health_and_webhooks_and_stops_on_sigterm() {
     let api = KubeStandIn::start().await.expect("stand-in");
     api.install_capi().unwrap();
     api.install_crds(&snow_api::crds_yaml().unwrap()).unwrap();
@@ -16,13 +17,37 @@ async fn the_binary_logs_json_serves_health_and_stops_on_sigterm() {
     let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
     let log = dir.path().join("controller.log");
     let addr = free_addr();
-    let mut child = Reaped(
-        std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"))
+    let webhook_addr = free_addr();
+    let certs = dir.path().join("serving-certs");
+    std::fs::create_dir(&certs).unwrap();
+    let controller = |certs: &std::path::Path| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
+        command
             .args(["controller", "--log-format", "json", "--no-leader-election"])
             .arg("--kubeconfig")
             .arg(&kubeconfig)
             .arg("--health-addr")
             .arg(addr.to_string())
+            .arg("--webhook-cert-dir")
+            .arg(certs)
+            .arg("--webhook-addr")
+            .arg(webhook_addr.to_string());
+        command
+    };
+    // A certificate directory without its files: unreadable input, said before anything runs.
+    let out = controller(&certs).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the webhook certificate cannot be used") && stderr.contains("tls.crt"),
+        "{stderr}"
+    );
+    let ca = snow_test_devices::TestCa::new("webhook").unwrap();
+    let serving = ca.server_certificate(webhook_addr.ip()).unwrap();
+    std::fs::write(certs.join("tls.crt"), &serving.cert_pem).unwrap();
+    std::fs::write(certs.join("tls.key"), &serving.key_pem).unwrap();
+    let mut child = Reaped(
+        controller(&certs)
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap(),
@@ -37,6 +62,34 @@ async fn the_binary_logs_json_serves_health_and_stops_on_sigterm() {
         logged().contains("watching")
     })
     .await;
+    // The webhooks answer over HTTPS: a Cluster whose endpoint is no IP is refused.
+    let review = serde_json::json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {"uid": "u-1", "operation": "CREATE",
+            "kind": {"group": "anywhere.eks.amazonaws.com", "version": "v1alpha1", "kind": "Cluster"},
+            "object": {"apiVersion": "anywhere.eks.amazonaws.com/v1alpha1", "kind": "Cluster",
+                "metadata": {"name": "edge", "namespace": "default"},
+                "spec": {"controlPlaneConfiguration": {"endpoint": {"host": "api.example.com"}}}}}});
+    let answer = snow_test_devices::https::post(
+        webhook_addr,
+        ca.pem(),
+        "/validate-anywhere-eks-amazonaws-com-v1alpha1-cluster",
+        "application/json",
+        &serde_json::to_vec(&review).unwrap(),
+    )
+    .await
+    .unwrap();
+    let answer: Value = serde_json::from_str(&answer.body).unwrap();
+    let response = &answer["response"];
+    assert_eq!(
+        (&response["uid"], &response["allowed"]),
+        (&"u-1".into(), &false.into())
+    );
+    assert!(
+        response["status"]["message"].as_str().unwrap_or_default().contains(
+            "spec.controlPlaneConfiguration.endpoint.host: control plane endpoint api.example.com is invalid"
+        ),
+        "{answer:#}"
+    );
     // The shell's own kill: no procps needed.
     let term = std::process::Command::new("sh")
         .args(["-c", &format!("kill -TERM {}", child.0.id())])
