@@ -74,7 +74,9 @@ impl GoDuration {
 
     /// The value in whole seconds, or `None` when it has a fraction of a second.
     pub fn whole_seconds(&self) -> Option<u64> {
-        self.nanos.is_multiple_of(1_000_000_000).then_some(self.nanos / 1_000_000_000)
+        self.nanos
+            .is_multiple_of(1_000_000_000)
+            .then_some(self.nanos / 1_000_000_000)
     }
 
     /// The value as a standard duration (exact).

@@ -568,7 +568,7 @@ async fn admitted(
     w: Write<'_>,
     op: impl Fn(&mut Store, Write<'_>) -> Result<Value, ApiError>,
 ) -> Result<Value, ApiError> {
-    if !admission::configured(&shared.lock()) {
+    if !webhooks_served(shared) {
         return op(&mut shared.lock(), w);
     }
     let version = |o: Option<&Value>| o.map(|o| meta(o, "resourceVersion").to_owned());
@@ -620,7 +620,7 @@ async fn admit_delete(
     object: &Value,
     dry_run: bool,
 ) -> Result<(), ApiError> {
-    if !admission::configured(&shared.lock()) {
+    if !webhooks_served(shared) {
         return Ok(());
     }
     let attributes = admission::Attributes {
@@ -696,4 +696,13 @@ fn method_not_allowed(rt: &ResourceType) -> ApiError {
         "the server does not allow this method on the requested resource",
     )
     .about(&rt.group, &rt.plural, "")
+}
+
+/// Whether writes go through admission: some webhook configuration is stored and a test has
+/// mapped a webhook Service ([`crate::KubeStandIn::map_service`]). The simulated providers
+/// (cert-manager, Cluster API, CAPAS) run no webhook servers, so their configurations, which
+/// `init` applies from the real components, are not called until a test serves webhooks.
+fn webhooks_served(shared: &Shared) -> bool {
+    let mapped = shared.services.lock().is_ok_and(|s| !s.is_empty());
+    mapped && admission::configured(&shared.lock())
 }

@@ -246,7 +246,9 @@ impl KubeStandIn {
     /// Routes the webhook calls to the Service `namespace/name` on `port` to `addr` (the
     /// certificate is still checked for `NAME.NAMESPACE.svc`): what the cluster's Service
     /// network does. The Service object must exist too; without this mapping a call to it
-    /// fails as one to a Service without endpoints.
+    /// fails as one to a Service without endpoints. Webhooks are called only once a test has
+    /// mapped a Service: the simulated providers serve none, so the webhook configurations of
+    /// their real components are not called before that.
     pub fn map_service(&self, namespace: &str, name: &str, port: u16, addr: SocketAddr) {
         if let Ok(mut services) = self.shared.services.lock() {
             services.insert((namespace.to_owned(), name.to_owned(), port), addr);

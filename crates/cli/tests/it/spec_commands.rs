@@ -242,3 +242,40 @@ fn a_version_outside_the_embedded_bundle_is_a_warning() {
     assert_eq!(report["findings"][0]["severity"], "warning");
     assert!(report["findings"][0]["line"].is_number());
 }
+
+/// Every duration flag reads Go's syntax through one parser: a bare number, a unit Go lacks and
+/// a value outside the flag's range are usage errors that say what to write.
+#[test]
+fn duration_flags_read_one_syntax() {
+    // Flags are read before the file, so any spec does.
+    let spec = fixture("three-mistakes.yaml");
+    for (value, says) in [
+        ("10", "has no unit"),
+        ("1d", "is not a unit"),
+        ("-5s", "cannot be negative"),
+        ("11m", "is not from 1s to 10m"),
+    ] {
+        let r = run(snowctl()
+            .arg("validate")
+            .arg(format!("--timeout={value}"))
+            .arg("-f")
+            .arg(&spec));
+        assert_eq!(r.code, 2, "{value}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{value}: {}", r.stderr);
+    }
+    let r = run(snowctl()
+        .args([
+            "create",
+            "cluster",
+            "--per-machine-wait-timeout",
+            "5 m",
+            "-f",
+        ])
+        .arg(&spec));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("write a duration such as 90s"),
+        "{}",
+        r.stderr
+    );
+}
