@@ -91,6 +91,37 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
+    fn a_fifo_or_link_at_the_path_is_not_read_and_is_replaced_only_with_force() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("edge")).unwrap();
+        let path = path_for(dir.path(), "edge");
+        // Reading a FIFO blocks until a writer comes: it must not be opened.
+        let made = std::process::Command::new("mkfifo").arg(&path).status();
+        assert!(made.unwrap().success());
+        assert!(matches!(
+            write(dir.path(), "edge", "a: 1\n", false),
+            Err(LifecycleError::KubeconfigFileExists { .. })
+        ));
+        assert_eq!(
+            write(dir.path(), "edge", "a: 1\n", true).unwrap().1,
+            Written::Replaced
+        );
+        assert_eq!(fs::read_to_string(&path).unwrap(), "a: 1\n");
+        // A link to a file elsewhere: that file is kept, the link replaced.
+        let target = dir.path().join("elsewhere");
+        fs::write(&target, "keep me\n").unwrap();
+        fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        assert_eq!(
+            write(dir.path(), "edge", "b: 2\n", true).unwrap().1,
+            Written::Replaced
+        );
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep me\n");
+        assert!(fs::symlink_metadata(&path).unwrap().file_type().is_file());
+    }
+
+    #[cfg(unix)]
+    #[test]
     fn a_planted_temporary_file_or_symlink_is_not_written_through() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("elsewhere");

@@ -77,3 +77,23 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod connected {
+    /// The "Management cluster: …" line and every message show `Management::server`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connected_management_cluster_shows_its_url_without_the_password() {
+        let api = snow_test_kube::KubeStandIn::start().await.unwrap();
+        let url = api.url();
+        let with_login = url.replacen("https://", "https://admin:Sup3rSecretPW@", 1);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kubeconfig");
+        std::fs::write(&path, api.kubeconfig().replace(&url, &with_login)).unwrap();
+        let mgmt = crate::Management::connect(&path, None).await.unwrap();
+        assert_eq!(
+            mgmt.server().trim_end_matches('/'),
+            url.replacen("https://", "https://<redacted>@", 1)
+        );
+        assert!(!format!("{mgmt:?}").contains("Sup3rSecretPW"));
+    }
+}
