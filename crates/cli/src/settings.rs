@@ -374,13 +374,35 @@ pub fn load_secrets(
     }
 }
 
-/// The management cluster's kubeconfig and context; without one, says how to give it.
+/// Checks a kubeconfig file given on the command line before anything connects with it: read
+/// and parsed (exit 2 naming the file when it cannot be), and said once on stderr when the
+/// cluster of `context` turns TLS verification off (its API server's identity is not checked).
+pub fn check_kubeconfig(
+    path: &Path,
+    context: Option<&str>,
+    io: &mut Io<'_>,
+) -> Result<(), ExitCode> {
+    let file = snow_lifecycle::KubeconfigFile::read(path).map_err(|e| exit::lifecycle(io, &e))?;
+    if file.skips_tls_verify(context) {
+        io.err(&format!(
+            "⚠️  warning: {} has insecure-skip-tls-verify: true: the API server's certificate is not checked, so anyone on the network path can stand in for it\n",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The management cluster's kubeconfig and context (checked: [`check_kubeconfig`]); without one,
+/// says how to give it.
 pub fn management(args: &ManagementArgs, io: &mut Io<'_>) -> Result<Management, ExitCode> {
     match &args.kubeconfig {
-        Some(kubeconfig) => Ok(Management {
-            kubeconfig: kubeconfig.clone(),
-            context: args.context.clone(),
-        }),
+        Some(kubeconfig) => {
+            check_kubeconfig(kubeconfig, args.context.as_deref(), io)?;
+            Ok(Management {
+                kubeconfig: kubeconfig.clone(),
+                context: args.context.clone(),
+            })
+        }
         None => Err(exit::usage(
             io,
             "this command works on a management cluster: pass --kubeconfig FILE (or set KUBECONFIG)",
@@ -644,7 +666,10 @@ pub fn bootstrap(
     io: &mut Io<'_>,
 ) -> Result<Bootstrap, ExitCode> {
     match (&args.bootstrap_kubeconfig, spec) {
-        (Some(file), _) => Ok(Bootstrap::Existing(Existing::new(file, None))),
+        (Some(file), _) => {
+            check_kubeconfig(file, None, io)?;
+            Ok(Bootstrap::Existing(Existing::new(file, None)))
+        }
         (None, Some((spec, release))) => Kind::new(spec, release, KindOptions::default())
             .map(|kind| kind.with_registry_login(login.cloned()))
             .map(|kind| Bootstrap::Kind(Box::new(kind)))

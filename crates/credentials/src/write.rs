@@ -8,6 +8,7 @@
 
 use crate::ini::{CredentialsFile, DeviceCredentials, SNOW_REGION};
 use crate::input::{InputError, load_credentials};
+use crate::limits::MAX_CREDENTIALS_BYTES;
 use crate::secret::SecretString;
 use snow_api::DeviceIp;
 use std::collections::BTreeMap;
@@ -59,6 +60,14 @@ pub enum WriteError {
     )]
     Different {
         /// The file.
+        path: String,
+    },
+    /// The path is a link, a FIFO, a device or a directory, not a regular file.
+    #[error(
+        "{path} is not a regular file (a link, FIFO, device or directory); snowctl writes a regular file there and replaces nothing else"
+    )]
+    NotAFile {
+        /// The path.
         path: String,
     },
     /// The file changed on disk since it was read (another program, another run).
@@ -115,7 +124,19 @@ impl CredentialsWriter {
                     source,
                 });
             }
-            Ok(_) => Some(read_all(path)?),
+            // A link, FIFO or device is not a file this writer wrote, and reading it could block
+            // (a FIFO) or never end (/dev/zero); the rename would replace it, so it is refused
+            // even with `overwrite`.
+            Ok(meta) if !meta.file_type().is_file() => {
+                return Err(WriteError::NotAFile { path: shown });
+            }
+            Ok(_) => Some(read_all(path)?.ok_or_else(|| WriteError::Io {
+                path: shown.clone(),
+                source: std::io::Error::other(format!(
+                    "it is larger than {} KiB, more than any credentials file; remove it or choose another path",
+                    MAX_CREDENTIALS_BYTES >> 10
+                )),
+            })?),
         };
         let mut writer = CredentialsWriter {
             path: path.to_owned(),
@@ -206,8 +227,10 @@ impl CredentialsWriter {
             Some(expected) => {
                 // Only our own last version is replaced (a window between this read and the
                 // rename remains; two snowctl runs on one file are not supported).
-                match std::fs::read(&self.path).map(Zeroizing::new) {
-                    Ok(now) if now == *expected => std::fs::rename(&temp, &self.path).map_err(io),
+                match read_bounded(&self.path) {
+                    Ok(Some(now)) if now == *expected => {
+                        std::fs::rename(&temp, &self.path).map_err(io)
+                    }
                     Ok(_) => Err(WriteError::Changed {
                         path: shown.clone(),
                     }),
@@ -225,13 +248,22 @@ impl CredentialsWriter {
     }
 }
 
-fn read_all(path: &Path) -> Result<Zeroizing<Vec<u8>>, WriteError> {
-    std::fs::read(path)
-        .map(Zeroizing::new)
-        .map_err(|source| WriteError::Io {
-            path: path.display().to_string(),
-            source,
-        })
+/// The file's bytes, or `None` when it is larger than [`MAX_CREDENTIALS_BYTES`] (so not one this
+/// writer wrote).
+fn read_all(path: &Path) -> Result<Option<Zeroizing<Vec<u8>>>, WriteError> {
+    read_bounded(path).map_err(|source| WriteError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+fn read_bounded(path: &Path) -> std::io::Result<Option<Zeroizing<Vec<u8>>>> {
+    use std::io::Read as _;
+    let mut bytes = Zeroizing::new(Vec::new());
+    std::fs::File::open(path)?
+        .take(MAX_CREDENTIALS_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= MAX_CREDENTIALS_BYTES).then_some(bytes))
 }
 
 #[cfg(unix)]
@@ -330,6 +362,34 @@ mod tests {
         assert!(text.contains("AKID3") && text.contains("AKID2") && !text.contains("AKID1"));
         // No temporary file is left behind.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_fifo_or_device_is_refused_without_reading_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, "keep\n").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        for path in [link.as_path(), fifo.as_path(), Path::new("/dev/zero")] {
+            for overwrite in [false, true] {
+                let err = CredentialsWriter::open(path, overwrite).unwrap_err();
+                assert!(matches!(err, WriteError::NotAFile { .. }), "{err}");
+            }
+        }
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
+        // A regular file past the bound is not read whole.
+        let big = dir.path().join("big");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_CREDENTIALS_BYTES + 1)
+            .unwrap();
+        let err = CredentialsWriter::open(&big, true).unwrap_err();
+        assert!(err.to_string().contains("larger than"), "{err}");
     }
 
     #[test]

@@ -184,6 +184,36 @@ fn write_error(what: &str, partial: &Path, e: std::io::Error) -> DownloadError {
     }
 }
 
+/// Whether `path` is a regular file (`false`: nothing there). A link, FIFO, device or directory
+/// is refused: the archive is never written through one, nor read from one.
+fn regular_file(path: &Path) -> Result<bool, OpenFail> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_file() => Ok(true),
+        Ok(_) => Err(OpenFail::Message(format!(
+            "{} is not a regular file (a link, FIFO, device or directory); snowctl does not write through it: remove it or choose another output",
+            path.display()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(OpenFail::Message(io_error("cannot read", path, e))),
+    }
+}
+
+/// Whether the open `file` is what is at `path` now, not a link put there since it was looked at.
+fn same_file(file: &File, path: &Path) -> Result<(), OpenFail> {
+    use std::os::unix::fs::MetadataExt;
+    let opened = file
+        .metadata()
+        .map_err(|e| io_error("cannot read", path, e))?;
+    let there = std::fs::symlink_metadata(path).map_err(|e| io_error("cannot read", path, e))?;
+    if (opened.dev(), opened.ino()) != (there.dev(), there.ino()) || !there.file_type().is_file() {
+        return Err(OpenFail::Message(format!(
+            "{} changed while snowctl opened it; run the download again",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// `FILE.partial` beside `FILE`.
 pub fn partial_path(output: &Path) -> PathBuf {
     let mut name = output.file_name().unwrap_or_default().to_os_string();
@@ -203,7 +233,15 @@ impl Writer {
 
     fn open_inner(output: &Path) -> Result<Writer, OpenFail> {
         let partial = partial_path(output);
-        if !partial.exists() && output.exists() {
+        let (output_there, existed) = (regular_file(output)?, regular_file(&partial)?);
+        if output_there && existed {
+            return Err(OpenFail::Message(format!(
+                "{} exists beside {}: remove the one you do not want (the partial archive to start over, or the other file), then run the download again",
+                output.display(),
+                partial.display()
+            )));
+        }
+        if output_there {
             let file = File::open(output).map_err(|e| io_error("cannot open", output, e))?;
             let length = file
                 .metadata()
@@ -220,14 +258,18 @@ impl Writer {
             }
             std::fs::rename(output, &partial).map_err(|e| io_error("cannot rename", output, e))?;
         }
-        let existed = partial.exists();
+        let existed = existed || output_there;
+        // A new partial file is created exclusively (O_EXCL does not follow a link planted
+        // meanwhile); an existing one must still be the regular file looked at above.
         let file = OpenOptions::new()
             .read(true)
             .write(true)
-            .create(true)
-            .truncate(false)
+            .create_new(!existed)
             .open(&partial)
             .map_err(|e| OpenFail::Io(write_error("cannot open", &partial, e)))?;
+        if existed {
+            same_file(&file, &partial)?;
+        }
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -311,6 +353,32 @@ impl Writer {
             locks: Mutex::default(),
             disk_full: AtomicBool::new(false),
         })
+    }
+
+    /// Puts the finished partial file at the output path, never over a file there (one made
+    /// since the download began is not ours): a hard link, which fails when the name exists,
+    /// then the partial name removed. A filesystem without hard links (FAT) gets a rename after
+    /// a look that the name is free.
+    fn place(&self) -> Result<(), String> {
+        let exists = || {
+            format!(
+                "{} appeared while the archive was written; the archive is kept as {}: move that file away and run the download again",
+                self.output.display(),
+                self.partial.display()
+            )
+        };
+        match std::fs::hard_link(&self.partial, &self.output) {
+            Ok(()) => std::fs::remove_file(&self.partial)
+                .map_err(|e| io_error("cannot remove", &self.partial, e)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists()),
+            Err(_) => {
+                if std::fs::symlink_metadata(&self.output).is_ok() {
+                    return Err(exists());
+                }
+                std::fs::rename(&self.partial, &self.output)
+                    .map_err(|e| io_error("cannot rename", &self.partial, e))
+            }
+        }
     }
 
     /// The partial file.
@@ -555,8 +623,7 @@ impl Writer {
         self.file
             .sync_all()
             .map_err(|e| self.io_failure("cannot sync", e))?;
-        std::fs::rename(&self.partial, &self.output)
-            .map_err(|e| io_error("cannot rename", &self.partial, e))?;
+        self.place()?;
         Ok(ArchiveSummary {
             path: self.output.clone(),
             bytes: length,
@@ -565,5 +632,69 @@ impl Writer {
             blob_bytes: blobs.values().sum(),
             files: files.len(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open_error(output: &Path) -> String {
+        match Writer::open(output) {
+            Ok(_) => panic!("{} opened", output.display()),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_link_at_either_name_is_refused_and_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("out.tar");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep me\n").unwrap();
+        std::os::unix::fs::symlink(&victim, partial_path(&output)).unwrap();
+        let err = open_error(&output);
+        assert!(
+            err.contains("out.tar.partial is not a regular file"),
+            "{err}"
+        );
+        std::fs::remove_file(partial_path(&output)).unwrap();
+        std::os::unix::fs::symlink(&victim, &output).unwrap();
+        let err = open_error(&output);
+        assert!(err.contains("out.tar is not a regular file"), "{err}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+    }
+
+    #[test]
+    fn a_foreign_output_is_kept_alone_or_beside_a_partial_archive() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("out.tar");
+        std::fs::write(&output, b"").unwrap();
+        let err = open_error(&output);
+        assert!(err.contains("was not written by snowctl"), "{err}");
+        // A partial archive of ours beside it: still not replaced.
+        drop(Writer::open(&dir.path().join("other.tar")).unwrap());
+        std::fs::rename(dir.path().join("other.tar.partial"), partial_path(&output)).unwrap();
+        let err = open_error(&output);
+        assert!(err.contains("out.tar exists beside"), "{err}");
+        assert_eq!(std::fs::read(&output).unwrap(), b"");
+    }
+
+    #[test]
+    fn the_finished_archive_never_replaces_a_file_that_appeared_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("out.tar");
+        let writer = Writer::open(&output).unwrap();
+        std::fs::write(&output, b"theirs").unwrap();
+        let err = writer.place().unwrap_err();
+        assert!(
+            err.contains("appeared while the archive was written"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&output).unwrap(), b"theirs");
+        assert!(partial_path(&output).exists());
+        std::fs::remove_file(&output).unwrap();
+        writer.place().unwrap();
+        assert!(output.exists() && !partial_path(&output).exists());
     }
 }

@@ -321,7 +321,9 @@ impl LifecycleError {
     }
 }
 
-/// The text of an error and its causes, for messages (kube errors wrap the real reason).
+/// The text of an error and its causes, for messages (kube errors wrap the real reason), with
+/// the user information of any URL in it redacted (a kubeconfig's server URL can hold a
+/// password, and a transport error may quote it).
 pub(crate) fn chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
@@ -333,5 +335,5 @@ pub(crate) fn chain(err: &dyn std::error::Error) -> String {
         }
         source = cause.source();
     }
-    text
+    crate::redact::redact_userinfo(&text).into_owned()
 }

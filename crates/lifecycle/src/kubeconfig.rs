@@ -3,8 +3,8 @@
 //! over a different file unless asked.
 
 use super::LifecycleError;
+use crate::files::{self, Existing};
 use std::{
-    fs,
     io::Write,
     path::{Path, PathBuf},
 };
@@ -26,7 +26,12 @@ pub fn path_for(dir: &Path, cluster: &str) -> PathBuf {
         .join(format!("{cluster}-eks-a-cluster.kubeconfig"))
 }
 
-/// Writes `content` for `cluster` under `dir` with mode 0600.
+/// The most bytes of an existing kubeconfig file read to compare it with the new one: far above
+/// any kubeconfig Cluster API publishes (a few KiB); a larger file is a different file.
+const MAX_EXISTING_BYTES: u64 = 1 << 20;
+
+/// Writes `content` for `cluster` under `dir` with mode 0600 (through [`crate::files`]: a link or
+/// FIFO planted at the path is replaced, never written through or read).
 pub fn write(
     dir: &Path,
     cluster: &str,
@@ -38,31 +43,23 @@ pub fn write(
         path: path.clone(),
         reason: e.to_string(),
     };
-    let outcome = match fs::read(&path) {
-        Ok(old) if old == content.as_bytes() => return Ok((path, Written::Unchanged)),
-        Ok(_) if !force => return Err(LifecycleError::KubeconfigFileExists { path }),
-        Ok(_) => Written::Replaced,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Written::Created,
-        Err(e) => return Err(failed(e)),
+    let outcome = match files::existing(&path, MAX_EXISTING_BYTES).map_err(failed)? {
+        Existing::File(old) if old == content.as_bytes() => {
+            return Ok((path, Written::Unchanged));
+        }
+        Existing::Absent => Written::Created,
+        _ if !force => return Err(LifecycleError::KubeconfigFileExists { path }),
+        _ => Written::Replaced,
     };
-    let parent = path.parent().unwrap_or(dir);
-    fs::create_dir_all(parent).map_err(failed)?;
-    // A new file beside the old one, renamed over it: a reader never sees half a kubeconfig. The
-    // temporary file is created exclusively (O_EXCL, a fresh random name, mode 0600 from the
-    // start), so an existing file or a symlink planted there is never written through.
-    let mut file = tempfile::Builder::new()
-        .prefix(".kubeconfig-")
-        .tempfile_in(parent)
-        .map_err(failed)?;
-    file.write_all(content.as_bytes()).map_err(failed)?;
-    file.as_file().sync_all().map_err(failed)?;
-    file.persist(&path).map_err(|e| failed(e.error))?;
+    let relative = Path::new(cluster).join(path.file_name().unwrap_or_default());
+    files::write_under(dir, &relative, |f| f.write_all(content.as_bytes())).map_err(failed)?;
     Ok((path, outcome))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn writes_once_keeps_a_different_file_and_replaces_it_with_force() {
@@ -94,6 +91,37 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
+    fn a_fifo_or_link_at_the_path_is_not_read_and_is_replaced_only_with_force() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("edge")).unwrap();
+        let path = path_for(dir.path(), "edge");
+        // Reading a FIFO blocks until a writer comes: it must not be opened.
+        let made = std::process::Command::new("mkfifo").arg(&path).status();
+        assert!(made.unwrap().success());
+        assert!(matches!(
+            write(dir.path(), "edge", "a: 1\n", false),
+            Err(LifecycleError::KubeconfigFileExists { .. })
+        ));
+        assert_eq!(
+            write(dir.path(), "edge", "a: 1\n", true).unwrap().1,
+            Written::Replaced
+        );
+        assert_eq!(fs::read_to_string(&path).unwrap(), "a: 1\n");
+        // A link to a file elsewhere: that file is kept, the link replaced.
+        let target = dir.path().join("elsewhere");
+        fs::write(&target, "keep me\n").unwrap();
+        fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        assert_eq!(
+            write(dir.path(), "edge", "b: 2\n", true).unwrap().1,
+            Written::Replaced
+        );
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep me\n");
+        assert!(fs::symlink_metadata(&path).unwrap().file_type().is_file());
+    }
+
+    #[cfg(unix)]
+    #[test]
     fn a_planted_temporary_file_or_symlink_is_not_written_through() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("elsewhere");
@@ -108,7 +136,7 @@ mod tests {
         let leftovers: Vec<_> = fs::read_dir(dir.path().join("edge"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with(".kubeconfig-"))
+            .filter(|n| n.starts_with(".snowctl-"))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
     }

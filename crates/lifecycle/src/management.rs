@@ -1,6 +1,6 @@
 //! The management cluster: a kube client, and objects by `apiVersion`, kind and name as JSON.
 
-use super::{FIELD_MANAGER, LifecycleError, ObjectRef, error::chain};
+use super::{FIELD_MANAGER, LifecycleError, ObjectRef, error::chain, redact::redact_userinfo};
 use kube::{
     Api, Client, Config,
     api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy},
@@ -90,7 +90,7 @@ impl Management {
             path: kubeconfig.to_owned(),
             reason,
         };
-        let file = Kubeconfig::read_from(kubeconfig).map_err(|e| bad(chain(&e)))?;
+        let file = crate::KubeconfigFile::read(kubeconfig)?.into_config();
         let options = KubeConfigOptions {
             context: context.map(str::to_owned),
             ..KubeConfigOptions::default()
@@ -100,7 +100,7 @@ impl Management {
             .map_err(|e| bad(chain(&e)))?;
         config.connect_timeout = Some(CONNECT_TIMEOUT);
         config.read_timeout = read_timeout;
-        let server = config.cluster_url.to_string();
+        let server = redact_userinfo(&config.cluster_url.to_string()).into_owned();
         let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
         let management = Management {
             client,
@@ -124,7 +124,7 @@ impl Management {
             .map_err(|e| bad(chain(&e)))?;
         config.connect_timeout = Some(CONNECT_TIMEOUT);
         config.read_timeout = Some(READ_TIMEOUT);
-        let server = config.cluster_url.to_string();
+        let server = redact_userinfo(&config.cluster_url.to_string()).into_owned();
         let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
         let management = Management {
             client,
@@ -144,7 +144,7 @@ impl Management {
         };
         let mut config = Config::infer().await.map_err(|e| bad(chain(&e)))?;
         config.connect_timeout = Some(CONNECT_TIMEOUT);
-        let server = config.cluster_url.to_string();
+        let server = redact_userinfo(&config.cluster_url.to_string()).into_owned();
         let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
         let management = Management {
             client,
@@ -159,7 +159,7 @@ impl Management {
     pub fn from_client(client: Client, server: impl Into<String>) -> Management {
         Management {
             client,
-            server: server.into(),
+            server: redact_userinfo(&server.into()).into_owned(),
             workloads: Workloads::default(),
         }
     }
@@ -191,7 +191,7 @@ impl Management {
         &self.client
     }
 
-    /// The API server URL.
+    /// The API server URL, a user name and password in it replaced by `<redacted>`.
     pub fn server(&self) -> &str {
         &self.server
     }

@@ -448,3 +448,90 @@ async fn an_authenticated_mirror_login_goes_into_containerd_hosts_files_only() {
     assert!(!config.contains("bWlycm9yLXVzZXI6czNjcmV0LXB3"));
     assert!(!format!("{:?}", fake.calls()).contains("s3cret-pw"));
 }
+
+/// Files outside the generated directory, and links to them planted where the kind driver
+/// writes: returns the outside files.
+fn plant_links(generated: &Path, outside: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut victims = Vec::new();
+    for (i, relative) in [
+        "kind_tmp.yaml",
+        "kubernetes/audit-policy.yaml",
+        "certs.d/public.ecr.aws/hosts.toml",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let victim = outside.join(format!("victim-{i}"));
+        std::fs::write(&victim, "keep me\n").unwrap();
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let link = generated.join(relative);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        victims.push(victim);
+    }
+    victims
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_planted_at_the_generated_files_are_replaced_never_written_through() {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = Fake::new().await;
+    // kind fails: the files are written, nothing after them runs.
+    std::fs::write(fake.path("fail"), "ERROR: stop here\n").unwrap();
+    let generated = fake.path("site/mgmt/generated");
+    let outside = tempfile::tempdir().unwrap();
+    let victims = plant_links(&generated, outside.path());
+    let login = snow_credentials::RegistryCredentials::new(
+        "mirror-user".into(),
+        "s3cret-pw".to_owned().into(),
+    );
+    let kind = fake.kind(fake.options()).with_registry_login(Some(login));
+    let err = kind.create_or_find(&mut |_| {}).await.unwrap_err();
+    assert!(err.to_string().contains("stop here"), "{err}");
+    for victim in &victims {
+        assert_eq!(std::fs::read_to_string(victim).unwrap(), "keep me\n");
+        let mode = std::fs::metadata(victim).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "{}", victim.display());
+    }
+    for relative in [
+        "kind_tmp.yaml",
+        "kubernetes/audit-policy.yaml",
+        "certs.d/public.ecr.aws/hosts.toml",
+    ] {
+        let path = generated.join(relative);
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        assert!(meta.file_type().is_file(), "{}", path.display());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    }
+    let hosts = std::fs::read_to_string(generated.join("certs.d/public.ecr.aws/hosts.toml"));
+    assert!(hosts.unwrap().contains("authorization = \"Basic "));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_linked_directory_on_the_way_is_refused_and_nothing_is_written_there() {
+    let fake = Fake::new().await;
+    let generated = fake.path("site/mgmt/generated");
+    std::fs::create_dir_all(&generated).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), generated.join("certs.d")).unwrap();
+    let login = snow_credentials::RegistryCredentials::new(
+        "mirror-user".into(),
+        "s3cret-pw".to_owned().into(),
+    );
+    let kind = fake.kind(fake.options()).with_registry_login(Some(login));
+    let err = kind.create_or_find(&mut |_| {}).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("generated/certs.d is a symbolic link"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    assert!(
+        !fake
+            .calls()
+            .iter()
+            .any(|c| c.first().is_some_and(|a| a == "create")),
+        "kind did not run"
+    );
+}

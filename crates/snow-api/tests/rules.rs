@@ -987,3 +987,26 @@ fn health_check_timeouts_are_exact_whole_seconds_go_durations() {
         "{negative:#?}"
     );
 }
+
+#[test]
+fn a_mirrored_registry_is_host_and_port_not_a_path() {
+    let with = |registry: &str| {
+        mutate(&[(
+            "  kubernetesVersion: 1.33\n",
+            &format!(
+                "  kubernetesVersion: 1.33\n  registryMirrorConfiguration:\n    endpoint: 10.0.0.5\n    port: \"443\"\n    ociNamespaces:\n    - registry: public.ecr.aws\n      namespace: ecr\n    - registry: {registry:?}\n      namespace: other\n"
+            ),
+        )])
+    };
+    assert_errors(&with("registry.example:5000"), &[]);
+    for bad in ["../../../../x", "/abs/dir", "https://quay.io", "quay.io/x"] {
+        assert_errors(
+            &with(bad),
+            &[(
+                "registry-mirror",
+                "Cluster/edge",
+                "spec.registryMirrorConfiguration.ociNamespaces[1].registry",
+            )],
+        );
+    }
+}

@@ -305,6 +305,9 @@ pub fn describe(args: DescribeClusterArgs, io: &mut Io<'_>) -> Outcome {
 /// Runs `snowctl move cluster`: to another management cluster, to a directory (a backup), or
 /// from one (a restore). clap admits only those three shapes.
 pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
+    if let Some(to) = &args.to_kubeconfig {
+        settings::check_kubeconfig(to, args.to_context.as_deref(), io)?;
+    }
     let to = args.to_kubeconfig.map(|kubeconfig| Management {
         kubeconfig,
         context: args.to_context,

@@ -17,6 +17,9 @@ use tracing_subscriber::EnvFilter;
 
 /// Runs `snowctl controller` until SIGTERM or SIGINT.
 pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
+    if let Some(path) = &args.management.kubeconfig {
+        settings::check_kubeconfig(path, args.management.context.as_deref(), io)?;
+    }
     let inputs = settings::release_inputs(&args.release, io)?;
     // Kept for the controller's lifetime: the chart files are removed when it returns.
     let (cni, charts) = match (&args.cni_manifest, &args.release.artifacts) {

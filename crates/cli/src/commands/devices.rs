@@ -60,6 +60,7 @@ pub fn run(cmd: DevicesCommand, io: &mut Io<'_>) -> Outcome {
 /// and carries it out with `--yes` or a terminal's confirmation.
 fn clean(args: &DevicesCleanupArgs, runtime: &tokio::runtime::Runtime, io: &mut Io<'_>) -> Outcome {
     if let Some(kubeconfig) = &args.kubeconfig {
+        settings::check_kubeconfig(kubeconfig, None, io)?;
         let found = runtime.block_on(async {
             let mgmt = snow_lifecycle::Management::connect(kubeconfig, None).await?;
             snow_lifecycle::locate(&mgmt, &args.cluster).await

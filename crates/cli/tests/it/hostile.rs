@@ -230,6 +230,99 @@ fn credentials_cases(dir: &Path) -> Vec<Case> {
     ]
 }
 
+/// `spec` with a registry mirror whose second `ociNamespaces` registry is `registry`, and the
+/// mirror's login required (`authenticate: true`).
+fn with_mirror(spec: &str, registry: &str) -> String {
+    let mirror = format!(
+        "  registryMirrorConfiguration:\n    endpoint: 10.0.0.5\n    port: \"5000\"\n    authenticate: true\n    ociNamespaces:\n    - registry: public.ecr.aws\n      namespace: ecr\n    - registry: {registry:?}\n      namespace: other\n"
+    );
+    let mut out = String::new();
+    for line in spec.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if line.starts_with("  kubernetesVersion:") {
+            out.push_str(&mirror);
+        }
+    }
+    assert!(out.contains("registryMirrorConfiguration"), "{spec}");
+    out
+}
+
+/// A kubeconfig of `server` with token authentication and `cluster_extra` under the cluster.
+fn kubeconfig(server: &str, cluster_extra: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: {server}\n{cluster_extra}contexts:\n- name: c\n  context: {{cluster: c, user: u}}\nusers:\n- name: u\n  user: {{token: t}}\n"
+    )
+}
+
+fn describe_with(kubeconfig: &str) -> Vec<String> {
+    ["describe", "cluster", "edge", "--kubeconfig", kubeconfig]
+        .map(str::to_owned)
+        .to_vec()
+}
+
+fn kubeconfig_and_output_cases(dir: &Path) -> Vec<Case> {
+    let profile = "[192.168.1.11]\naws_access_key_id = AKIDHOSTILE000000001\naws_secret_access_key = hostileSecretKey000000000000000000000001\nregion = snow\n";
+    let credentials = write_secret(dir, "scoped-root-credentials", profile);
+    let ca = TestCa::new("hostile-scoped").unwrap();
+    let pem = ca
+        .server_certificate("192.168.1.11".parse().unwrap())
+        .unwrap()
+        .cert_pem;
+    let bundle = write(dir, "scoped-ca.pem", pem);
+    let scoped = |output: &str| -> Vec<String> {
+        [
+            "credentials",
+            "create-scoped-user",
+            "--user",
+            "eksa",
+            "--credentials",
+            &credentials,
+            "--ca-bundle",
+            &bundle,
+            "--devices",
+            "192.168.1.11",
+            "-o",
+            output,
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+    vec![
+        Case {
+            name: "a kubeconfig of bytes ff fe 41",
+            args: describe_with(&write(dir, "utf16.kubeconfig", b"\xff\xfeA")),
+            first_line: "utf16.kubeconfig: not UTF-8 text",
+            exits: &[2],
+        },
+        Case {
+            name: "--kubeconfig /dev/zero",
+            args: describe_with("/dev/zero"),
+            first_line: "larger than 16 MiB",
+            exits: &[2],
+        },
+        Case {
+            name: "a kubeconfig naming /dev/zero as its CA",
+            args: describe_with(&write(
+                dir,
+                "zero-ca.kubeconfig",
+                kubeconfig(
+                    "https://127.0.0.1:1",
+                    "    certificate-authority: /dev/zero\n",
+                ),
+            )),
+            first_line: "/dev/zero, which is not a regular file",
+            exits: &[2],
+        },
+        Case {
+            name: "create-scoped-user -o /dev/zero",
+            args: scoped("/dev/zero"),
+            first_line: "/dev/zero is not a regular file",
+            exits: &[2],
+        },
+    ]
+}
+
 /// Runs one case under GNU time; returns (exit code, first output line, output bytes, peak KiB).
 fn run(case: &Case, dir: &Path) -> (Option<i32>, String, u64, u64, f64) {
     let slug: String = case
@@ -300,6 +393,7 @@ fn hostile_inputs_are_refused_in_bounded_memory_and_output() {
     let dir = tempfile::tempdir().unwrap();
     let mut cases = spec_cases(dir.path());
     cases.extend(credentials_cases(dir.path()));
+    cases.extend(kubeconfig_and_output_cases(dir.path()));
     let mut table = String::from("case | exit | peak MiB | output KiB | seconds | first line\n");
     let mut problems = Vec::new();
     for case in &cases {
@@ -336,4 +430,255 @@ fn hostile_inputs_are_refused_in_bounded_memory_and_output() {
         eprintln!("{table}");
     }
     assert!(problems.is_empty(), "{}\n{table}", problems.join("\n"));
+}
+
+/// `create-scoped-user -o FIFO` is refused without opening the FIFO (which blocks until a reader
+/// comes). A deadline only ends a hung run; it is not a timing assertion.
+#[test]
+fn create_scoped_user_refuses_a_fifo_as_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = kubeconfig_and_output_cases(dir.path());
+    let fifo = dir.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let mut args = cases
+        .into_iter()
+        .find(|c| c.name == "create-scoped-user -o /dev/zero")
+        .unwrap()
+        .args;
+    *args.last_mut().unwrap() = fifo.display().to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snowctl"))
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("create-scoped-user -o FIFO still ran after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = super::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}", super::show(&out));
+    assert!(err.contains("fifo is not a regular file"), "{err}");
+}
+
+/// A password in a kubeconfig's server URL is shown nowhere: not in the connection error.
+#[test]
+fn a_password_in_a_kubeconfig_url_is_not_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "userinfo.kubeconfig",
+        kubeconfig("https://admin:Sup3rSecretPW@127.0.0.1:1", ""),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_snowctl"))
+        .args(describe_with(&file))
+        .output()
+        .unwrap();
+    let shown = super::show(&out);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(!shown.contains("Sup3rSecretPW"), "{shown}");
+    assert!(
+        shown.contains("cannot reach the management cluster at https://<redacted>@127.0.0.1:1"),
+        "{shown}"
+    );
+}
+
+/// `insecure-skip-tls-verify: true` in a kubeconfig the user gives is honoured, and said once.
+#[test]
+fn insecure_skip_tls_verify_is_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "insecure.kubeconfig",
+        kubeconfig(
+            "https://127.0.0.1:1",
+            "    insecure-skip-tls-verify: true\n",
+        ),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_snowctl"))
+        .args(describe_with(&file))
+        .output()
+        .unwrap();
+    let err = super::text(&out.stderr);
+    assert_eq!(
+        err.matches(
+            "has insecure-skip-tls-verify: true: the API server's certificate is not checked"
+        )
+        .count(),
+        1,
+        "{}",
+        super::show(&out)
+    );
+    assert!(err.contains("insecure.kubeconfig"), "{err}");
+}
+
+/// `download artifacts -o out.tar`: a link planted at `out.tar.partial` is not followed, and a
+/// file at `out.tar` the tool did not write is not replaced, even an empty one beside a partial
+/// archive.
+#[test]
+fn download_never_writes_through_a_planted_partial_link_or_over_a_foreign_output() {
+    const SAMPLE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/bundles/eksa-bundle-release-sample.yaml"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("out.tar");
+    let partial = dir.path().join("out.tar.partial");
+    let download = || {
+        Command::new(env!("CARGO_BIN_EXE_snowctl"))
+            .args(["download", "artifacts", "-o", output.to_str().unwrap()])
+            .args(["--image", "public.ecr.aws/x/y:v1"])
+            // Nothing listens there: the archive is opened before any registry is asked.
+            .args(["--source-registry", "127.0.0.1:1", "--source-insecure"])
+            .args(["--bundles", SAMPLE, "--no-components"])
+            .env("DOCKER_CONFIG", "/nonexistent-snowctl-test")
+            .output()
+            .unwrap()
+    };
+    // A link at the partial path, to a file of someone else's.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep me\n").unwrap();
+    std::os::unix::fs::symlink(&victim, &partial).unwrap();
+    let out = download();
+    let shown = super::show(&out);
+    assert_ne!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("out.tar.partial is not a regular file"),
+        "{shown}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+    assert!(!output.exists(), "{shown}");
+
+    // An empty out.tar beside a partial archive: the partial is not renamed over it.
+    std::fs::remove_file(&partial).unwrap();
+    std::fs::write(&partial, b"").unwrap();
+    std::fs::write(&output, b"").unwrap();
+    let out = download();
+    let shown = super::show(&out);
+    assert_ne!(out.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("out.tar exists beside"), "{shown}");
+    assert_eq!(std::fs::read(&output).unwrap(), b"");
+}
+
+/// `create cluster` without a management cluster writes the kind files (the config, the audit
+/// policy, `certs.d/<registry>/hosts.toml` with the mirror's login) in place of links planted
+/// there, never through them; a linked directory on the way is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kind_files_are_not_written_through_planted_links() {
+    use std::os::unix::fs::PermissionsExt;
+    let site = super::self_managed::site().await;
+    let spec = std::fs::read_to_string(site.dir.path().join("cluster.yaml")).unwrap();
+    std::fs::write(
+        site.dir.path().join("mirror.yaml"),
+        with_mirror(&spec, "quay.io"),
+    )
+    .unwrap();
+    let kind = snow_test_kube::kind::FakeKind::new(&site.boot.kubeconfig()).unwrap();
+    // kind fails: the files are written, nothing after them runs.
+    std::fs::write(kind.path("fail"), "ERROR: stop here\n").unwrap();
+    let path = format!(
+        "{}:{}",
+        kind.bin().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let login = [
+        ("REGISTRY_USERNAME", "mirror-user"),
+        ("REGISTRY_PASSWORD", "Mirr0rPassw0rd"),
+    ];
+    let create = [
+        "create",
+        "cluster",
+        "-f",
+        "mirror.yaml",
+        "--skip-validations",
+        "--cni-manifest",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../lifecycle/tests/fixtures/cilium.yaml"
+        ),
+    ];
+    let generated = site.dir.path().join("edge/generated");
+    let outside = tempfile::tempdir().unwrap();
+    let planted = [
+        "kind_tmp.yaml",
+        "kubernetes/audit-policy.yaml",
+        "certs.d/public.ecr.aws/hosts.toml",
+        "certs.d/quay.io/hosts.toml",
+    ];
+    let mut victims = Vec::new();
+    for (i, relative) in planted.iter().enumerate() {
+        let victim = outside.path().join(format!("victim-{i}"));
+        std::fs::write(&victim, "keep me\n").unwrap();
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let link = generated.join(relative);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        victims.push(victim);
+    }
+    let out = site.snowctl_with(&create, Some(path.clone()), &login).await;
+    let shown = super::show(&out);
+    assert!(shown.contains("stop here"), "{shown}");
+    for victim in &victims {
+        assert_eq!(
+            std::fs::read_to_string(victim).unwrap(),
+            "keep me\n",
+            "{shown}"
+        );
+        let mode = std::fs::metadata(victim).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "{}", victim.display());
+    }
+    for relative in planted {
+        let meta = std::fs::symlink_metadata(generated.join(relative)).unwrap();
+        assert!(meta.file_type().is_file(), "{relative}");
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{relative}");
+    }
+
+    // A linked directory: refused, naming it; nothing written where it points.
+    std::fs::remove_dir_all(generated.join("certs.d")).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), generated.join("certs.d")).unwrap();
+    let out = site.snowctl_with(&create, Some(path), &login).await;
+    let shown = super::show(&out);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains("edge/generated/certs.d is a symbolic link"),
+        "{shown}"
+    );
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
+
+/// A registry named as a path (`../../../../x`, `/abs/dir`) is a finding on its field, not a
+/// directory the kind driver and the nodes' containerd files would be written under.
+#[test]
+fn a_registry_named_as_a_path_is_a_finding_on_its_field() {
+    let dir = tempfile::tempdir().unwrap();
+    for registry in ["../../../../x", "/abs/dir"] {
+        let file = write(
+            dir.path(),
+            "registry.yaml",
+            with_mirror(&base_spec(), registry),
+        );
+        let out = Command::new(env!("CARGO_BIN_EXE_snowctl"))
+            .args(validate(file))
+            .output()
+            .unwrap();
+        let shown = super::show(&out);
+        assert_eq!(out.status.code(), Some(1), "{shown}");
+        assert!(
+            shown.contains("spec.registryMirrorConfiguration.ociNamespaces[1].registry"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains(&format!("ociNamespaces registry `{registry}` has a `/`")),
+            "{shown}"
+        );
+    }
 }

@@ -20,12 +20,12 @@ use std::{
 
 const NS: &str = "eksa-system";
 
-struct Site {
-    boot: KubeStandIn,
+pub(crate) struct Site {
+    pub(crate) boot: KubeStandIn,
     target: Arc<KubeStandIn>,
     _capi: (CapiHandle, CapiHandle),
     _workloads: WorkloadHandle,
-    dir: tempfile::TempDir,
+    pub(crate) dir: tempfile::TempDir,
 }
 
 /// The components of the embedded catalog's 1.33 bundle, at the paths it names, from the
@@ -56,7 +56,7 @@ fn components_dir(dir: &Path) -> PathBuf {
     root
 }
 
-async fn site() -> Site {
+pub(crate) async fn site() -> Site {
     let target = Arc::new(KubeStandIn::start().await.expect("target"));
     let boot = KubeStandIn::start().await.expect("bootstrap");
     let step = Duration::from_millis(20);
@@ -112,10 +112,21 @@ impl Site {
 
     /// The same, with `PATH` set to `path`.
     async fn snowctl_with_path(&self, args: &[&str], path: Option<String>) -> Output {
+        self.snowctl_with(args, path, &[]).await
+    }
+
+    /// The same, with `PATH` set to `path` and the variables `env` set.
+    pub(crate) async fn snowctl_with(
+        &self,
+        args: &[&str],
+        path: Option<String>,
+        env: &[(&str, &str)],
+    ) -> Output {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
         if let Some(path) = path {
             cmd.env("PATH", path);
         }
+        cmd.envs(env.iter().copied());
         cmd.args(args)
             .args(["--components-dir", "components"])
             .args([

@@ -9,7 +9,7 @@ use super::{
     config::{self, AUDIT_POLICY_FILE, CONFIG_FILE, KindFiles},
     process::{self, find_executable},
 };
-use crate::{Event, LifecycleError, Management};
+use crate::{Event, LifecycleError, Management, files};
 use serde_json::json;
 use snow_api::{ValidSpec, release::ClusterRelease};
 use std::io::Write as _;
@@ -189,6 +189,10 @@ impl Kind {
         Ok(listed.lines().any(|line| line.trim() == self.name))
     }
 
+    /// Writes the generated files under `<dir>/<cluster>/generated/`, each through
+    /// [`crate::files`]: 0600, a temporary file renamed over its path, so a link planted at a
+    /// file is replaced, never written through; a linked directory on the way, or a path that
+    /// would leave the directory (a registry named `../x`), is refused.
     fn write_files(&self) -> Result<(), LifecycleError> {
         let files = [
             (CONFIG_FILE.into(), &self.files.config),
@@ -196,46 +200,36 @@ impl Kind {
         ];
         let certs = self.files.certs.iter().map(|(p, c)| (p.clone(), c));
         for (relative, content) in files.into_iter().chain(certs) {
-            let path = self.generated.join(relative);
             let failed = |e: std::io::Error| LifecycleError::Write {
-                path: path.clone(),
+                path: self.generated.join(&relative),
                 reason: e.to_string(),
             };
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(failed)?;
-            }
             // The host table of a hosts.toml: where the mirror's login goes.
             let table = content
                 .lines()
                 .find_map(|l| l.strip_prefix("[host.").and_then(|t| t.strip_suffix(']')));
-            match (&self.login, table) {
-                (Some(login), Some(table)) => write_private(&path, |file| {
-                    file.write_all(content.as_bytes())?;
-                    login.write_containerd_header(&format!("host.{table}"), file)
-                })
-                .map_err(failed)?,
-                _ => std::fs::write(&path, content).map_err(failed)?,
-            }
+            let login = self.login.as_ref().zip(table);
+            files::write_under(&self.options.dir, &self.in_dir(&relative), |file| {
+                file.write_all(content.as_bytes())?;
+                match login {
+                    Some((login, table)) => {
+                        login.write_containerd_header(&format!("host.{table}"), file)
+                    }
+                    None => Ok(()),
+                }
+            })
+            .map_err(failed)?;
         }
         Ok(())
     }
-}
 
-/// Writes `path` afresh with mode 0600 (it holds a secret).
-fn write_private(
-    path: &std::path::Path,
-    body: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    // An earlier file of another mode keeps it when truncated: set it.
-    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
-    body(&mut file)
+    /// `<cluster>/generated/<relative>`: a generated file's path under [`KindOptions::dir`].
+    fn in_dir(&self, relative: &Path) -> PathBuf {
+        self.generated
+            .strip_prefix(&self.options.dir)
+            .unwrap_or(&self.generated)
+            .join(relative)
+    }
 }
 
 impl BootstrapCluster for Kind {

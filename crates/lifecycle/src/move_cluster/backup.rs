@@ -39,30 +39,14 @@ pub(super) fn write_directory(
             reason: e.to_string(),
         })?;
         let path = dir.join(file_name(&kind.kind, node.namespace(), node.name()));
-        write_private(&path, text.as_bytes()).map_err(|e| failed(&path, &e))?;
+        crate::files::replace(&path, |f| std::io::Write::write_all(f, text.as_bytes()))
+            .map_err(|e| failed(&path, &e))?;
         written += 1;
         on_event(Event::Applied {
             object: path.display().to_string(),
         });
     }
     Ok(written)
-}
-
-/// Writes a file readable by its owner only, whole or not at all (a temporary file renamed).
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(bytes)?;
-    file.as_file().sync_all()?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// The objects of a backup directory: every `*.yaml` file, one object each, sorted by name.

@@ -3,15 +3,15 @@
 use super::{
     Findings,
     syntax::{
-        KubeVersion, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR, is_domain_name, is_host, is_label_value,
-        is_qualified_name, proxy_problem,
+        KubeVersion, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR, RegistryHost, is_domain_name,
+        is_host, is_label_value, is_qualified_name, proxy_problem,
     },
 };
 use crate::{
     GoDuration,
     cni::{self, CILIUM_FIELD},
     crd::Kind,
-    finding::Finding,
+    finding::{Finding, shorten},
     spec::{ClusterSpec, object_id},
     types::{
         NamedRef,
@@ -918,6 +918,16 @@ fn registry_mirror(spec: &ClusterSpec, f: &mut Findings) {
                 &format!("{field}.ociNamespaces[{i}].registry"),
                 "ociNamespaces registry must not be empty",
                 "name the upstream registry, e.g. public.ecr.aws",
+            );
+        } else if let Err(problem) = ns.registry.parse::<RegistryHost>() {
+            f.error(
+                "registry-mirror",
+                &format!("{field}.ociNamespaces[{i}].registry"),
+                format!(
+                    "ociNamespaces registry `{}` {problem}",
+                    shorten(&ns.registry).escape_debug()
+                ),
+                "name the upstream registry as host[:port], e.g. public.ecr.aws or 10.0.0.5:5000",
             );
         }
         if ns.registry == CURATED_PACKAGES_REGISTRY {

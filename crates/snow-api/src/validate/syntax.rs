@@ -144,6 +144,65 @@ pub fn split_host_port(s: &str) -> (&str, Option<&str>) {
     (s, None)
 }
 
+/// An upstream registry as an image reference names it: `host[:port]`, the host a domain name
+/// (any case, no wildcard), an IPv4 address or a bracketed IPv6 address, the port 1 to 65535.
+/// containerd finds a registry's settings at `certs.d/<registry>/hosts.toml`, so nothing else
+/// (a `/`, `..`, a scheme, a path) can be one.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RegistryHost(String);
+
+impl RegistryHost {
+    /// The registry as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for RegistryHost {
+    /// What is wrong with it.
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<RegistryHost, String> {
+        if s.is_empty() {
+            return Err("is empty".into());
+        }
+        if s.contains("://") {
+            return Err("has a scheme; write the host (and port) only".into());
+        }
+        if s.contains('/') {
+            return Err("has a `/`; a registry is host[:port], without a path".into());
+        }
+        let (host, port) = split_host_port(s);
+        let bracketed = s.starts_with('[');
+        let host_ok = if bracketed {
+            host.parse::<std::net::Ipv6Addr>().is_ok()
+        } else {
+            host.parse::<std::net::Ipv4Addr>().is_ok() || is_dns_name(host, true)
+        };
+        if !host_ok {
+            return Err(format!(
+                "has the host `{host}`, which is neither a domain name nor an IP address (an IPv6 address goes in brackets)"
+            ));
+        }
+        if let Some(port) = port
+            && !port.parse::<u32>().is_ok_and(|p| (1..=65535).contains(&p))
+        {
+            return Err(format!("has the port `{port}`; a port is 1 to 65535"));
+        }
+        // `[v6]x`: something after the bracket that is not `:port`.
+        if bracketed && !s.ends_with(']') && port.is_none() {
+            return Err("has text after the IPv6 address".into());
+        }
+        Ok(RegistryHost(s.to_owned()))
+    }
+}
+
+impl std::fmt::Display for RegistryHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// The default vCPUs of a Snow instance type `sbe-[cg].{N}xlarge` / `large`, when it has the
 /// accepted shape `^sbe-[cg]\.\d*x?large$`.
 pub fn instance_type_vcpus(instance_type: &str) -> Option<u32> {
@@ -181,6 +240,44 @@ pub fn is_snow_instance_type(instance_type: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_registry_is_host_and_port_only() {
+        for ok in [
+            "public.ecr.aws",
+            "783794618700.dkr.ecr.us-west-2.amazonaws.com",
+            "Registry.Example:5000",
+            "10.0.0.5:443",
+            "[fe80::1]:5000",
+            "[fe80::1]",
+            "localhost",
+        ] {
+            assert_eq!(
+                ok.parse::<RegistryHost>().map(|r| r.to_string()),
+                Ok(ok.to_owned()),
+                "{ok}"
+            );
+        }
+        for bad in [
+            "",
+            "../../../../x",
+            "/abs/dir",
+            "..",
+            ".",
+            "a/b",
+            "https://public.ecr.aws",
+            "host:0",
+            "host:99999",
+            "host:",
+            "*.example.com",
+            "fe80::1",
+            "[fe80::1]x",
+            "host name",
+            "host\\x",
+        ] {
+            assert!(bad.parse::<RegistryHost>().is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn instance_types_match_eksa() {
