@@ -9,13 +9,15 @@
 
 use crate::{
     layout::FILES_DIR,
+    limits::{MAX_ARCHIVE_ENTRIES, MAX_DIR_DEPTH, MAX_DOCKER_LAYERS},
     registry::{hex_digest, is_index, media_type, sha256},
+    shown::printable,
     tar::{self, Entry, Kind},
 };
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     fs::File,
     os::unix::fs::FileExt,
     path::{Path, PathBuf},
@@ -51,23 +53,28 @@ pub enum ArchiveError {
         /// What was found.
         reason: String,
     },
-    /// The archive ends in the middle of an entry and lacks what describes its images.
+    /// The archive ends in the middle of an entry (or holds a block that is not a tar header
+    /// there), and what lists its images is in the part that is lost.
     #[error(
-        "{path} is truncated: {entry} needs {needed} bytes from offset {offset}, the file ends at {length}; {missing}"
+        "{path} is incomplete: {detail}; {missing}. Copy it again in full (its size must be the original's) or download it again (`snowctl download artifacts` resumes)"
     )]
     Truncated {
         /// The archive.
         path: PathBuf,
-        /// The entry cut short.
+        /// The entry the file ends in, or the block that is not a header.
         entry: String,
-        /// Where it starts.
-        offset: u64,
-        /// The bytes it needs from there.
-        needed: u64,
-        /// The file's length.
-        length: u64,
+        /// Where the readable part ends, and why.
+        detail: String,
         /// What is missing because of it.
         missing: String,
+    },
+    /// More entries than [`MAX_ARCHIVE_ENTRIES`], as a tar or as a directory.
+    #[error(
+        "{path} holds more than {MAX_ARCHIVE_ENTRIES} entries: it is not an image archive (a release's holds a few thousand); check the path"
+    )]
+    TooManyEntries {
+        /// The archive.
+        path: PathBuf,
     },
     /// A tar archive that holds neither an OCI layout nor a `docker save` image.
     #[error(
@@ -158,36 +165,80 @@ impl Source {
     }
 }
 
-/// The most files an unpacked archive directory may hold, and how deep it is walked: far above
-/// any release's (a few thousand blobs), low enough that a wrong directory (`/`) is refused
-/// quickly instead of walked.
-const DIR_MAX_FILES: usize = 200_000;
-const DIR_MAX_DEPTH: usize = 8;
-
-/// The regular files below `root` (symbolic links followed), as archive entries.
-fn dir_entries(root: &Path) -> std::io::Result<Vec<Entry>> {
+/// The regular files below `root`, as archive entries. Symbolic links are followed only to what
+/// is inside `root`, and each directory is read once: a link out of `root`, a dangling link and
+/// a second path to a directory (a loop: a link to `.`) are errors naming the entry. Walked
+/// [`MAX_DIR_DEPTH`] deep, at most [`MAX_ARCHIVE_ENTRIES`] files and directories.
+fn dir_entries(root: &Path) -> Result<Vec<Entry>, ArchiveError> {
+    let fail = |entry: &str, message: String| ArchiveError::Invalid {
+        path: root.to_owned(),
+        file: if entry.is_empty() {
+            ".".into()
+        } else {
+            entry.to_owned()
+        },
+        message,
+    };
+    let io = |entry: &str, e: std::io::Error| fail(entry, e.to_string());
+    let real_root = std::fs::canonicalize(root).map_err(|e| io("", e))?;
+    let mut walked = HashSet::from([real_root.clone()]);
     let mut entries = Vec::new();
-    let mut pending = vec![(root.to_path_buf(), String::new(), 0)];
+    let mut pending = vec![(real_root.clone(), String::new(), 0)];
     while let Some((dir, prefix, depth)) = pending.pop() {
-        for item in std::fs::read_dir(&dir)? {
-            let item = item?;
+        for item in std::fs::read_dir(&dir).map_err(|e| io(&prefix, e))? {
+            let item = item.map_err(|e| io(&prefix, e))?;
             let name = item.file_name().to_string_lossy().into_owned();
             let relative = format!("{prefix}{name}");
-            let meta = std::fs::metadata(item.path())?;
-            if meta.is_dir() && depth < DIR_MAX_DEPTH {
-                pending.push((item.path(), format!("{relative}/"), depth + 1));
-            } else if meta.is_file() {
-                if entries.len() == DIR_MAX_FILES {
-                    return Err(std::io::Error::other(format!(
-                        "it holds more than {DIR_MAX_FILES} files: is it an unpacked archive?"
-                    )));
+            let is_link = (item.file_type())
+                .map_err(|e| io(&relative, e))?
+                .is_symlink();
+            let real = if is_link {
+                let target = std::fs::read_link(item.path())
+                    .map_or_else(|e| format!("? ({e})"), |t| t.display().to_string());
+                let real = std::fs::canonicalize(item.path()).map_err(|e| {
+                    let why = match e.kind() {
+                        std::io::ErrorKind::NotFound => "which does not exist".to_owned(),
+                        _ => format!("which cannot be followed: {e}"),
+                    };
+                    fail(&relative, format!("a symbolic link to {target}, {why}"))
+                })?;
+                if !real.starts_with(&real_root) {
+                    return Err(fail(
+                        &relative,
+                        format!(
+                            "a symbolic link to {target}, outside {}: links out of the archive directory are not followed",
+                            root.display()
+                        ),
+                    ));
                 }
+                (real, Some(target))
+            } else {
+                (dir.join(&name), None)
+            };
+            let meta = std::fs::metadata(&real.0).map_err(|e| io(&relative, e))?;
+            if meta.is_dir() && depth < MAX_DIR_DEPTH {
+                if !walked.insert(real.0.clone()) {
+                    let target = real.1.unwrap_or_default();
+                    return Err(fail(
+                        &relative,
+                        format!(
+                            "a symbolic link to {target}, a directory read already (a loop, or a second path to it): remove the link"
+                        ),
+                    ));
+                }
+                pending.push((real.0, format!("{relative}/"), depth + 1));
+            } else if meta.is_file() {
                 entries.push(Entry {
                     name: relative,
                     header_offset: 0,
                     offset: 0,
                     size: meta.len(),
                     kind: Kind::File,
+                });
+            }
+            if entries.len() + walked.len() > MAX_ARCHIVE_ENTRIES {
+                return Err(ArchiveError::TooManyEntries {
+                    path: root.to_owned(),
                 });
             }
         }
@@ -217,9 +268,17 @@ impl Archive {
             message: e.to_string(),
         };
         if path.is_dir() {
-            let entries = dir_entries(path).map_err(io)?;
+            let entries = dir_entries(path)?;
             let source = Source::Dir(Arc::new(path.to_owned()));
             return Archive::read(path, source, entries, None);
+        }
+        // Only a regular file is opened: a FIFO would block the open, a device never end.
+        let meta = std::fs::metadata(path).map_err(io)?;
+        if !meta.is_file() {
+            return Err(ArchiveError::NotTar {
+                path: path.to_owned(),
+                reason: "it is not a regular file or a directory".into(),
+            });
         }
         let file = File::open(path).map_err(io)?;
         let length = file.metadata().map_err(io)?.len();
@@ -231,7 +290,12 @@ impl Archive {
                 reason: hint.into(),
             });
         }
-        let scan = tar::scan(&file, length).map_err(io)?;
+        let scan = tar::scan(&file, length, MAX_ARCHIVE_ENTRIES).map_err(io)?;
+        if let tar::End::TooMany(_) = scan.end {
+            return Err(ArchiveError::TooManyEntries {
+                path: path.to_owned(),
+            });
+        }
         if scan.entries.is_empty() {
             let reason = match scan.end {
                 tar::End::Eof(0) => "it is empty".to_owned(),
@@ -239,7 +303,9 @@ impl Archive {
                 tar::End::Truncated { .. } | tar::End::Eof(_) => {
                     format!("it is {length} bytes, shorter than a tar header")
                 }
-                tar::End::BadHeader(_) => "its first block is not a tar header".to_owned(),
+                tar::End::BadHeader(_) | tar::End::TooMany(_) => {
+                    "its first block is not a tar header".to_owned()
+                }
             };
             return Err(ArchiveError::NotTar {
                 path: path.to_owned(),
@@ -252,30 +318,33 @@ impl Archive {
                 name,
                 needed,
                 length,
-            } => Some((
-                name.clone()
-                    .unwrap_or_else(|| format!("the header at offset {header_offset}")),
-                *header_offset,
-                *needed,
-                *length,
-            )),
+            } => {
+                let entry = name
+                    .clone()
+                    .unwrap_or_else(|| format!("the header at offset {header_offset}"));
+                let detail = format!(
+                    "the file ends at byte {length}, inside {entry} (which starts at offset {header_offset} and needs {needed} bytes)"
+                );
+                Some((entry, detail))
+            }
             tar::End::BadHeader(offset) => Some((
-                format!("the block at offset {offset} (not a tar header)"),
-                *offset,
-                tar::BLOCK,
-                length,
+                format!("the block at offset {offset}"),
+                format!(
+                    "the block at offset {offset} is not a tar header (the file is cut or damaged there)"
+                ),
             )),
             _ => None,
         };
         Archive::read(path, Source::Tar(Arc::new(file)), scan.entries, truncated)
     }
 
-    /// Reads the index (an OCI layout) or `manifest.json` (`docker save`) among `entries`.
+    /// Reads the index (an OCI layout) or `manifest.json` (`docker save`) among `entries`;
+    /// `truncated` is the entry where a cut file stops, and how.
     fn read(
         path: &Path,
         source: Source,
         entries: Vec<Entry>,
-        truncated: Option<(String, u64, u64, u64)>,
+        truncated: Option<(String, String)>,
     ) -> Result<Archive, ArchiveError> {
         let entries: HashMap<String, Entry> =
             entries.into_iter().map(|e| (e.name.clone(), e)).collect();
@@ -287,32 +356,21 @@ impl Archive {
             images: Vec::new(),
             made: HashMap::new(),
             blob_paths: HashMap::new(),
-            truncated: truncated
-                .as_ref()
-                .map(|(entry, offset, needed, length)| {
-                    format!(
-                        "the archive is truncated: {entry} needs {needed} bytes from offset {offset}, the file ends at {length}"
-                    )
-                }),
-        };
-        let missing = |what: &str| {
-            let (entry, offset, needed, length) = truncated.clone().unwrap_or_default();
-            ArchiveError::Truncated {
-                path: path.to_owned(),
-                entry,
-                offset,
-                needed,
-                length,
-                missing: format!("{what} is not in what is left"),
-            }
+            truncated: (truncated.as_ref())
+                .map(|(_, detail)| format!("the archive is incomplete: {detail}")),
         };
         if archive.entry("index.json").is_some() {
             archive.read_oci_index()?;
         } else if archive.entry("manifest.json").is_some() {
             archive.format = ArchiveFormat::DockerArchive;
             archive.read_docker_manifest()?;
-        } else if truncated.is_some() {
-            return Err(missing("neither index.json nor manifest.json"));
+        } else if let Some((entry, detail)) = truncated {
+            return Err(ArchiveError::Truncated {
+                path: path.to_owned(),
+                entry,
+                detail,
+                missing: "what is left holds neither index.json nor manifest.json, the files that list its images".into(),
+            });
         } else {
             return Err(ArchiveError::NoImages {
                 path: path.to_owned(),
@@ -407,6 +465,9 @@ impl Archive {
         let items = list
             .as_array()
             .ok_or_else(|| self.invalid("manifest.json", "not a list"))?;
+        // A member listed many times (by one image or several) is hashed once.
+        let mut hashed: HashMap<String, String> = HashMap::new();
+        let mut layer_count = 0usize;
         for (i, item) in items.iter().enumerate() {
             let what = format!("manifest.json entry {i}");
             let config_path = item
@@ -432,6 +493,15 @@ impl Archive {
                 .and_then(Value::as_array)
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
+            layer_count += layer_paths.len();
+            if layer_count > MAX_DOCKER_LAYERS {
+                return Err(self.invalid(
+                    "manifest.json",
+                    format!(
+                        "its images list more than {MAX_DOCKER_LAYERS} layers together (at {what}); an image has at most a few hundred"
+                    ),
+                ));
+            }
             let mut layers = Vec::new();
             for (n, layer_path) in layer_paths.iter().enumerate() {
                 let normalized = tar::normalize(layer_path);
@@ -450,9 +520,15 @@ impl Archive {
                 let digest = match (named, diff_ids.get(n)) {
                     (Some(d), _) => d,
                     (None, Some(d)) if !compressed => (*d).to_owned(),
-                    _ => self
-                        .hash_entry(&entry)
-                        .map_err(|e| self.invalid(layer_path, e))?,
+                    _ => match hashed.get(&entry.name) {
+                        Some(digest) => digest.clone(),
+                        None => {
+                            let digest = (self.hash_entry(&entry))
+                                .map_err(|e| self.invalid(layer_path, e))?;
+                            hashed.insert(entry.name.clone(), digest.clone());
+                            digest
+                        }
+                    },
                 };
                 let media = if head.starts_with(&[0x1f, 0x8b]) {
                     "application/vnd.docker.image.rootfs.diff.tar.gzip"
@@ -547,15 +623,15 @@ impl Archive {
         &self.images
     }
 
-    /// One line per image: its name (or `(no name)`) and digest.
+    /// One line per image: its name (or `(no name)`) and digest, each [`printable`].
     pub fn listing(&self) -> String {
         self.images
             .iter()
             .map(|i| {
                 format!(
                     "{} {}\n",
-                    i.name.as_deref().unwrap_or("(no name)"),
-                    i.digest
+                    printable(i.name.as_deref().unwrap_or("(no name)")),
+                    printable(&i.digest)
                 )
             })
             .collect()

@@ -1,19 +1,20 @@
 //! Archive → registry: the images of an [`Archive`] pushed to a registry straight from the file
 //! (nothing unpacked to disk), blobs the registry has skipped, manifests last (children by
-//! digest, the tag last of all) so that nothing partial is ever tagged.
+//! digest, indexes after their children, the tag last of all) so that nothing partial is ever
+//! tagged.
 
 use crate::{
     ImagesError,
     archive::{Archive, index_media},
     copy::{CopyConfig, CopyReport, ImageCopy, ImageResult, Progress, plan},
-    limits::CopyLimits,
+    limits::{CopyLimits, MAX_INDEX_DEPTH},
     registry::{Connection, Registries, Tally, manifest_blobs, registry_error},
 };
 use futures_util::{StreamExt, TryStreamExt, stream};
 use oci_client::{Reference, RegistryOperation, manifest::OciDescriptor};
 use serde_json::Value;
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     sync::{Arc, Mutex},
     time::Instant,
 };
@@ -177,49 +178,119 @@ impl Engine<'_> {
                 .await?;
             return Ok((digest, false));
         }
-        let index_json: Value = serde_json::from_slice(&body)
-            .map_err(|e| format!("index {digest} is not JSON: {e}"))?;
-        let entries = index_json
-            .get("manifests")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for entry in &entries {
-            let child = entry
-                .get("digest")
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("an entry of index {digest} has no digest"))?;
-            let child_body = self
-                .archive
-                .manifest(child)
-                .map_err(|e| format!("{e} (an image of index {digest})"))?;
-            let child_media = entry
-                .get("mediaType")
-                .and_then(Value::as_str)
-                .unwrap_or("application/vnd.oci.image.manifest.v1+json");
+        let mut nodes = Vec::new();
+        let mut seen = HashSet::new();
+        walk(
+            self.archive,
+            &digest,
+            &media,
+            &body,
+            1,
+            &mut seen,
+            &mut nodes,
+        )?;
+        // Children before their index, the top index (the last node) to the tag last of all.
+        let top = nodes.pop().map_or(media, |n| n.media);
+        for node in nodes {
+            let body = self.archive.manifest(&node.digest)?;
             let by_digest = Reference::with_digest(
                 target.registry().to_owned(),
                 target.repository().to_owned(),
-                child.to_owned(),
+                node.digest.clone(),
             );
-            self.manifest(
-                index,
-                &target,
-                &by_digest,
-                child_body,
-                child,
-                child_media,
-                tally,
-            )
-            .await?;
+            if node.index {
+                self.reg
+                    .push_manifest(&by_digest, body, &node.media)
+                    .await?;
+            } else {
+                self.manifest(
+                    index,
+                    &target,
+                    &by_digest,
+                    body,
+                    &node.digest,
+                    &node.media,
+                    tally,
+                )
+                .await?;
+            }
         }
-        let media = index_json
-            .get("mediaType")
-            .and_then(Value::as_str)
-            .map_or(media, str::to_owned);
-        self.reg.push_manifest(&target, body, &media).await?;
+        self.reg.push_manifest(&target, body, &top).await?;
         Ok((digest, false))
     }
+}
+
+/// One manifest of an image's tree.
+struct Node {
+    digest: String,
+    media: String,
+    /// An index (its children are pushed before it).
+    index: bool,
+}
+
+/// The manifests of the tree below the manifest `digest` (at `depth`, the top index being 1),
+/// each once, children before their index, into `out`. An index deeper than
+/// [`MAX_INDEX_DEPTH`] is an error: the tree is pushed whole or not at all.
+fn walk(
+    archive: &Archive,
+    digest: &str,
+    media: &str,
+    body: &[u8],
+    depth: usize,
+    seen: &mut HashSet<String>,
+    out: &mut Vec<Node>,
+) -> Result<(), String> {
+    if !index_media(media, body) {
+        out.push(Node {
+            digest: digest.to_owned(),
+            media: media.to_owned(),
+            index: false,
+        });
+        return Ok(());
+    }
+    if depth > MAX_INDEX_DEPTH {
+        return Err(format!(
+            "index {digest} is nested {depth} deep (an index of an index …): snowctl copies indexes nested at most {MAX_INDEX_DEPTH} deep"
+        ));
+    }
+    let index_json: Value =
+        serde_json::from_slice(body).map_err(|e| format!("index {digest} is not JSON: {e}"))?;
+    let entries = (index_json.get("manifests").and_then(Value::as_array))
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for entry in entries {
+        let child = entry
+            .get("digest")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("an entry of index {digest} has no digest"))?;
+        if !seen.insert(child.to_owned()) {
+            continue;
+        }
+        let child_body = archive
+            .manifest(child)
+            .map_err(|e| format!("{e} (an image of index {digest})"))?;
+        let child_media = entry
+            .get("mediaType")
+            .and_then(Value::as_str)
+            .unwrap_or("application/vnd.oci.image.manifest.v1+json");
+        walk(
+            archive,
+            child,
+            child_media,
+            &child_body,
+            depth + 1,
+            seen,
+            out,
+        )?;
+    }
+    out.push(Node {
+        digest: digest.to_owned(),
+        media: (index_json.get("mediaType").and_then(Value::as_str))
+            .unwrap_or(media)
+            .to_owned(),
+        index: true,
+    });
+    Ok(())
 }
 
 /// Pushes the images of the plan from the archive, `config.concurrency` at a time, with the

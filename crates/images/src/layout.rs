@@ -247,7 +247,8 @@ impl Writer {
                 .metadata()
                 .map_err(|e| io_error("cannot read", output, e))?
                 .len();
-            let scan = tar::scan(&file, length).map_err(|e| io_error("cannot read", output, e))?;
+            let scan = tar::scan(&file, length, crate::limits::MAX_ARCHIVE_ENTRIES)
+                .map_err(|e| io_error("cannot read", output, e))?;
             let ours = scan.entries.first().is_some_and(|e| e.name == "oci-layout")
                 && scan.entries.iter().any(|e| e.name == ARCHIVE_JSON);
             if !ours {
@@ -291,8 +292,8 @@ impl Writer {
             .map_err(|e| io_error("cannot read", &partial, e))?
             .len();
         if existed && length > 0 {
-            let scan =
-                tar::scan(&file, length).map_err(|e| io_error("cannot read", &partial, e))?;
+            let scan = tar::scan(&file, length, crate::limits::MAX_ARCHIVE_ENTRIES)
+                .map_err(|e| io_error("cannot read", &partial, e))?;
             if scan.entries.first().map(|e| e.name.as_str()) != Some("oci-layout") {
                 return Err(OpenFail::Message(format!(
                     "{} was not written by snowctl (it does not start with oci-layout): remove it",
@@ -300,7 +301,10 @@ impl Writer {
                 )));
             }
             let mut end = match scan.end {
-                tar::End::Marker(o) | tar::End::Eof(o) | tar::End::BadHeader(o) => o,
+                tar::End::Marker(o)
+                | tar::End::Eof(o)
+                | tar::End::BadHeader(o)
+                | tar::End::TooMany(o) => o,
                 tar::End::Truncated { header_offset, .. } => header_offset,
             };
             for entry in &scan.entries {

@@ -15,18 +15,21 @@
 //! - [`assets`]: the management components' manifests the Bundles name, fetched over HTTPS into
 //!   a cache keyed by sha256, stored in and read from the archive.
 //!
-//! The library never prints: progress goes through [`copy::Progress`].
+//! The library never prints: progress goes through [`copy::Progress`]; [`printable`] escapes
+//! what an archive or a registry said before a tool shows it.
 
 pub mod archive;
 pub mod assets;
 pub mod copy;
 pub mod download;
+pub mod fuzz;
 pub mod import;
 pub mod layout;
 pub mod limits;
 pub mod list;
 pub mod platform;
 mod registry;
+mod shown;
 mod tar;
 
 pub use archive::{Archive, ArchiveError, ArchiveFormat, ArchiveImage};
@@ -44,6 +47,7 @@ pub use copy::{
 pub use limits::CopyLimits;
 pub use list::{BundleData, ListedImage, OsFamily, Selection, image_list, repository_path};
 pub use platform::{Platform, Platforms};
+pub use shown::printable;
 
 /// Why images could not be listed or a copy could not be set up. Failures of single images
 /// during a copy are in the [`CopyReport`] instead.

@@ -1,4 +1,4 @@
-//! Every bound of the image copy, in one place. README.md ("Limits") lists them all.
+//! Every bound of the image copy and of the archives read, in one place. README.md ("Limits") lists them all.
 //!
 //! A registry that answers slowly or never finishes (a body trickled a byte at a time) must not
 //! stall a copy for good: every request has an overall deadline on top of the per-read timeout.
@@ -20,6 +20,24 @@ pub const REQUEST_DEADLINE: Duration = Duration::from_secs(120);
 /// bytes may take [`REQUEST_DEADLINE`] plus `n` / this rate. Lower it with
 /// [`CopyLimits::blob_min_bytes_per_second`].
 pub const BLOB_MIN_BYTES_PER_SECOND: u64 = 64 << 10;
+
+/// The most entries (files, links, directories) an archive may hold, as a tar or as an unpacked
+/// directory (200,000): far above a release's (a few thousand blobs), low enough that a wrong
+/// directory (`/`) or a tar of millions of empty members is refused at once instead of walked.
+pub const MAX_ARCHIVE_ENTRIES: usize = 200_000;
+
+/// How deep an unpacked archive directory is walked (8; an OCI layout is 3 deep).
+pub const MAX_DIR_DEPTH: usize = 8;
+
+/// How deep indexes may nest below an image's top manifest (8): an index of image manifests is
+/// depth 1, and no tool writes more than an index of indexes; deeper is refused, naming the
+/// chain, instead of copied.
+pub const MAX_INDEX_DEPTH: usize = 8;
+
+/// The most layers the images of one `docker save` archive may list together (100,000): real
+/// images have at most 127 (overlayfs), a release a few thousand; the manifests made for them
+/// stay a few MiB.
+pub const MAX_DOCKER_LAYERS: usize = 100_000;
 
 /// The deadlines of a copy; [`CopyLimits::default`] holds the constants above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -46,6 +46,11 @@ pub(crate) fn registry_error(what: &str, reference: &Reference, e: impl fmt::Dis
     format!("{what} {reference}: {e}")
 }
 
+/// Whether oci-client can send `token` as `Authorization: Bearer <token>`.
+fn usable_token(token: &str) -> bool {
+    reqwest::header::HeaderValue::from_str(&format!("Bearer {token}")).is_ok()
+}
+
 /// The media type a manifest declares, or the one its shape implies.
 pub(crate) fn media_type(manifest: &Value) -> String {
     manifest
@@ -224,6 +229,15 @@ impl Registries {
                 self.client.auth(reference, &auth, op).await
             })
             .await?;
+        // oci-client puts the token into an `Authorization` header with `unwrap`: a token that
+        // is not a header value (a control character but tab) would panic the next request.
+        if token.as_deref().is_some_and(|t| !usable_token(t)) {
+            return Err(registry_error(
+                "authenticating for",
+                reference,
+                "the registry's token service answered a token that is not a valid HTTP header value",
+            ));
+        }
         let open = token.is_none() && matches!(auth, RegistryAuth::Anonymous);
         if let Ok(mut m) = self.open_registries.lock() {
             m.insert(host, open);
@@ -253,9 +267,22 @@ impl Registries {
         let content_type = media_type
             .parse()
             .map_err(|_| format!("manifest media type `{media_type}` is not a header value"))?;
+        // A registry may answer the PUT without `Location` (AWS ECR does). oci-client 0.18 then
+        // cuts the reference's tag (else "latest") off the URL it wrote to, and panics when the
+        // URL does not end with it, as a reference by digest's does not. With the digest as its
+        // tag too, the URL (the digest wins over the tag) ends with it.
+        let wire = match reference.digest() {
+            Some(digest) => Reference::with_tag_and_digest(
+                reference.registry().to_owned(),
+                reference.repository().to_owned(),
+                digest.to_owned(),
+                digest.to_owned(),
+            ),
+            None => reference.clone(),
+        };
         self.request("writing manifest", reference, async {
             self.client
-                .push_manifest_raw(reference, body, content_type)
+                .push_manifest_raw(&wire, body, content_type)
                 .await
         })
         .await
@@ -358,5 +385,18 @@ impl Registries {
         *holder = Some(repo);
         progress.blob_done(index, &desc.digest);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::usable_token;
+
+    #[test]
+    fn a_token_that_is_no_header_value_is_refused() {
+        assert!(usable_token("eyJhbGciOi.eyJleHAiOjF9.c2ln"));
+        assert!(!usable_token("abc\ndef"));
+        assert!(!usable_token("abc\u{7f}"));
+        assert!(usable_token("tökén"));
     }
 }

@@ -165,6 +165,8 @@ pub(crate) enum End {
     },
     /// A block that is not a tar header (bad checksum or magic).
     BadHeader(u64),
+    /// The entry at this offset would be one more than the most asked for.
+    TooMany(u64),
 }
 
 /// The entries of an archive and how the scan ended.
@@ -206,8 +208,9 @@ fn pax_records(data: &[u8]) -> Vec<(String, String)> {
     out
 }
 
-/// Reads every header of the archive in `file` (of `length` bytes), seeking over the data.
-pub(crate) fn scan(file: &File, length: u64) -> std::io::Result<Scan> {
+/// Reads every header of the archive in `file` (of `length` bytes), seeking over the data; stops
+/// before entry `max_entries + 1` ([`End::TooMany`]).
+pub(crate) fn scan(file: &File, length: u64, max_entries: usize) -> std::io::Result<Scan> {
     let mut entries = Vec::new();
     let mut offset = 0u64;
     let mut long_name: Option<String> = None;
@@ -297,6 +300,9 @@ pub(crate) fn scan(file: &File, length: u64) -> std::io::Result<Scan> {
             }
             target
         };
+        if entries.len() == max_entries {
+            break End::TooMany(header_offset);
+        }
         let kind = match kind_flag {
             b'0' | 0 | b'7' => Kind::File,
             b'1' => Kind::Link(normalize(&link())),
@@ -384,7 +390,7 @@ mod tests {
         let t = archive(&[("oci-layout", b"{}"), (&long, b"abc"), ("x", b"")]);
         let file = File::open(&t.0).unwrap();
         let len = file.metadata().unwrap().len();
-        let scan = scan(&file, len).unwrap();
+        let scan = scan(&file, len, 10).unwrap();
         let names: Vec<&str> = scan.entries.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["oci-layout", long.as_str(), "x"]);
         assert_eq!(scan.entries[1].size, 3);
@@ -409,13 +415,13 @@ mod tests {
         let bytes = std::fs::read(&t.0).unwrap();
         let cut = tempfile_like::Temp::with(&bytes[..900]);
         let file = File::open(&cut.0).unwrap();
-        let scan_cut = scan(&file, 900).unwrap();
+        let scan_cut = scan(&file, 900, 10).unwrap();
         assert!(
             matches!(scan_cut.end, End::Truncated { name: Some(ref n), needed: 1112, length: 900, .. } if n == "a")
         );
         let junk = tempfile_like::Temp::with(&[b'x'; 2048]);
         let file = File::open(&junk.0).unwrap();
-        assert_eq!(scan(&file, 2048).unwrap().end, End::BadHeader(0));
+        assert_eq!(scan(&file, 2048, 10).unwrap().end, End::BadHeader(0));
         assert_eq!(resolve("abc", "../def/layer.tar"), "def/layer.tar");
         assert_eq!(normalize("./blobs//sha256/x"), "blobs/sha256/x");
         let pax = b"28 path=some/long/name/here\n".to_vec();
@@ -423,5 +429,16 @@ mod tests {
             pax_records(&pax),
             [("path".into(), "some/long/name/here".into())]
         );
+    }
+
+    #[test]
+    fn entries_past_the_most_asked_for_stop_the_scan() {
+        let t = archive(&[("a", b"1"), ("b", b"2"), ("c", b"3")]);
+        let file = File::open(&t.0).unwrap();
+        let len = file.metadata().unwrap().len();
+        let stopped = scan(&file, len, 2).unwrap();
+        assert_eq!(stopped.entries.len(), 2);
+        assert_eq!(stopped.end, End::TooMany(4 * BLOCK));
+        assert_eq!(scan(&file, len, 3).unwrap().end, End::Marker(6 * BLOCK));
     }
 }

@@ -13,6 +13,7 @@
 //! - [`InMemoryDevice`]: a [`snow_validate::Device`] with no network, optionally slowed down.
 //! - [`registry`]: Debian's `docker-registry` (distribution) on loopback, plain HTTP or TLS, and
 //!   small images of our own pushed to it.
+//! - [`layout`]: OCI image layouts written by hand into a directory (shapes no tool writes).
 //! - [`small_disk`]: a tmpfs of a few hundred KiB that really fills up (ENOSPC), for the
 //!   full-disk tests (mounting takes root).
 //! - [`https`]: the TLS + HTTP/1 serving loop the stand-ins share (the Kubernetes API stand-in in
@@ -25,6 +26,7 @@ mod device_api;
 mod files;
 pub mod fleet;
 pub mod https;
+pub mod layout;
 mod memory;
 mod moto;
 pub mod registry;

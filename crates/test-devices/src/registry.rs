@@ -144,6 +144,86 @@ impl Drop for Registry {
     }
 }
 
+/// A TLS front of a plain-HTTP test [`Registry`] that answers as AWS ECR does: a manifest PUT
+/// gets its `201 Created` without a `Location` header (the OCI distribution spec asks for one;
+/// ECR sends none). Everything else is passed through as it is. Stops on drop.
+pub struct NoLocationFront {
+    /// `127.0.0.1:PORT`.
+    pub host: String,
+    _serving: crate::https::Serving,
+}
+
+impl NoLocationFront {
+    /// Starts the front of `upstream` (a plain-HTTP registry) with the certificate of `tls`;
+    /// must be called within a tokio runtime, which then serves it.
+    pub async fn start(upstream: &Registry, tls: &Tls) -> NoLocationFront {
+        assert!(!upstream.tls, "the front speaks plain HTTP to its registry");
+        let certificate = crate::ServerCertificate {
+            cert_pem: std::fs::read_to_string(&tls.cert_file).unwrap(),
+            key_pem: std::fs::read_to_string(&tls.key_file).unwrap(),
+        };
+        let acceptor = crate::https::acceptor(&certificate).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let host = listener.local_addr().unwrap().to_string();
+        let to = upstream.host.clone();
+        let serving = crate::https::serve(listener, acceptor, move |req| {
+            forward_without_location(to.clone(), req)
+        });
+        NoLocationFront {
+            host,
+            _serving: serving,
+        }
+    }
+}
+
+type FrontError = Box<dyn std::error::Error + Send + Sync>;
+type FrontBody = http_body_util::combinators::UnsyncBoxBody<hyper::body::Bytes, FrontError>;
+
+/// Passes `req` to the registry at `to` (one connection per request); drops `Location` from
+/// the answer to a manifest PUT.
+async fn forward_without_location(
+    to: String,
+    mut req: hyper::Request<hyper::body::Incoming>,
+) -> hyper::Response<FrontBody> {
+    use http_body_util::BodyExt as _;
+    let manifest_put =
+        req.method() == hyper::Method::PUT && req.uri().path().contains("/manifests/");
+    // The registry builds the URLs it answers (blob upload locations) from the Host header and
+    // this one: they must point at the front, over TLS.
+    req.headers_mut().insert(
+        "x-forwarded-proto",
+        hyper::header::HeaderValue::from_static("https"),
+    );
+    let answer = async {
+        let tcp = tokio::net::TcpStream::connect(&to).await?;
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await?;
+        tokio::spawn(connection);
+        let answer = sender.send_request(req).await?;
+        Ok::<_, FrontError>(answer)
+    };
+    match answer.await {
+        Ok(mut answer) => {
+            if manifest_put {
+                answer.headers_mut().remove(hyper::header::LOCATION);
+            }
+            answer.map(|body| {
+                body.map_err(|e| -> FrontError { Box::new(e) })
+                    .boxed_unsync()
+            })
+        }
+        Err(e) => {
+            let mut answer = hyper::Response::new(
+                http_body_util::Full::new(hyper::body::Bytes::from(e.to_string()))
+                    .map_err(|never| match never {})
+                    .boxed_unsync(),
+            );
+            *answer.status_mut() = hyper::StatusCode::BAD_GATEWAY;
+            answer
+        }
+    }
+}
+
 /// A client for the test registries: plain HTTP for `plain`, the CA for TLS ones.
 pub fn client(plain: &[&Registry], ca_pem: Option<&str>) -> Client {
     Client::new(ClientConfig {
