@@ -195,7 +195,8 @@ pub struct ControllerArgs {
     /// Log format (to stderr; RUST_LOG filters, -v means debug).
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
-    /// Where /healthz and /readyz are served.
+    /// Where /healthz and /readyz are served (every address by default: in a Deployment the
+    /// kubelet probes the pod IP).
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8081")]
     pub health_addr: std::net::SocketAddr,
     /// The namespace of the leader-election Lease `snowctl-controller`.

@@ -1,7 +1,14 @@
 //! The health endpoint: `GET /healthz` (the process serves) and `GET /readyz` (it has reached the
 //! management cluster), as Kubernetes probes expect. Plain HTTP/1.1, one answer per connection.
+//!
+//! Idle connections do not starve probes: each connection is served in its own task and must
+//! send its request within [`READ_TIMEOUT`]; at most [`MAX_CONNECTIONS`] are open at once, and
+//! a new connection past that closes the oldest one still open instead of being refused (a
+//! probe sends its request as soon as it connects and is answered then; a connection held open
+//! without a request is the one that goes).
 
 use std::{
+    collections::VecDeque,
     net::SocketAddr,
     sync::{
         Arc,
@@ -9,13 +16,19 @@ use std::{
     },
     time::Duration,
 };
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    task::JoinHandle,
+};
 
-/// Connections served at once; more are closed at once (a probe retries), so a flood cannot
-/// grow memory or tasks without bound.
+/// Connections open at once; a new one past this closes the oldest, so a flood cannot grow
+/// memory or tasks without bound, nor keep a probe out.
 pub(crate) const MAX_CONNECTIONS: usize = 64;
-/// How long a connection may take to send its request line.
-const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a connection may take to send its request (the kubelet sends it at once and waits
+/// 1 s by default), and to take the answer.
+const READ_TIMEOUT: Duration = Duration::from_secs(2);
+/// The most of a request read (a probe's request line and headers fit several times over).
+const MAX_REQUEST: usize = 1024;
 
 /// What the endpoint reports.
 #[derive(Debug, Default)]
@@ -57,36 +70,79 @@ impl Health {
 pub(super) async fn serve(
     addr: SocketAddr,
     health: Arc<Health>,
-) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+) -> std::io::Result<(SocketAddr, JoinHandle<()>)> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let task = tokio::spawn(async move {
+        let mut open = Open::default();
         loop {
-            let mut stream = next(|| async { listener.accept().await.map(|(s, _)| s) }).await;
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
-                continue; // dropped: closed without an answer
-            };
-            let health = health.clone();
-            tokio::spawn(async move {
-                let _slot = slot;
-                let mut buf = [0u8; 1024];
-                let Ok(Ok(n)) = tokio::time::timeout(READ_TIMEOUT, stream.read(&mut buf)).await
-                else {
-                    return;
-                };
-                let request = String::from_utf8_lossy(&buf[..n]);
-                let path = request.split_whitespace().nth(1).unwrap_or("/");
-                let (status, body) = health.answer(path);
-                let response = format!(
-                    "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = stream.write_all(response.as_bytes()).await;
-            });
+            let stream = next(|| async { listener.accept().await.map(|(s, _)| s) }).await;
+            open.push(tokio::spawn(answer(stream, health.clone())));
+            // The new connection's task reads before the next accept: under a flood the loop
+            // would otherwise accept (and close the oldest) many times before a probe that
+            // has already sent its request is read.
+            tokio::task::yield_now().await;
         }
     });
     Ok((bound, task))
+}
+
+/// The connections being served, oldest first; closed when the server task ends.
+#[derive(Default)]
+struct Open(VecDeque<JoinHandle<()>>);
+
+impl Open {
+    /// Adds a connection's task, closing the oldest open one when [`MAX_CONNECTIONS`] are.
+    fn push(&mut self, task: JoinHandle<()>) {
+        self.0.retain(|t| !t.is_finished());
+        if self.0.len() >= MAX_CONNECTIONS
+            && let Some(oldest) = self.0.pop_front()
+        {
+            oldest.abort(); // its stream is dropped: closed without an answer
+        }
+        self.0.push_back(task);
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+/// Reads one request (its head, within [`READ_TIMEOUT`]; read whole, so that closing the
+/// connection does not reset it before the client has the answer) and answers it.
+async fn answer(mut stream: tokio::net::TcpStream, health: Arc<Health>) {
+    let mut buf = [0u8; MAX_REQUEST];
+    let mut n = 0;
+    let read = async {
+        while n < buf.len() && !head_complete(&buf[..n]) {
+            match stream.read(&mut buf[n..]).await {
+                Ok(0) => break,
+                Ok(got) => n += got,
+                Err(_) => return false,
+            }
+        }
+        buf[..n].contains(&b'\n')
+    };
+    if !matches!(tokio::time::timeout(READ_TIMEOUT, read).await, Ok(true)) {
+        return;
+    }
+    let request = String::from_utf8_lossy(&buf[..n]);
+    let path = request.split_whitespace().nth(1).unwrap_or("/");
+    let (status, body) = health.answer(path);
+    let response = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(READ_TIMEOUT, stream.write_all(response.as_bytes())).await;
+}
+
+/// Whether `bytes` hold a request's whole head (the empty line after the headers).
+fn head_complete(bytes: &[u8]) -> bool {
+    bytes.windows(4).any(|w| w == b"\r\n\r\n") || bytes.windows(2).any(|w| w == b"\n\n")
 }
 
 /// The next accepted connection. An accept error (out of file descriptors under a flood, a
@@ -151,36 +207,82 @@ mod tests {
         out
     }
 
-    #[tokio::test]
-    async fn a_connection_flood_is_bounded_and_the_endpoint_recovers() {
+    /// Opens a connection that sends nothing; returns it once the server has accepted it.
+    async fn idle(addr: SocketAddr) -> tokio::net::TcpStream {
+        tokio::net::TcpStream::connect(addr).await.unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connection_past_the_limit_closes_the_oldest_and_is_answered() {
         let (addr, task) = serve("127.0.0.1:0".parse().unwrap(), Arc::default())
             .await
             .unwrap();
-        // Idle connections fill every slot (each gets one once accepted).
-        let mut idle = Vec::new();
-        for _ in 0..MAX_CONNECTIONS {
-            idle.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+        let mut oldest = idle(addr).await;
+        let mut others = Vec::new();
+        for _ in 1..MAX_CONNECTIONS {
+            others.push(idle(addr).await);
         }
-        // One more is closed without an answer while they hold the slots.
-        let mut refused = false;
-        for _ in 0..50 {
-            if get(addr).await.is_empty() {
-                refused = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        assert!(refused, "a connection past the limit was answered");
-        drop(idle);
-        let mut answered = String::new();
-        for _ in 0..100 {
-            answered = get(addr).await;
-            if !answered.is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        // One more, with a request: answered, while the oldest idle one is closed (read ends
+        // with EOF or a reset, well before its own deadline of READ_TIMEOUT).
+        let answered = get(addr).await;
         assert!(answered.starts_with("HTTP/1.1 200 OK"), "{answered:?}");
+        let mut byte = [0u8; 1];
+        let closed = tokio::time::timeout(Duration::from_secs(30), oldest.read(&mut byte)).await;
+        assert!(
+            matches!(closed, Ok(Ok(0) | Err(_))),
+            "the oldest idle connection is closed: {closed:?}"
+        );
+        drop(others);
         task.abort();
+    }
+
+    /// Issue 25: 70 idle connections, reconnecting as they were dropped, left 0 of 40 probes
+    /// answered (a full table refused every new connection). Each probe here has 5 s, far more
+    /// than it needs and more than the kubelet's default 1 s; none may go unanswered.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn idle_connections_reconnecting_do_not_starve_probes() {
+        use std::sync::atomic::AtomicUsize;
+        const IDLE: usize = MAX_CONNECTIONS + 6;
+        const PROBES: usize = 40;
+        let (addr, task) = serve("127.0.0.1:0".parse().unwrap(), Arc::default())
+            .await
+            .unwrap();
+        let connects = Arc::new(AtomicUsize::new(0));
+        let holders: Vec<_> = (0..IDLE)
+            .map(|_| {
+                let connects = connects.clone();
+                tokio::spawn(async move {
+                    loop {
+                        let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                            continue;
+                        };
+                        connects.fetch_add(1, Ordering::SeqCst);
+                        // Idle until the server closes it, then straight back.
+                        let mut byte = [0u8; 1];
+                        let _ = stream.read(&mut byte).await;
+                    }
+                })
+            })
+            .collect();
+        while connects.load(Ordering::SeqCst) < IDLE {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let mut answered = 0;
+        for _ in 0..PROBES {
+            if let Ok(answer) = tokio::time::timeout(Duration::from_secs(5), get(addr)).await
+                && answer.starts_with("HTTP/1.1 200 OK")
+            {
+                answered += 1;
+            }
+        }
+        for holder in &holders {
+            holder.abort();
+        }
+        task.abort();
+        assert_eq!(
+            answered, PROBES,
+            "probes answered among {IDLE} idle connections"
+        );
     }
 }
