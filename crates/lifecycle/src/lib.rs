@@ -83,8 +83,8 @@ pub use kubeconfig_file::{KubeconfigFile, MAX_KUBECONFIG_BYTES};
 pub use management::{Management, plural};
 pub use move_cluster::{Destination, MoveOptions, Moved, move_cluster, restore};
 pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
-pub use snow_api::immutable::immutable_changes;
 pub use redact::redact_userinfo;
+pub use snow_api::immutable::immutable_changes;
 pub use upgrade::{UpgradeOptions, UpgradeOutcome, upgrade};
 pub use wait::{Timeouts, WaitOptions};
 

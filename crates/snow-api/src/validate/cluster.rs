@@ -3,8 +3,8 @@
 use super::{
     Findings,
     syntax::{
-        KubeVersion, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR, RegistryHost, is_domain_name,
-        is_host, is_label_value, is_qualified_name, proxy_problem,
+        KubeVersion, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR, RegistryHost, is_domain_name, is_host,
+        is_label_value, is_qualified_name, proxy_problem,
     },
 };
 use crate::{
