@@ -107,7 +107,7 @@ fn preflight_reports_per_device_findings_in_the_static_report_shape() {
             "json",
             "--skip-ip-check",
             "--timeout",
-            "5",
+            "5s",
             "-f",
         ])
         .arg(&cluster)
