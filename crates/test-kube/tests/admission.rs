@@ -2,32 +2,25 @@
 //! test (a certificate of snow-test-devices' test CA for the Service's DNS name), kube and kubectl
 //! as clients.
 
+mod common;
+
 use base64::Engine;
+use common::{Result, bounded, client_with};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
 use serde_json::{Value, json};
 use snow_test_devices::TestCa;
 use snow_test_devices::https::Serving;
 use snow_test_kube::KubeStandIn;
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
-
-async fn bounded(seconds: u64, test: impl Future<Output = Result>) -> Result {
-    tokio::time::timeout(Duration::from_secs(seconds), test)
-        .await
-        .map_err(|_| format!("timed out after {seconds}s"))?
-}
 
 fn api_error<T: std::fmt::Debug>(r: kube::Result<T>) -> Result<Box<kube::core::Status>> {
     match r {
@@ -127,15 +120,6 @@ struct Setup {
     client: Client,
     ca: TestCa,
     webhook: Webhook,
-}
-
-async fn client_with(kubeconfig: &str) -> Result<Client> {
-    let config = Config::from_custom_kubeconfig(
-        Kubeconfig::from_yaml(kubeconfig)?,
-        &KubeConfigOptions::default(),
-    )
-    .await?;
-    Ok(Client::try_from(config)?)
 }
 
 /// A stand-in, namespaces `snow-system` and `apps` (labelled `webhooks: on`) and `other`, the

@@ -1,5 +1,8 @@
 //! The Kubernetes API stand-in against the real kube 5 client.
 
+mod common;
+
+use common::{Result, bounded, client_with};
 use futures_util::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -8,36 +11,17 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
     PatchParams, PostParams,
 };
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::config::Kubeconfig;
 use kube::runtime::watcher;
-use kube::{Client, Config, Discovery};
+use kube::{Client, Discovery};
 use serde_json::{Value, json};
 use snow_test_kube::KubeStandIn;
-use std::future::Future;
 use std::time::Duration;
-
-type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
-
-async fn client_with(kubeconfig: &str) -> Result<Client> {
-    let config = Config::from_custom_kubeconfig(
-        Kubeconfig::from_yaml(kubeconfig)?,
-        &KubeConfigOptions::default(),
-    )
-    .await?;
-    Ok(Client::try_from(config)?)
-}
 
 async fn start() -> Result<(KubeStandIn, Client)> {
     let stand_in = KubeStandIn::start().await?;
     let client = client_with(&stand_in.kubeconfig()).await?;
     Ok((stand_in, client))
-}
-
-/// Every test is bounded.
-async fn bounded(seconds: u64, test: impl Future<Output = Result>) -> Result {
-    tokio::time::timeout(Duration::from_secs(seconds), test)
-        .await
-        .map_err(|_| format!("timed out after {seconds}s"))?
 }
 
 fn api_error(e: kube::Error) -> Result<Box<kube::core::Status>> {

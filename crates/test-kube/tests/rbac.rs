@@ -1,31 +1,14 @@
 //! ServiceAccount tokens and RBAC in the Kubernetes API stand-in, through kube and kubectl.
 
+mod common;
+
+use common::{Result, bounded, client_with};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::Discovery;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams, WatchParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config, Discovery};
 use serde_json::{Value, json};
 use snow_test_kube::KubeStandIn;
-use std::future::Future;
-use std::time::Duration;
-
-type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
-
-async fn client_with(kubeconfig: &str) -> Result<Client> {
-    let config = Config::from_custom_kubeconfig(
-        Kubeconfig::from_yaml(kubeconfig)?,
-        &KubeConfigOptions::default(),
-    )
-    .await?;
-    Ok(Client::try_from(config)?)
-}
-
-async fn bounded(seconds: u64, test: impl Future<Output = Result>) -> Result {
-    tokio::time::timeout(Duration::from_secs(seconds), test)
-        .await
-        .map_err(|_| format!("timed out after {seconds}s"))?
-}
 
 fn api_error<T: std::fmt::Debug>(r: kube::Result<T>) -> Result<Box<kube::core::Status>> {
     match r {
