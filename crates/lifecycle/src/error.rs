@@ -322,7 +322,7 @@ impl LifecycleError {
                 "the command's own message is above; fix its cause and run snowctl again (it resumes), or pass --bootstrap-kubeconfig FILE to use another cluster".into()
             }
             LifecycleError::Release(_) => {
-                "pass --bundles with an EKS Anywhere bundle that has the cluster's Kubernetes version and its eksD.kindNode image".into()
+                "pass --bundles with an EKS Anywhere Bundles manifest that has what is named above (the cluster's Kubernetes version, its eksD.kindNode image, each management component's version and URIs)".into()
             }
             LifecycleError::NotFound { .. } => {
                 "check the name and --kubeconfig (kubectl get clusters.cluster.x-k8s.io -n eksa-system lists the clusters)".into()
