@@ -100,7 +100,7 @@ pub enum LifecycleError {
     /// Variables of the components manifests have neither a value nor a default.
     #[error(
         "variables without a value or a default (nothing was applied):\n  - {}",
-        .missing.iter().map(|(c, v)| format!("{c}: {}", v.join(", "))).collect::<Vec<_>>().join("\n  - ")
+        .missing.iter().map(|(c, v)| format!("{c}: {}", missing_listed(v))).collect::<Vec<_>>().join("\n  - ")
     )]
     MissingVariables {
         /// By component label: the variables it lacks.
@@ -223,6 +223,16 @@ pub enum LifecycleError {
     Release(#[from] snow_api::release::ReleaseError),
 }
 
+/// The first [`crate::init::envsubst::MAX_MISSING_LISTED`] names, then how many more.
+fn missing_listed(names: &[String]) -> String {
+    let max = crate::init::envsubst::MAX_MISSING_LISTED;
+    let mut text = names[..names.len().min(max)].join(", ");
+    if names.len() > max {
+        text.push_str(&format!(", … and {} more", names.len() - max));
+    }
+    text
+}
+
 /// `: <stderr>` when there is one.
 fn tail(stderr: &str) -> String {
     if stderr.is_empty() {
@@ -312,7 +322,7 @@ impl LifecycleError {
                 "the command's own message is above; fix its cause and run snowctl again (it resumes), or pass --bootstrap-kubeconfig FILE to use another cluster".into()
             }
             LifecycleError::Release(_) => {
-                "pass --bundles with an EKS Anywhere bundle that has the cluster's Kubernetes version and its eksD.kindNode image".into()
+                "pass --bundles with an EKS Anywhere Bundles manifest that has what is named above (the cluster's Kubernetes version, its eksD.kindNode image, each management component's version and URIs)".into()
             }
             LifecycleError::NotFound { .. } => {
                 "check the name and --kubeconfig (kubectl get clusters.cluster.x-k8s.io -n eksa-system lists the clusters)".into()
@@ -336,4 +346,34 @@ pub(crate) fn chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     crate::redact::redact_userinfo(&text).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_variables_are_listed_up_to_a_bound() {
+        let names = |n: usize| (0..n).map(|i| format!("VARIABLE_{i}")).collect::<Vec<_>>();
+        let err = |n| {
+            LifecycleError::MissingVariables {
+                missing: vec![
+                    ("cluster-api".into(), names(n)),
+                    ("infrastructure-snow".into(), names(2)),
+                ],
+            }
+            .to_string()
+        };
+        let few = err(20);
+        assert!(
+            few.contains("cluster-api: VARIABLE_0, VARIABLE_1,")
+                && few.ends_with("- infrastructure-snow: VARIABLE_0, VARIABLE_1"),
+            "{few}"
+        );
+        assert!(!few.contains("more"), "{few}");
+        // 50,000 names made one 1.5 MB line.
+        let many = err(50_000);
+        assert!(many.contains("VARIABLE_19, … and 49980 more\n"), "{many}");
+        assert!(many.len() < 1000, "{} bytes", many.len());
+    }
 }

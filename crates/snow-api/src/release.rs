@@ -58,6 +58,19 @@ pub enum ReleaseError {
         /// The missing item (e.g. `snow.kubeVip`, asset `etcd-image`).
         item: String,
     },
+    /// A value a path is made of (a component's version, the file name at the end of its URI)
+    /// is not one file or directory name.
+    #[error(
+        "{manifest}: {field} {value:?} cannot be part of a path: it must be one file or directory name (not empty, `.` or `..`, no `/`, `\\` or NUL)"
+    )]
+    NotAFileName {
+        /// Which manifest (`Bundles 1.33`).
+        manifest: String,
+        /// The field (`clusterAPI.version`).
+        field: String,
+        /// Its value (cut to 80 characters).
+        value: String,
+    },
     /// An image URI has no tag.
     #[error("{manifest}: image {uri} has no tag")]
     Untagged {

@@ -323,6 +323,66 @@ fn kubeconfig_and_output_cases(dir: &Path) -> Vec<Case> {
     ]
 }
 
+/// `init --dry-run` over the shipped stack (`super::init::components_dir`, in a directory of
+/// its own) with Cluster API core's components file replaced by `core`.
+fn init_dry_run(dir: &Path, name: &str, core: &str, device_files: &[&str]) -> Vec<String> {
+    let dir = dir.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (components, bundles) = super::init::components_dir(&dir);
+    std::fs::write(super::init::core_file(&components), core).unwrap();
+    let mut args = vec![
+        "init".to_owned(),
+        "--dry-run".into(),
+        "--components-dir".into(),
+    ];
+    args.push(components.display().to_string());
+    args.push("--bundles".into());
+    args.push(bundles.display().to_string());
+    args.extend(device_files.iter().map(|a| (*a).to_owned()));
+    args
+}
+
+fn init_cases(dir: &Path) -> Vec<Case> {
+    let ca = TestCa::new("hostile init").unwrap();
+    let cert = ca
+        .server_certificate("192.168.1.11".parse().unwrap())
+        .unwrap()
+        .cert_pem;
+    let pem = write(dir, "init-ca.pem", cert);
+    let ini = write_secret(
+        dir,
+        "init-credentials",
+        "[192.168.1.11]\naws_access_key_id = AKIDHOSTILE000000001\naws_secret_access_key = hostileSecretKey000000000000000000000001\nregion = snow\n",
+    );
+    let device_files = ["--credentials", &ini, "--ca-bundle", &pem];
+    let nested = format!("a: {}{}\n", "${A:=".repeat(100_000), "}".repeat(100_000));
+    let reference = "${AWS_B64ENCODED_CA_BUNDLES}";
+    let references = format!("a: {}\n", reference.repeat((15 << 20) / reference.len()));
+    let missing: String = (0..200_000)
+        .map(|i| format!("k{i}: ${{SNOWCTL_HOSTILE_MISSING_VARIABLE_{i:06}}}\n"))
+        .collect();
+    vec![
+        Case {
+            name: "a components line nested 100,000 deep",
+            args: init_dry_run(dir, "nested", &nested, &device_files),
+            first_line: "`${` is nested more than 8 deep",
+            exits: &[2],
+        },
+        Case {
+            name: "15 MiB of ${AWS_B64ENCODED_CA_BUNDLES}",
+            args: init_dry_run(dir, "references", &references, &device_files),
+            first_line: "would be larger than 32 MiB",
+            exits: &[2],
+        },
+        Case {
+            name: "200,000 distinct missing variables",
+            args: init_dry_run(dir, "missing", &missing, &[]),
+            first_line: "variables without a value or a default",
+            exits: &[1],
+        },
+    ]
+}
+
 /// Runs one case under GNU time; returns (exit code, first output line, output bytes, peak KiB).
 fn run(case: &Case, dir: &Path) -> (Option<i32>, String, u64, u64, f64) {
     let slug: String = case
@@ -394,6 +454,7 @@ fn hostile_inputs_are_refused_in_bounded_memory_and_output() {
     let mut cases = spec_cases(dir.path());
     cases.extend(credentials_cases(dir.path()));
     cases.extend(kubeconfig_and_output_cases(dir.path()));
+    cases.extend(init_cases(dir.path()));
     let mut table = String::from("case | exit | peak MiB | output KiB | seconds | first line\n");
     let mut problems = Vec::new();
     for case in &cases {

@@ -88,12 +88,10 @@ struct Site {
     ca_bundle: PathBuf,
 }
 
-async fn site() -> Site {
-    let api = KubeStandIn::start().await.expect("stand-in");
-    let workloads = api.start_workloads(WorkloadOptions::default());
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let components = dir.path().join("components");
+/// The shipped stack as a components directory `dir/components` and a Bundles manifest naming
+/// it, `dir/bundles.yaml`: `(components, bundles)`.
+pub(super) fn components_dir(dir: &Path) -> (PathBuf, PathBuf) {
+    let components = dir.join("components");
     for (path, bytes) in layout_files() {
         // The bundle's version with its build metadata, as EKS Anywhere's overrides folder has it.
         let mut parts = path.trim_start_matches('/').splitn(3, '/');
@@ -106,8 +104,26 @@ async fn site() -> Site {
         std::fs::create_dir_all(&version_dir).unwrap();
         std::fs::write(version_dir.join(file), bytes).unwrap();
     }
-    let bundles = dir.path().join("bundles.yaml");
+    let bundles = dir.join("bundles.yaml");
     std::fs::write(&bundles, self::bundles()).unwrap();
+    (components, bundles)
+}
+
+/// Cluster API core's components file in a directory of [`components_dir`].
+pub(super) fn core_file(components: &Path) -> PathBuf {
+    let core = &SHIPPED[1];
+    components
+        .join(core.label)
+        .join(format!("{}+abcdef1", core.version))
+        .join(core.asset)
+}
+
+async fn site() -> Site {
+    let api = KubeStandIn::start().await.expect("stand-in");
+    let workloads = api.start_workloads(WorkloadOptions::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
+    let (components, bundles) = components_dir(dir.path());
     let ca = TestCa::new("devices").unwrap();
     let cert = ca
         .server_certificate("192.168.1.11".parse::<IpAddr>().unwrap())
@@ -227,6 +243,139 @@ async fn dry_run_prints_the_objects_with_secrets_redacted() {
     let shown = site.init(&["--dry-run", "--show-secrets"], true).await;
     assert!(!text(&shown.stdout).contains("<redacted>"));
     assert_eq!(site.api.writes(), 0);
+}
+
+/// The value `--dry-run --show-secrets` prints for `key` of the CAPAS credentials Secret.
+async fn shown_secret(site: &Site, key: &str) -> String {
+    let out = site.init(&["--dry-run", "--show-secrets"], true).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(&text(&out.stdout)).unwrap();
+    docs.iter()
+        .find(|d| d["metadata"]["name"] == "capas-manager-bootstrap-credentials")
+        .and_then(|d| d["data"][key].as_str())
+        .expect("the CAPAS credentials Secret")
+        .to_owned()
+}
+
+/// Whether `output` holds any 16 characters in a row of `secret`.
+fn shows_part_of(output: &str, secret: &str) -> bool {
+    let chars: Vec<char> = secret.chars().collect();
+    chars
+        .windows(16)
+        .any(|w| output.contains(&w.iter().collect::<String>()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn substituted_secrets_are_redacted_wherever_they_land() {
+    let site = site().await;
+    let credentials = shown_secret(&site, "credentials").await;
+    let ca_bundles = shown_secret(&site, "ca-bundle").await;
+    assert!(credentials.len() > 40 && ca_bundles.len() > 40);
+    // A components file may put the device credentials anywhere: a ConfigMap, an annotation, a
+    // key.
+    let snow = file(
+        &site,
+        "infrastructure-snow",
+        "v0.3.3",
+        "infrastructure-components.yaml",
+    );
+    let mut manifest = std::fs::read_to_string(&snow).unwrap();
+    manifest.push_str("\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: copies\n  annotations:\n    copy: \"x-${AWS_B64ENCODED_CREDENTIALS}-y\"\ndata:\n  ca: ${AWS_B64ENCODED_CA_BUNDLES}\n  ${AWS_B64ENCODED_CREDENTIALS}: as-a-key\n");
+    std::fs::write(&snow, manifest).unwrap();
+    let out = site.init(&["--dry-run"], true).await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("name: copies"), "{stdout}");
+    for secret in [&credentials, &ca_bundles] {
+        assert!(!shows_part_of(&stdout, secret) && !shows_part_of(&stderr, secret));
+    }
+    assert!(stdout.contains("copy: x-<redacted>-y"), "{stdout}");
+    assert!(stdout.contains("ca: <redacted>"), "{stdout}");
+    assert!(stdout.contains("<redacted>: as-a-key"), "{stdout}");
+    // --show-secrets shows them.
+    let shown = site.init(&["--dry-run", "--show-secrets"], true).await;
+    let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(&text(&shown.stdout)).unwrap();
+    let copies = docs
+        .iter()
+        .find(|d| d["metadata"]["name"] == "copies")
+        .unwrap();
+    assert_eq!(
+        copies["metadata"]["annotations"]["copy"],
+        format!("x-{credentials}-y")
+    );
+    assert_eq!(site.api.writes(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_yaml_error_quotes_the_line_as_written_never_a_substituted_secret() {
+    let site = site().await;
+    let credentials = shown_secret(&site, "credentials").await;
+    let snow = file(
+        &site,
+        "infrastructure-snow",
+        "v0.3.3",
+        "infrastructure-components.yaml",
+    );
+    let mut manifest = std::fs::read_to_string(&snow).unwrap();
+    let line = manifest.lines().count() + 3;
+    manifest.push_str("\n---\nk: ${AWS_B64ENCODED_CREDENTIALS}: x: y\n");
+    std::fs::write(&snow, manifest).unwrap();
+    for extra in [&["--dry-run"][..], &["--kubeconfig", site.kubeconfig()]] {
+        let out = site.init(extra, true).await;
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("cannot use the infrastructure-snow v0.3.3 components")
+                && stderr.contains(&format!("not YAML at line {line}, column ")),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!(
+                "{line} | k: ${{AWS_B64ENCODED_CREDENTIALS}}: x: y"
+            )),
+            "{stderr}"
+        );
+        assert!(
+            !shows_part_of(&stderr, &credentials) && !shows_part_of(&stdout, &credentials),
+            "{stderr}"
+        );
+    }
+    assert_eq!(site.api.writes(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_version_that_leaves_the_components_directory_is_refused() {
+    let site = site().await;
+    // A version that climbs out of --components-dir to a planted copy of Cluster API's files.
+    let outside = site.dir.path().join("comp-outside").join("v1.13.5");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(site.components.join("cluster-api").join("v1.13.5")).unwrap();
+    let core = file(&site, "cluster-api", "v1.13.5", "core-components.yaml");
+    let mut planted = std::fs::read_to_string(core).unwrap();
+    planted.push_str("\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: read-from-outside, namespace: capi-system}\n");
+    std::fs::write(outside.join("core-components.yaml"), planted).unwrap();
+    std::fs::copy(
+        file(&site, "cluster-api", "v1.13.5", "metadata.yaml"),
+        outside.join("metadata.yaml"),
+    )
+    .unwrap();
+    let climbing = bundles().replacen(
+        "version: v1.13.5+abcdef1",
+        "version: v1.13.5/../../../comp-outside/v1.13.5",
+        1,
+    );
+    std::fs::write(&site.bundles, climbing).unwrap();
+    let out = site.init(&["--dry-run"], true).await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        !stdout.contains("read-from-outside"),
+        "read outside: {stdout}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("Bundles 1.33: clusterAPI.version \"v1.13.5/../../../comp-outside/v1.13.5\" cannot be part of a path"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

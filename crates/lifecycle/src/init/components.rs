@@ -1,7 +1,8 @@
 //! The Snow provider stack and what clusterctl does to a components manifest before applying it:
 //! split into objects, namespaced into the provider's namespace, labelled, ordered.
 
-use super::envsubst::{self, Values};
+use super::envsubst::{self, Substituted, Values};
+use super::redact::Redactor;
 use crate::LifecycleError;
 use serde_json::{Value, json};
 use std::fmt;
@@ -140,6 +141,8 @@ pub struct ComponentObjects {
     pub namespace: String,
     /// The objects, labelled and namespaced, in apply order.
     pub objects: Vec<Value>,
+    /// What secret variables put into them, to hide where they are printed.
+    pub secrets: Redactor,
 }
 
 impl ComponentObjects {
@@ -233,8 +236,52 @@ pub fn missing_variables(
     if source.component == Component::CertManager {
         return Ok(Vec::new());
     }
-    envsubst::missing(&source.components, &|name| values.get(name))
-        .map_err(|e| unreadable(source, format!("variable {e}")))
+    envsubst::missing(&source.components, values)
+        .map_err(|e| unreadable(source, format!("variable at {e}")))
+}
+
+/// The byte offset of 1-based `line` and `column` (in characters) of `text`.
+fn byte_offset(text: &str, line: u64, column: u64) -> usize {
+    let start = match line {
+        0 | 1 => 0,
+        n => text
+            .match_indices('\n')
+            .nth(usize::try_from(n - 2).unwrap_or(usize::MAX))
+            .map_or(text.len(), |(i, _)| i + 1),
+    };
+    let skip = usize::try_from(column.saturating_sub(1)).unwrap_or(usize::MAX);
+    text[start..]
+        .char_indices()
+        .nth(skip)
+        .map_or(text.len(), |(i, _)| start + i)
+}
+
+/// `not YAML …` for a manifest whose variables were substituted. The parser's own excerpt would
+/// quote the substituted line, secret values and all: the position and the line are the
+/// manifest's as written instead, and the parser's message has every secret hidden.
+fn not_yaml(
+    err: &serde_saphyr::Error,
+    source: &ComponentSource,
+    values: &Values,
+    substituted: &Substituted,
+) -> String {
+    let plain = err.without_snippet().to_string();
+    let Some(location) = err.location() else {
+        return format!("not YAML: {}", substituted.secrets.redact(&plain));
+    };
+    let suffix = format!(" at line {}, column {}", location.line(), location.column());
+    let message = substituted
+        .secrets
+        .redact(plain.strip_suffix(&suffix).unwrap_or(&plain))
+        .into_owned();
+    let offset = byte_offset(&substituted.text, location.line(), location.column());
+    let text = source.components.as_str();
+    let at = envsubst::source_offset(text, values, offset).unwrap_or(0);
+    let (line, column) = envsubst::line_column(text, at);
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let (shown, _) = snow_api::finding::excerpt(&text[start..end], column);
+    format!("not YAML at line {line}, column {column}: {message}\n  {line} | {shown}")
 }
 
 /// Substitutes, splits, namespaces, labels and orders one component's manifest.
@@ -242,15 +289,22 @@ pub fn process(
     source: &ComponentSource,
     values: &Values,
 ) -> Result<ComponentObjects, LifecycleError> {
-    let text = match source.component {
-        Component::CertManager => source.components.clone(),
+    let docs: Vec<Value>;
+    let secrets = match source.component {
+        // cert-manager's manifest is applied as is: the parser's excerpt is its own text.
+        Component::CertManager => {
+            docs = serde_saphyr::from_multiple(&source.components)
+                .map_err(|e| unreadable(source, format!("not YAML: {e}")))?;
+            Redactor::default()
+        }
         Component::Provider { .. } => {
-            envsubst::substitute(&source.components, &|name| values.get(name))
-                .map_err(|e| unreadable(source, format!("variable {e}")))?
+            let substituted = envsubst::substitute(&source.components, values)
+                .map_err(|e| unreadable(source, format!("variable at {e}")))?;
+            docs = serde_saphyr::from_multiple(&substituted.text)
+                .map_err(|e| unreadable(source, not_yaml(&e, source, values, &substituted)))?;
+            substituted.secrets
         }
     };
-    let docs: Vec<Value> = serde_saphyr::from_multiple(&text)
-        .map_err(|e| unreadable(source, format!("not YAML: {e}")))?;
     let mut objects: Vec<Value> = Vec::new();
     for (i, doc) in docs.into_iter().enumerate() {
         match doc {
@@ -293,7 +347,7 @@ pub fn process(
                 format!(
                     "it has {} Namespaces ({}); a provider has one",
                     more.len(),
-                    more.join(", ")
+                    secrets.redact(&more.join(", "))
                 ),
             ));
         }
@@ -336,6 +390,7 @@ pub fn process(
         version: source.version.clone(),
         namespace,
         objects,
+        secrets,
     })
 }
 

@@ -19,6 +19,7 @@ pub mod components;
 pub mod envsubst;
 mod install;
 pub mod inventory;
+pub mod redact;
 pub mod source;
 pub mod upgrade;
 
@@ -60,7 +61,7 @@ pub fn snow_values(
     let mut values = Values::new(Default::default(), environment);
     if let Some(env) = credentials {
         for (name, value) in env.vars() {
-            values.set(name, value);
+            values.set_secret(name, value);
         }
     }
     if let Some(snow) = &bundle.snow {
@@ -238,16 +239,21 @@ impl std::fmt::Display for Initialized {
     }
 }
 
-/// The objects as multi-document YAML (Secret values redacted unless `show_secrets`), for
-/// `--dry-run`.
+/// The objects as multi-document YAML, for `--dry-run`. Unless `show_secrets`, Secret values
+/// are redacted, and so is what a secret variable put anywhere else (a ConfigMap, an
+/// annotation, a key).
 pub fn to_yaml(prepared: &[ComponentObjects], show_secrets: bool) -> String {
+    let mut secrets = redact::Redactor::default();
+    for c in prepared {
+        secrets.extend(&c.secrets);
+    }
     let mut out = String::new();
     for c in prepared {
         for object in &c.objects {
             let shown = if show_secrets {
                 object.clone()
             } else {
-                components::redacted(object)
+                secrets.value(&components::redacted(object))
             };
             out.push_str("---\n");
             out.push_str(&serde_saphyr::to_string(&shown).unwrap_or_default());

@@ -15,11 +15,7 @@ pub const MAX_COMPONENTS_BYTES: u64 = 16 << 20;
 /// The seven components of the stack as a versions bundle names them, in install order
 /// ([`snow_api::release::management_components`]).
 pub fn wanted(bundle: &VersionsBundle) -> Result<Vec<ComponentAssets>, LifecycleError> {
-    snow_api::release::management_components(bundle).map_err(|e| {
-        LifecycleError::Render(format!(
-            "{e}: pass a complete Bundles manifest with --bundles"
-        ))
-    })
+    snow_api::release::management_components(bundle).map_err(LifecycleError::Release)
 }
 
 /// The component of a manifest label (`cluster-api`, `infrastructure-snow`, …).

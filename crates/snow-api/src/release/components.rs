@@ -100,33 +100,67 @@ pub fn management_components(
             Some(snow.map(|s| s.metadata.uri.clone()).unwrap_or_default()),
         ),
     ];
+    // The bundle's key of each section and the field of its components manifest.
+    let keys = [
+        ("certManager", "manifest"),
+        ("clusterAPI", "components"),
+        ("bootstrap", "components"),
+        ("controlPlane", "components"),
+        ("etcdadmBootstrap", "components"),
+        ("etcdadmController", "components"),
+        ("snow", "components"),
+    ];
+    let manifest = format!("Bundles {}", bundle.kube_version);
     let mut missing = Vec::new();
     let mut found = Vec::new();
-    for (label, (item, version, components_uri, metadata_uri)) in
-        MANAGEMENT_COMPONENTS.into_iter().zip(sections)
+    for ((label, (key, components)), (item, version, components_uri, metadata_uri)) in
+        MANAGEMENT_COMPONENTS.into_iter().zip(keys).zip(sections)
     {
         if version.is_empty()
             || components_uri.is_empty()
             || metadata_uri.as_ref().is_some_and(String::is_empty)
         {
             missing.push(item);
-        } else {
-            found.push(ComponentAssets {
-                label,
-                version,
-                components_uri,
-                metadata_uri,
+            continue;
+        }
+        // Each becomes a part of a path (`--components-dir`, the archive): one name each, or
+        // `../..` would read (or an archive member be written) outside.
+        let mut parts = vec![(format!("{key}.version"), version.as_str())];
+        parts.push((
+            format!("{key}.{components}.uri"),
+            asset_name(&components_uri),
+        ));
+        if let Some(uri) = &metadata_uri {
+            parts.push((format!("{key}.metadata.uri"), asset_name(uri)));
+        }
+        if let Some((field, value)) = parts.into_iter().find(|(_, v)| !is_file_name(v)) {
+            return Err(ReleaseError::NotAFileName {
+                manifest,
+                field,
+                value: value.chars().take(80).collect(),
             });
         }
+        found.push(ComponentAssets {
+            label,
+            version,
+            components_uri,
+            metadata_uri,
+        });
     }
     if missing.is_empty() {
         Ok(found)
     } else {
         Err(ReleaseError::Missing {
-            manifest: format!("Bundles {}", bundle.kube_version),
+            manifest,
             item: missing.join(", "),
         })
     }
+}
+
+/// Whether `name` is one file or directory name, the same on every system: not empty, `.` or
+/// `..`, and without `/`, `\` or NUL (so never absolute either).
+fn is_file_name(name: &str) -> bool {
+    !matches!(name, "" | "." | "..") && !name.contains(['/', '\\', '\0'])
 }
 
 #[cfg(test)]
@@ -145,6 +179,42 @@ mod tests {
             assert!(assets[0].metadata_uri.is_none());
             assert!(assets[1..].iter().all(|a| a.metadata_uri.is_some()));
         }
+    }
+
+    #[test]
+    fn a_version_or_file_name_that_is_not_one_name_is_refused_naming_its_field() {
+        let yaml = crate::release::ReleaseInputs::embedded_bundles_yaml();
+        let bundles = Bundles::from_yaml(yaml).unwrap();
+        let good = bundles.spec.versions_bundles[0].clone();
+        let set_version = |v: &str| {
+            let mut b = good.clone();
+            b.cluster_api.as_mut().unwrap().version = v.into();
+            b
+        };
+        for version in [
+            "../../comp-outside",
+            "v1.13.5/../../../x/v1.13.5",
+            "/abs",
+            "..",
+            ".",
+            "a\\b",
+            "v1\0",
+        ] {
+            let err = management_components(&set_version(version))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("clusterAPI.version"), "{err}");
+            assert!(err.contains("cannot be part of a path"), "{err}");
+        }
+        let mut b = good.clone();
+        b.snow.as_mut().unwrap().metadata.uri = "https://x/..".into();
+        let err = management_components(&b).unwrap_err().to_string();
+        assert!(err.contains("snow.metadata.uri \"..\""), "{err}");
+        let mut b = good.clone();
+        b.cert_manager.as_mut().unwrap().manifest.uri = "https://x/".into();
+        let err = management_components(&b).unwrap_err().to_string();
+        assert!(err.contains("certManager.manifest.uri \"\""), "{err}");
+        assert!(management_components(&set_version("v1.13.5+abc.1_x-y")).is_ok());
     }
 
     #[test]
