@@ -25,6 +25,32 @@ impl Io<'_> {
     }
 }
 
+/// Text that holds what an archive or a registry said (image names, a registry's error body),
+/// each line through [`snow_images::printable`]: control characters escaped, line ends kept.
+pub fn printable_lines(text: &str) -> String {
+    text.split_inclusive('\n')
+        .map(|line| match line.strip_suffix('\n') {
+            Some(body) => format!("{}\n", snow_images::printable(body)),
+            None => snow_images::printable(line).into_owned(),
+        })
+        .collect()
+}
+
+/// JSON text with the control characters serde_json leaves as they are (DEL and C1, such as
+/// the one-byte CSI U+009B) written as `\u00XX` escapes: they can only be inside strings (C0 ones
+/// are escaped already, the line feeds left are the layout's), so the JSON means the same.
+pub fn printable_json(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c != '\n' && c.is_control() {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// How a source is named in messages: the path as given, or `<stdin>`.
 pub fn source_name(path: &Path) -> String {
     if path.as_os_str() == "-" {
@@ -90,4 +116,23 @@ pub fn confirm(io: &mut Io<'_>, question: &str) -> bool {
     let mut line = String::new();
     let read = std::io::stdin().lock().take(64).read_line(&mut line);
     read.is_ok() && matches!(line.trim(), "y" | "Y" | "yes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{printable_json, printable_lines};
+
+    #[test]
+    fn control_characters_are_escaped_and_line_ends_kept() {
+        assert_eq!(
+            printable_lines("a\u{1b}[2J\nb\u{9b}1m\n"),
+            "a\\u{1b}[2J\nb\\u{9b}1m\n"
+        );
+        let json =
+            serde_json::to_string_pretty(&serde_json::json!({"n": "a\u{1b}\u{9b}\u{7f}"})).unwrap();
+        let shown = printable_json(&json);
+        assert_eq!(shown, "{\n  \"n\": \"a\\u001b\\u009b\\u007f\"\n}");
+        let back: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(back["n"], "a\u{1b}\u{9b}\u{7f}");
+    }
 }

@@ -154,7 +154,7 @@ where
         Ok(runtime.block_on(work(progress)))
     });
     for line in rx {
-        io.err(&line);
+        io.err(&crate::output::printable_lines(&line));
     }
     worker
         .join()

@@ -182,7 +182,8 @@ type Manifests = (Option<String>, Vec<(String, String)>);
 /// `--artifacts`; `None` for the embedded catalog) and every EKS-D Release (name, text).
 pub fn release_manifests(args: &ReleaseArgs, io: &mut Io<'_>) -> Result<Manifests, ExitCode> {
     if let Some(path) = &args.artifacts {
-        let archive = snow_images::Archive::open(path).map_err(|e| exit::usage(io, e))?;
+        let archive = snow_images::Archive::open(path)
+            .map_err(|e| exit::usage(io, crate::output::printable_lines(&e.to_string())))?;
         let (bundles, eksd) = archive
             .release_manifests()
             .map_err(|e| exit::usage(io, e))?;
@@ -636,7 +637,8 @@ pub fn components(
     let files = match (&args.components_dir, &release.artifacts) {
         (Some(dir), _) => init::source::read_dir(dir, &wanted),
         (None, Some(file)) => {
-            let archive = snow_images::Archive::open(file).map_err(|e| exit::usage(io, e))?;
+            let archive = snow_images::Archive::open(file)
+                .map_err(|e| exit::usage(io, crate::output::printable_lines(&e.to_string())))?;
             let files = snow_images::assets::from_archive(&archive, &wanted);
             Ok(files.map_err(|e| exit::usage(io, e))?)
         }

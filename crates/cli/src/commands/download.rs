@@ -5,7 +5,7 @@
 use crate::{
     args::{DownloadArtifactsArgs, OutputFormat},
     exit::{self, Outcome},
-    output::Io,
+    output::{Io, printable_lines},
     progress,
     settings::{self, GlobalSettings},
 };
@@ -70,8 +70,8 @@ pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut I
     let (ca_certs_pem, credentials) = settings::registry_access(&args.source, io)?;
     let uris: Vec<String> = images.into_iter().map(|i| i.uri).collect();
     let source = &args.source.source_registry;
-    let plan =
-        snow_images::plan_download(&uris, source.as_deref()).map_err(|e| exit::usage(io, e))?;
+    let plan = snow_images::plan_download(&uris, source.as_deref())
+        .map_err(|e| exit::usage(io, printable_lines(&e.to_string())))?;
     let config = DownloadConfig {
         output: args.output.clone(),
         source_registry: source.clone(),
@@ -95,10 +95,10 @@ pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut I
         OutputFormat::Json => {
             serde_json::to_string_pretty(&report).unwrap_or_else(|_| "{}".into()) + "\n"
         }
-        OutputFormat::Text => report.to_string(),
+        OutputFormat::Text => printable_lines(&report.to_string()),
     });
     match &report.error {
-        Some(error) => Err(exit::failed(io, error)),
+        Some(error) => Err(exit::failed(io, printable_lines(&error.to_string()))),
         None => Ok(ExitCode::SUCCESS),
     }
 }

@@ -4,7 +4,7 @@
 use crate::{
     args::{ImportImagesArgs, OutputFormat},
     exit::{self, Outcome},
-    output::Io,
+    output::{Io, printable_json, printable_lines},
     progress,
     settings::{self, GlobalSettings},
 };
@@ -67,7 +67,8 @@ pub fn run(args: ImportImagesArgs, global: GlobalSettings, io: &mut Io<'_>) -> O
     }
     let config = config(&args, io)?;
     let uris: Vec<String> = images.into_iter().map(|i| i.uri).collect();
-    let plan = snow_images::plan(&uris, &config).map_err(|e| exit::usage(io, e))?;
+    let plan = snow_images::plan(&uris, &config)
+        .map_err(|e| exit::usage(io, printable_lines(&e.to_string())))?;
     let report =
         progress::run_with_progress(plan.len(), global.verbose > 0, io, move |p| async move {
             snow_images::copy_images(&plan, &config, p).await
@@ -82,7 +83,8 @@ fn from_archive(
     global: &GlobalSettings,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let archive = Archive::open(path).map_err(|e| exit::usage(io, e))?;
+    let archive =
+        Archive::open(path).map_err(|e| exit::usage(io, printable_lines(&e.to_string())))?;
     if args.list {
         io.out(&match args.output {
             OutputFormat::Json => json(&serde_json::json!({
@@ -96,8 +98,8 @@ fn from_archive(
     }
     let config = config(args, io)?;
     let picked = &args.selection.images;
-    let plan =
-        snow_images::plan_import(&archive, picked, &config).map_err(|e| exit::usage(io, e))?;
+    let plan = snow_images::plan_import(&archive, picked, &config)
+        .map_err(|e| exit::usage(io, printable_lines(&e.to_string())))?;
     let report =
         progress::run_with_progress(plan.len(), global.verbose > 0, io, move |p| async move {
             snow_images::import_archive(&archive, &plan, &config, p).await
@@ -105,9 +107,9 @@ fn from_archive(
     finish(report, args, io)
 }
 
-/// Pretty JSON and a newline.
+/// Pretty JSON and a newline, control characters escaped.
 fn json(value: &impl serde::Serialize) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into()) + "\n"
+    printable_json(&serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into())) + "\n"
 }
 
 /// Prints the summary of a copy or an import; exit 1 when an image failed.
@@ -115,7 +117,7 @@ fn finish(report: Result<CopyReport, String>, args: &ImportImagesArgs, io: &mut 
     let report = report.map_err(|e| exit::failed(io, e))?;
     io.out(&match args.output {
         OutputFormat::Json => json(&report.to_json()),
-        OutputFormat::Text => report.summary_text(),
+        OutputFormat::Text => printable_lines(&report.summary_text()),
     });
     match report.failed() {
         0 => Ok(ExitCode::SUCCESS),

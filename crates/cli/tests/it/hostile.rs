@@ -743,3 +743,215 @@ fn a_registry_named_as_a_path_is_a_finding_on_its_field() {
         );
     }
 }
+
+/// `snowctl` with a deadline: a hostile archive that would keep it running fails the test
+/// instead of hanging it.
+fn snowctl_within_deadline() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("snowctl").unwrap();
+    cmd.env("DOCKER_CONFIG", "/nonexistent-snowctl-test")
+        .timeout(std::time::Duration::from_secs(60));
+    cmd
+}
+
+/// A layout directory with one two-platform image named `name`.
+fn layout_with(dir: &Path, name: &str) -> PathBuf {
+    use snow_test_devices::{layout::Layout, registry::random_bytes};
+    let mut layout = Layout::new(dir);
+    let amd = layout.image("amd64", &random_bytes(2048));
+    let arm = layout.image("arm64", &random_bytes(2048));
+    let index = layout.index(vec![
+        amd.descriptor(Some(("linux", "amd64"))),
+        arm.descriptor(Some(("linux", "arm64"))),
+    ]);
+    layout.name(&index, name);
+    layout.finish()
+}
+
+/// Archives of issue 25 through `import-images --from`: each answered within the deadline, with
+/// exit 2 and an error naming the entry, or listed with its names escaped.
+#[test]
+fn import_images_from_hostile_archives_is_answered_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let from = |path: &Path, extra: &[&str]| {
+        let mut args = vec!["import-images".to_owned(), "--from".to_owned()];
+        args.push(path.display().to_string());
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let out = snowctl_within_deadline().args(args).output().unwrap();
+        (
+            out.status.code(),
+            crate::text(&out.stdout),
+            crate::text(&out.stderr),
+        )
+    };
+
+    // Twelve links to `.`: refused at once, the link named (it never ended).
+    let loops = layout_with(&dir.path().join("loops"), "public.ecr.aws/a/b:v1");
+    for i in 0..12 {
+        std::os::unix::fs::symlink(".", loops.join(format!("l{i}"))).unwrap();
+    }
+    let (code, _, err) = from(&loops, &["--list"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(": a symbolic link to ., a directory read already (a loop"),
+        "{err}"
+    );
+
+    // A dangling link is named (it was "DIR: No such file or directory").
+    let dangling = layout_with(&dir.path().join("dangling"), "public.ecr.aws/a/b:v1");
+    std::os::unix::fs::symlink("nowhere", dangling.join("blobs/sha256/gone")).unwrap();
+    let (code, _, err) = from(&dangling, &["--list"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("blobs/sha256/gone: a symbolic link to nowhere, which does not exist"),
+        "{err}"
+    );
+
+    // Terminal escapes in a name: listed escaped, and escaped in the error that refuses it.
+    let evil = "public.ecr.aws/a/b\u{1b}]0;owned\u{7}\u{1b}[2J\u{9b}1m:v1";
+    let escapes = layout_with(&dir.path().join("escapes"), evil);
+    let (code, out, err) = from(&escapes, &["--list"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(
+        out.contains("b\\u{1b}]0;owned\\u{7}\\u{1b}[2J\\u{9b}1m:v1 sha256:"),
+        "{out}"
+    );
+    let (code, out, err) = from(&escapes, &["--list", "-o", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        !out.contains('\u{9b}') && out.contains("[2J\\u009b1m:v1"),
+        "{out:?}"
+    );
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(listed["images"][0]["name"], evil);
+    let (code, out, err) = from(&escapes, &["--registry", "127.0.0.1:9/site", "--insecure"]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        !err.contains('\u{1b}') && err.contains("\\u{1b}]0;owned"),
+        "{err:?}"
+    );
+
+    // One 8 MiB layer listed 20,000 times, no diff_ids: hashed once (it took 150 s).
+    let many = dir.path().join("many");
+    std::fs::create_dir(&many).unwrap();
+    std::fs::write(
+        many.join("layer.tar"),
+        snow_test_devices::registry::random_bytes(8 << 20),
+    )
+    .unwrap();
+    std::fs::write(many.join("config.json"), r#"{"rootfs":{"type":"layers"}}"#).unwrap();
+    let manifest = serde_json::json!([{
+        "Config": "config.json",
+        "RepoTags": ["public.ecr.aws/a/many:v1"],
+        "Layers": vec!["layer.tar"; 20_000],
+    }]);
+    std::fs::write(many.join("manifest.json"), manifest.to_string()).unwrap();
+    let (code, out, err) = from(&many, &["--list"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("public.ecr.aws/a/many:v1 sha256:"), "{out}");
+
+    // A truncated tar: says it is incomplete, where it ends and what to do.
+    let whole = dir.path().join("whole.tar");
+    let tarred = Command::new("tar")
+        .arg("-cf")
+        .arg(&whole)
+        .arg("-C")
+        .arg(&loops)
+        .args(["oci-layout", "blobs", "index.json"])
+        .status()
+        .unwrap();
+    assert!(tarred.success());
+    let cut = dir.path().join("cut.tar");
+    // oci-layout (2 blocks), blobs/, blobs/sha256/, the first blob's header, 1 byte of it.
+    std::fs::write(&cut, &std::fs::read(&whole).unwrap()[..2561]).unwrap();
+    let (code, _, err) = from(&cut, &["--list"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("is incomplete: the file ends at byte 2561, inside blobs/sha256/")
+            && err.contains("holds neither index.json nor manifest.json")
+            && err.contains("Copy it again in full"),
+        "{err}"
+    );
+}
+
+/// A push to a registry that answers manifest PUTs without `Location`, as AWS ECR does (it
+/// panicked inside oci-client), and an index of an index 200 deep (it was "copied (0 blobs)",
+/// exit 0, its children never pushed).
+#[test]
+fn import_images_pushes_to_an_ecr_like_registry_and_refuses_too_deep_indexes() {
+    use snow_test_devices::{
+        layout::Layout,
+        registry::{self as support, NoLocationFront, Registry, Tls},
+    };
+    let tls = Tls::generate();
+    let registry = Registry::start(None);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let front = rt.block_on(NoLocationFront::start(&registry, &tls));
+    let dir = tempfile::tempdir().unwrap();
+    let root = layout_with(dir.path(), "public.ecr.aws/a/multi:v1");
+    let multi_digest = {
+        let index: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(root.join("index.json")).unwrap()).unwrap();
+        index["manifests"][0]["digest"].as_str().unwrap().to_owned()
+    };
+    // The same layout, plus an index of an index … 200 deep.
+    let mut layout = Layout::new(&root);
+    let mut deep = layout.image("amd64", &support::random_bytes(1024));
+    for _ in 0..200 {
+        deep = layout.index(vec![deep.descriptor(None)]);
+    }
+    layout.name(&deep, "public.ecr.aws/a/deep:v1");
+    let index_json = root.join("index.json");
+    let before: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&index_json).unwrap()).unwrap();
+    layout.finish();
+    let mut after: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&index_json).unwrap()).unwrap();
+    after["manifests"]
+        .as_array_mut()
+        .unwrap()
+        .push(before["manifests"][0].clone());
+    std::fs::write(&index_json, after.to_string()).unwrap();
+
+    let import = |extra: &[&str]| {
+        let mut args: Vec<String> = ["import-images", "--from"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        args.push(root.display().to_string());
+        args.extend(["--registry".to_owned(), format!("{}/site", front.host)]);
+        args.extend(["--ca-cert".to_owned(), tls.ca_file.display().to_string()]);
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let out = snowctl_within_deadline().args(args).output().unwrap();
+        (
+            out.status.code(),
+            crate::text(&out.stdout),
+            crate::text(&out.stderr),
+        )
+    };
+    let (code, out, err) = import(&["--image", "public.ecr.aws/a/multi:v1"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        !err.contains("panicked") && out.contains("1 copied"),
+        "{out}{err}"
+    );
+    let client = support::client(&[&registry], None);
+    let tagged = format!("{}/site/a/multi:v1", registry.host);
+    assert_eq!(
+        rt.block_on(support::manifest(&client, &tagged)).1,
+        multi_digest
+    );
+
+    let (code, out, err) = import(&[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        out.contains("failed: public.ecr.aws/a/deep:v1")
+            && err.contains("is nested 9 deep")
+            && !err.contains("panicked"),
+        "{out}{err}"
+    );
+}
