@@ -334,9 +334,10 @@ pub struct DeleteOptions {
 /// one Cluster API publishes) points at the API server `mgmt` talks to. Deleting such a cluster
 /// from itself would delete the controllers doing the deleting, so it goes through [`delete`].
 pub async fn is_self_managed(mgmt: &Management, cluster: &str) -> Result<bool, LifecycleError> {
-    let Some(text) = snow_lifecycle::published_kubeconfig(mgmt, cluster).await? else {
+    let Some(kubeconfig) = snow_lifecycle::published_kubeconfig(mgmt, cluster).await? else {
         return Ok(false);
     };
+    let text = kubeconfig.text();
     let own = mgmt.server().trim_end_matches('/');
     Ok(text.lines().any(|line| {
         line.trim()
