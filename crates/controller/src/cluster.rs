@@ -186,7 +186,15 @@ async fn converge<S: DeviceSource>(
     };
     let skip = spec.cilium().skip_upgrade;
     let mut note = |e: snow_lifecycle::Event| tracing::info!(cluster = spec.name(), "{e}");
-    let cni = reconcile::cni_pass(mgmt, spec.name(), &manifest, skip, &mut note).await?;
+    let cni = match reconcile::cni_pass(mgmt, spec.name(), &manifest, skip, &mut note).await {
+        Ok(cni) => cni,
+        // Whoever wrote the Secret chose what is in it: said on the Cluster, never used.
+        Err(e @ LifecycleError::SecretKubeconfig { .. }) => {
+            let retry = Some(Duration::from_secs(60));
+            return Ok(Err(fail("KubeconfigRefused", e.to_string(), retry)));
+        }
+        Err(e) => return Err(e),
+    };
     if !cni.ready {
         observed.workers = Some((false, cni.detail));
         out.requeue_after = Some(Duration::from_secs(5));

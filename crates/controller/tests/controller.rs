@@ -588,6 +588,47 @@ async fn external_etcd_rolls_first_with_the_control_plane_paused() {
     );
 }
 
+/// Anyone who can write `<cluster>-kubeconfig` chooses its content: an `exec` entry there must
+/// never make the controller run a program. It is said on the Cluster (status and Event) naming
+/// the Secret, and nothing runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exec_kubeconfig_in_the_secret_is_refused_and_never_run() {
+    use base64::Engine as _;
+    let s = setup().await;
+    let ctx = s.context(controller::FIELD_MANAGER).await;
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    let kubeconfig = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: edge\n  cluster:\n    server: https://127.0.0.1:9\nusers:\n- name: edge-admin\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/sh\n      args: [\"-c\", \"touch '{}'\"]\n      interactiveMode: Never\ncontexts:\n- name: edge\n  context: {{cluster: edge, user: edge-admin}}\ncurrent-context: edge\n",
+        marker.display()
+    );
+    // There before the control plane would publish its own (which then leaves it as it is).
+    s.put(json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "edge-kubeconfig", "namespace": NS},
+        "data": {"value": base64::engine::general_purpose::STANDARD.encode(&kubeconfig)},
+    }));
+    s.declare(&edge(&[("md-0", 1)]));
+    resync_until(&ctx, &s, "the refusal status", |s| {
+        eksa_cluster(s).is_some_and(|c| c["status"]["failureReason"] == "KubeconfigRefused")
+    })
+    .await;
+    let status = eksa_cluster(&s).unwrap()["status"].clone();
+    let message = status["failureMessage"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("Secret eksa-system/edge-kubeconfig") && message.contains("`exec`"),
+        "{status:#}"
+    );
+    let events = s.api.list("v1", "Event", Some("default"));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["reason"] == "KubeconfigRefused" && e["type"] == "Warning"),
+        "{events:#?}"
+    );
+    assert!(!marker.exists(), "the exec plugin ran");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lease_values_from_the_server_never_panic_the_election() {
     let s = setup().await;

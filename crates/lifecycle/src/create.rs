@@ -257,11 +257,12 @@ pub(crate) async fn wait_ready(
 }
 
 /// The workload kubeconfig Cluster API publishes in `<cluster>-kubeconfig` (key `value`), when
-/// the Secret is there.
+/// the Secret is there; refused unless it authenticates with inline credentials only
+/// ([`crate::kubeconfig::Published`]).
 pub async fn published_kubeconfig(
     mgmt: &Management,
     cluster: &str,
-) -> Result<Option<String>, LifecycleError> {
+) -> Result<Option<crate::kubeconfig::Published>, LifecycleError> {
     let name = format!("{cluster}-kubeconfig");
     let Some(secret) = mgmt.get("v1", "Secret", Some(NAMESPACE), &name).await? else {
         return Ok(None);
@@ -275,14 +276,13 @@ pub async fn published_kubeconfig(
             code: 200,
             message: format!("data.value is not base64: {e}"),
         })?;
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| LifecycleError::Api {
-            action: "read",
-            object: format!("Secret/{name}"),
-            code: 200,
-            message: "data.value is not UTF-8 text".into(),
-        })
+    let text = String::from_utf8(bytes).map_err(|_| LifecycleError::Api {
+        action: "read",
+        object: format!("Secret/{name}"),
+        code: 200,
+        message: "data.value is not UTF-8 text".into(),
+    })?;
+    crate::kubeconfig::Published::parse(&format!("{NAMESPACE}/{name}"), text).map(Some)
 }
 
 /// The workload kubeconfig CAPI publishes in `<cluster>-kubeconfig` once the control plane is
@@ -291,12 +291,12 @@ pub(crate) async fn workload_kubeconfig(
     mgmt: &Management,
     cluster: &str,
     opts: &WaitOptions,
-) -> Result<String, LifecycleError> {
+) -> Result<crate::kubeconfig::Published, LifecycleError> {
     let name = format!("{cluster}-kubeconfig");
     let start = Instant::now();
     loop {
-        if let Some(text) = published_kubeconfig(mgmt, cluster).await? {
-            return Ok(text);
+        if let Some(kubeconfig) = published_kubeconfig(mgmt, cluster).await? {
+            return Ok(kubeconfig);
         }
         if let Some(limit) = opts.timeouts.control_plane
             && start.elapsed() >= limit
@@ -381,7 +381,10 @@ pub async fn create(
     }
     let objects = converge(mgmt, req, contract, &plan.objects, on_event).await?;
     wait_ready(mgmt, req.spec, contract, opts, cni, on_event).await?;
-    let kubeconfig = workload_kubeconfig(mgmt, &cluster, opts).await?;
+    let kubeconfig = workload_kubeconfig(mgmt, &cluster, opts)
+        .await?
+        .text()
+        .to_owned();
     Ok(Created {
         cluster,
         existed,

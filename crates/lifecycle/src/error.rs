@@ -157,6 +157,15 @@ pub enum LifecycleError {
         /// What is wrong, one line per file.
         reason: String,
     },
+    /// A kubeconfig read out of a Secret does not read, or authenticates otherwise than with an
+    /// inline token or client certificate (see [`crate::kubeconfig::Published`]): never used.
+    #[error("the kubeconfig in Secret {secret} cannot be used: {reason}")]
+    SecretKubeconfig {
+        /// `namespace/name`.
+        secret: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The workload cluster refused or failed a request, or could not be reached.
     #[error("on the workload cluster of {cluster}: {reason}")]
     Workload {
@@ -294,6 +303,10 @@ impl LifecycleError {
             LifecycleError::Backup { .. } => {
                 "pass the directory a backup (snowctl move cluster NAME --to-directory DIR) wrote; every *.yaml file in it must be one object of the backup".into()
             }
+            LifecycleError::SecretKubeconfig { secret, .. } => format!(
+                "Cluster API publishes this Secret with an inline client certificate; see who wrote it and what it holds (kubectl get secret -n {} -o yaml)",
+                secret.replace('/', " ")
+            ),
             LifecycleError::Workload { cluster, .. } => format!(
                 "the workload cluster is reached with the kubeconfig Cluster API publishes (Secret eksa-system/{cluster}-kubeconfig); check that its API server answers from here"
             ),

@@ -1,13 +1,115 @@
-//! Writing the workload cluster's kubeconfig where EKS Anywhere puts it,
+//! The workload cluster's kubeconfig: read out of the Secret Cluster API publishes
+//! ([`Published`]: inline credentials only), and written where EKS Anywhere puts it,
 //! `<dir>/<cluster>/<cluster>-eks-a-cluster.kubeconfig`, readable by its owner only, and never
 //! over a different file unless asked.
 
 use super::LifecycleError;
 use crate::files::{self, Existing};
+use kube::config::Kubeconfig;
 use std::{
     io::Write,
     path::{Path, PathBuf},
 };
+
+/// A kubeconfig read out of a cluster Secret (`<cluster>-kubeconfig`), which authenticates only
+/// with what it holds: an inline token or client certificate (`token`,
+/// `client-certificate-data` with `client-key-data`), the CA inline too. Anyone who can write
+/// the Secret chooses its content, so nothing in it may make this process run a program
+/// (`exec`, `auth-provider`) or read a local file and send it to a server of their choosing
+/// (`tokenFile`, `client-certificate`, `client-key`, `certificate-authority`). Cluster API
+/// publishes a client certificate. Kubeconfigs given on the command line are not this type:
+/// they keep kubectl's behaviour.
+#[derive(Clone)]
+pub struct Published {
+    text: String,
+    file: Kubeconfig,
+}
+
+impl std::fmt::Debug for Published {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Published").finish_non_exhaustive()
+    }
+}
+
+impl Published {
+    /// Reads `text`, the kubeconfig of the Secret `secret` (`namespace/name`, for the error).
+    pub fn parse(secret: &str, text: String) -> Result<Published, LifecycleError> {
+        let refuse = |reason: String| LifecycleError::SecretKubeconfig {
+            secret: secret.to_owned(),
+            reason,
+        };
+        let file = Kubeconfig::from_yaml(&text).map_err(|e| {
+            refuse(format!(
+                "it is not a kubeconfig: {}",
+                super::error::chain(&e)
+            ))
+        })?;
+        let mut found = Vec::new();
+        for user in &file.auth_infos {
+            let Some(auth) = &user.auth_info else {
+                continue;
+            };
+            let name = &user.name;
+            if let Some(exec) = &auth.exec {
+                let command = exec.command.as_deref().unwrap_or_default();
+                found.push(format!(
+                    "user {name:?} has `exec` (it would run {command:?})"
+                ));
+            }
+            if let Some(provider) = &auth.auth_provider {
+                found.push(format!(
+                    "user {name:?} has `auth-provider` {:?} (it would run a program or fetch a token)",
+                    provider.name
+                ));
+            }
+            for (field, set) in [
+                ("tokenFile", auth.token_file.is_some()),
+                ("client-certificate", auth.client_certificate.is_some()),
+                ("client-key", auth.client_key.is_some()),
+            ] {
+                if set {
+                    found.push(format!(
+                        "user {name:?} has `{field}` (it would read a file of this machine)"
+                    ));
+                }
+            }
+            if auth.username.is_some() || auth.password.is_some() {
+                found.push(format!(
+                    "user {name:?} has `username`/`password` (basic authentication)"
+                ));
+            }
+        }
+        for cluster in &file.clusters {
+            if cluster
+                .cluster
+                .as_ref()
+                .is_some_and(|c| c.certificate_authority.is_some())
+            {
+                found.push(format!(
+                    "cluster {:?} has `certificate-authority` (it would read a file of this machine)",
+                    cluster.name
+                ));
+            }
+        }
+        if !found.is_empty() {
+            return Err(refuse(format!(
+                "{}; a kubeconfig read from a Secret may authenticate only with an inline token or client certificate (`token`, `client-certificate-data` and `client-key-data`, the CA as `certificate-authority-data`), so it is never used",
+                found.join("; ")
+            )));
+        }
+        Ok(Published { text, file })
+    }
+
+    /// The kubeconfig as it is in the Secret.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The kubeconfig, read.
+    pub(crate) fn file(&self) -> &Kubeconfig {
+        &self.file
+    }
+}
 
 /// What happened to the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +162,79 @@ pub fn write(
 mod tests {
     use super::*;
     use std::fs;
+
+    const SECRET: &str = "eksa-system/edge-kubeconfig";
+
+    fn kubeconfig(cluster: &str, user: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: edge\n  cluster:\n    server: https://127.0.0.1:6443\n{cluster}users:\n- name: edge-admin\n  user:\n{user}contexts:\n- name: edge\n  context: {{cluster: edge, user: edge-admin}}\ncurrent-context: edge\n"
+        )
+    }
+
+    #[test]
+    fn inline_tokens_and_client_certificates_are_taken() {
+        let ca = "    certificate-authority-data: Q0E=\n";
+        for user in [
+            "    token: s3cr3t-token\n",
+            "    client-certificate-data: Q0VSVA==\n    client-key-data: S0VZ\n",
+        ] {
+            let text = kubeconfig(ca, user);
+            let published = Published::parse(SECRET, text.clone()).expect(user);
+            assert_eq!(published.text(), text);
+            // Debug shows none of it.
+            assert!(!format!("{published:?}").contains("s3cr3t"));
+        }
+    }
+
+    #[test]
+    fn programs_local_files_and_passwords_are_refused_naming_the_secret() {
+        for (cluster, user, said) in [
+            (
+                "",
+                "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/sh\n      args: [-c, touch /tmp/x]\n",
+                "`exec` (it would run \"/bin/sh\")",
+            ),
+            (
+                "",
+                "    auth-provider:\n      name: gcp\n      config: {cmd-path: /bin/sh}\n",
+                "`auth-provider` \"gcp\"",
+            ),
+            (
+                "",
+                "    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token\n",
+                "`tokenFile`",
+            ),
+            (
+                "",
+                "    client-certificate: /etc/cert\n    client-key: /etc/key\n",
+                "`client-key`",
+            ),
+            (
+                "",
+                "    username: admin\n    password: pw\n",
+                "`username`/`password`",
+            ),
+            (
+                "    certificate-authority: /etc/ca\n",
+                "    token: t\n",
+                "cluster \"edge\" has `certificate-authority`",
+            ),
+        ] {
+            let err = Published::parse(SECRET, kubeconfig(cluster, user)).unwrap_err();
+            let text = err.to_string();
+            assert!(
+                matches!(err, LifecycleError::SecretKubeconfig { .. }),
+                "{text}"
+            );
+            assert!(text.contains(SECRET) && text.contains(said), "{text}");
+            assert!(
+                text.contains("only with an inline token or client certificate"),
+                "{text}"
+            );
+        }
+        let err = Published::parse(SECRET, "users: [1".into()).unwrap_err();
+        assert!(err.to_string().contains("it is not a kubeconfig"), "{err}");
+    }
 
     #[test]
     fn writes_once_keeps_a_different_file_and_replaces_it_with_force() {

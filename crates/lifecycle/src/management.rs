@@ -111,14 +111,16 @@ impl Management {
         Ok(management)
     }
 
-    /// Connects with a kubeconfig given as text (a workload cluster's, from its Secret) and
-    /// checks that the API server answers.
-    pub async fn from_kubeconfig_text(text: &str) -> Result<Management, LifecycleError> {
+    /// Connects with a kubeconfig read out of a Secret (a workload cluster's: inline
+    /// credentials only) and checks that the API server answers.
+    pub async fn from_published(
+        kubeconfig: &crate::kubeconfig::Published,
+    ) -> Result<Management, LifecycleError> {
         let bad = |reason: String| LifecycleError::Kubeconfig {
-            path: "<kubeconfig text>".into(),
+            path: "<kubeconfig from a Secret>".into(),
             reason,
         };
-        let file = Kubeconfig::from_yaml(text).map_err(|e| bad(chain(&e)))?;
+        let file = kubeconfig.file().clone();
         let mut config = Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
             .await
             .map_err(|e| bad(chain(&e)))?;
@@ -169,19 +171,22 @@ impl Management {
     pub(crate) async fn workload(
         &self,
         cluster: &str,
-        kubeconfig: &str,
+        kubeconfig: &crate::kubeconfig::Published,
     ) -> Result<Management, LifecycleError> {
         let cached = self.workloads.lock().ok().and_then(|map| {
             map.get(cluster)
-                .filter(|(text, _)| text == kubeconfig)
+                .filter(|(text, _)| text == kubeconfig.text())
                 .map(|(_, wl)| wl.clone())
         });
         if let Some(wl) = cached {
             return Ok(wl);
         }
-        let wl = Management::from_kubeconfig_text(kubeconfig).await?;
+        let wl = Management::from_published(kubeconfig).await?;
         if let Ok(mut map) = self.workloads.lock() {
-            map.insert(cluster.to_owned(), (kubeconfig.to_owned(), wl.clone()));
+            map.insert(
+                cluster.to_owned(),
+                (kubeconfig.text().to_owned(), wl.clone()),
+            );
         }
         Ok(wl)
     }

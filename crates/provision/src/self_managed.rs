@@ -17,7 +17,7 @@ use snow_lifecycle::{
     init::{self, InitOptions, components::ComponentObjects},
     kubeconfig, move_cluster,
 };
-use std::{path::PathBuf, time::Duration};
+use std::path::PathBuf;
 
 /// The Cluster API group of the Cluster a move carries.
 const CAPI_CLUSTER: (&str, &str) = ("cluster.x-k8s.io/v1beta1", "Cluster");
@@ -161,7 +161,7 @@ pub async fn create(
         return Err(interrupted(what, why.into(), &cluster, bootstrap, true));
     };
     step(on_event, what);
-    record_spec(t, req)
+    record_spec(t, req, &opts.init)
         .await
         .map_err(|e| interrupted(what, e, &cluster, bootstrap, true))?;
     match opts.keep_bootstrap {
@@ -238,30 +238,24 @@ async fn identity_secret(mgmt: &Management, req: &Request<'_>) -> Result<(), Lif
     mgmt.apply(&secret.to_json()).await.map(|_| ())
 }
 
-/// The spec on the new cluster: EKS Anywhere's CRDs and the spec's objects, so a controller and
-/// EKS Anywhere's tools see it (without `managed-by-cli`: EKS Anywhere's create ends by removing
-/// it); and the inventory ConfigMap the move brought (upgrade and delete read it there).
-async fn record_spec(mgmt: &Management, req: &Request<'_>) -> Result<(), ProvisionError> {
-    for crd in snow_api::crd::crds() {
+/// The spec on the new cluster: EKS Anywhere's CRDs, each waited for `Established` (as `init`
+/// waits, within `init.crd_timeout`: the API server serves a kind only from then on), and the
+/// spec's objects, so a controller and EKS Anywhere's tools see it (without `managed-by-cli`:
+/// EKS Anywhere's create ends by removing it); and the inventory ConfigMap the move brought
+/// (upgrade and delete read it there).
+async fn record_spec(
+    mgmt: &Management,
+    req: &Request<'_>,
+    init: &InitOptions,
+) -> Result<(), ProvisionError> {
+    let crds = snow_api::crd::crds();
+    for crd in &crds {
         let crd = serde_json::to_value(crd).map_err(|e| render(e.to_string()))?;
         mgmt.apply(&crd).await?;
     }
-    let started = std::time::Instant::now();
-    while mgmt
-        .served(EKSA_API_VERSION)
-        .await?
-        .is_none_or(|r| r.is_empty())
-    {
-        if started.elapsed() > Duration::from_secs(60) {
-            return Err(LifecycleError::Timeout {
-                object: format!("the CRDs of {EKSA_API_VERSION}"),
-                condition: "Established".into(),
-                detail: "not served".into(),
-                after: "60s".into(),
-            }
-            .into());
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    for crd in &crds {
+        let name = crd.metadata.name.as_deref().unwrap_or_default();
+        init::crd_established(mgmt, name, init).await?;
     }
     let documents: Vec<Value> =
         serde_saphyr::from_multiple(req.spec_text).map_err(|e| render(e.to_string()))?;
@@ -334,9 +328,10 @@ pub struct DeleteOptions {
 /// one Cluster API publishes) points at the API server `mgmt` talks to. Deleting such a cluster
 /// from itself would delete the controllers doing the deleting, so it goes through [`delete`].
 pub async fn is_self_managed(mgmt: &Management, cluster: &str) -> Result<bool, LifecycleError> {
-    let Some(text) = snow_lifecycle::published_kubeconfig(mgmt, cluster).await? else {
+    let Some(kubeconfig) = snow_lifecycle::published_kubeconfig(mgmt, cluster).await? else {
         return Ok(false);
     };
+    let text = kubeconfig.text();
     let own = mgmt.server().trim_end_matches('/');
     Ok(text.lines().any(|line| {
         line.trim()

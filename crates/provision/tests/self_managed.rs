@@ -335,6 +335,29 @@ async fn the_first_cluster_is_created_from_a_bootstrap_cluster_and_manages_itsel
     assert_self_managed(&site).await;
 }
 
+/// Issue 25: the spec was applied once the group served some kind, not once each CRD was
+/// Established; on an API server that establishes a CRD a moment after creating it, the
+/// SnowDatacenterConfig got 404. Here its CRD is Established 1 s after creation, the others at
+/// once: the objects are applied only after it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_spec_waits_for_each_eksa_crd_to_be_established() {
+    let site = site().await;
+    site.target.establish_after(
+        "snowdatacenterconfigs.anywhere.eks.amazonaws.com",
+        Duration::from_secs(1),
+    );
+    let (result, _) = run(&site, None, |_| {}).await;
+    result.expect("ran").expect("created");
+    assert_self_managed(&site).await;
+    let datacenter = site.target.get(
+        "anywhere.eks.amazonaws.com/v1alpha1",
+        "SnowDatacenterConfig",
+        Some("default"),
+        "edge",
+    );
+    assert!(datacenter.is_some(), "the SnowDatacenterConfig is recorded");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_create_killed_during_each_step_in_turn_resumes_to_the_same_end() {
     let site = site().await;

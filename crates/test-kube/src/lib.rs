@@ -23,7 +23,8 @@
 //! - built-in resources (namespaces, secrets, configmaps, events, serviceaccounts, services,
 //!   deployments, daemonsets, nodes, RBAC roles and bindings, admission webhook configurations, leases,
 //!   events.k8s.io events, customresourcedefinitions) and every served version of each
-//!   CustomResourceDefinition stored (registered once Established, unregistered on delete);
+//!   CustomResourceDefinition stored (registered once Established, unregistered on delete;
+//!   Established at once, or a set time after creation: [`KubeStandIn::establish_after`]);
 //! - Deployments validated as the API server does (a selector that selects the pod template, a
 //!   container); [`workloads`] simulates the deployment controller that makes them Available;
 //! - GET, LIST (label and field selectors), WATCH (history replay, 410 Gone, bookmarks), POST,
@@ -114,6 +115,8 @@ pub(crate) struct Shared {
     writes: AtomicU64,
     /// Added to every request's answer, in nanoseconds (0: none); see [`KubeStandIn::set_latency`].
     latency: AtomicU64,
+    /// Whether the task of [`KubeStandIn::establish_after`] runs.
+    establisher: std::sync::atomic::AtomicBool,
     /// Bumped to end every open watch.
     epoch: tokio::sync::watch::Sender<u64>,
     /// The simulated kubelets and deployment controller when this stand-in is some cluster's
@@ -174,6 +177,7 @@ impl KubeStandIn {
             requests: Mutex::new(Vec::new()),
             writes: AtomicU64::new(0),
             latency: AtomicU64::new(0),
+            establisher: Default::default(),
             epoch,
             workload_sims: Mutex::new(std::sync::Weak::new()),
         });
@@ -481,6 +485,30 @@ impl KubeStandIn {
     /// `Established=False` and its kinds unserved.
     pub fn never_establish(&self, name: &str) {
         self.shared.lock().never_established.insert(name.to_owned());
+    }
+
+    /// The CustomResourceDefinition `name`, each time it is created from now on, becomes
+    /// Established only `delay` later (`Established=False` and its kinds unserved until then:
+    /// an object of its kind gets 404), as a real API server establishes a CRD a moment after
+    /// creating it. Call inside a tokio runtime: a task looks every 10 ms.
+    pub fn establish_after(&self, name: &str, delay: std::time::Duration) {
+        self.shared
+            .lock()
+            .establish_delays
+            .insert(name.to_owned(), delay);
+        if self.shared.establisher.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let shared = Arc::downgrade(&self.shared);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                let Some(shared) = shared.upgrade() else {
+                    return;
+                };
+                shared.lock().establish_due();
+            }
+        });
     }
 
     /// Stops listening and cuts every connection: clients then fail to connect.

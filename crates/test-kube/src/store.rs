@@ -79,6 +79,11 @@ pub(crate) struct Store {
     /// CustomResourceDefinitions that stay not Established (and unserved), as when the API
     /// server cannot serve them.
     pub(crate) never_established: std::collections::BTreeSet<String>,
+    /// CustomResourceDefinitions Established only this long after they are created (unserved
+    /// until then), as a real API server establishes a CRD some time after creating it.
+    pub(crate) establish_delays: BTreeMap<String, std::time::Duration>,
+    /// CustomResourceDefinitions waiting for their time, by name: when they become Established.
+    establishing: BTreeMap<String, std::time::Instant>,
 }
 
 fn meta(object: &Value, field: &str) -> String {
@@ -173,6 +178,8 @@ impl Store {
             floor: 0,
             events,
             never_established: Default::default(),
+            establish_delays: BTreeMap::new(),
+            establishing: BTreeMap::new(),
         };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             let _ = store.put(
@@ -663,7 +670,7 @@ impl Store {
             let now = clock::now_rfc3339();
             let old_conditions = old.as_ref().map(|o| o["status"]["conditions"].clone());
             new["status"]["acceptedNames"] = new["spec"]["names"].clone();
-            let held = self.never_established.contains(&key.3);
+            let held = self.held(&key.3, old.as_ref());
             new["status"]["conditions"] = if held {
                 json!([
                     {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": now},
@@ -736,8 +743,13 @@ impl Store {
         self.rv += 1;
         new["metadata"]["resourceVersion"] = json!(self.rv.to_string());
         self.objects.insert(key.clone(), new.clone());
-        if is_crd(rt) && !self.never_established.contains(&key.3) {
-            self.registry.register_crd(&new)?;
+        if is_crd(rt) {
+            if !self.held(&key.3, old.as_ref()) {
+                self.registry.register_crd(&new)?;
+            } else if let Some(delay) = self.establish_delays.get(&key.3) {
+                let at = std::time::Instant::now() + *delay;
+                self.establishing.entry(key.3.clone()).or_insert(at);
+            }
         }
         let kind = if old.is_some() { "MODIFIED" } else { "ADDED" };
         self.emit(kind, key, new.clone(), old);
@@ -760,6 +772,54 @@ impl Store {
         let stored = self.objects.get(&key).cloned();
         Store::settle(rt, computed, &mut admitted, &w);
         self.commit(rt, key, stored, admitted, w.dry_run)
+    }
+
+    /// Whether the CustomResourceDefinition `name` (stored as `old`, if it is) stays not
+    /// Established for now: never, or not yet (its delay has not passed since its creation).
+    fn held(&self, name: &str, old: Option<&Value>) -> bool {
+        let established = old.is_some_and(|o| {
+            o["status"]["conditions"].as_array().is_some_and(|list| {
+                list.iter()
+                    .any(|c| c["type"] == "Established" && c["status"] == "True")
+            })
+        });
+        self.never_established.contains(name)
+            || (!established && self.establish_delays.contains_key(name))
+    }
+
+    /// Establishes the CustomResourceDefinitions whose delay has passed (their kinds served
+    /// from now on, a MODIFIED event).
+    pub(crate) fn establish_due(&mut self) {
+        let now = std::time::Instant::now();
+        let due: Vec<String> = (self.establishing.iter())
+            .filter(|(_, at)| **at <= now)
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in due {
+            self.establishing.remove(&name);
+            let key: Key = (
+                "apiextensions.k8s.io".into(),
+                "customresourcedefinitions".into(),
+                String::new(),
+                name,
+            );
+            let Some(old) = self.objects.get(&key).cloned() else {
+                continue;
+            };
+            let mut new = old.clone();
+            let now = clock::now_rfc3339();
+            new["status"]["conditions"] = json!([
+                {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": now},
+                {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": now},
+            ]);
+            if self.registry.register_crd(&new).is_err() {
+                continue;
+            }
+            self.rv += 1;
+            new["metadata"]["resourceVersion"] = json!(self.rv.to_string());
+            self.objects.insert(key.clone(), new.clone());
+            self.emit("MODIFIED", key, new, Some(old));
+        }
     }
 
     /// DELETE: a deletionTimestamp while finalizers remain, removal otherwise.

@@ -416,6 +416,61 @@ async fn crds_register_through_the_api_and_show_in_discovery() -> Result {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_crd_established_after_a_delay_serves_its_kind_only_then() -> Result {
+    bounded(60, async {
+        let (stand_in, client) = start().await?;
+        stand_in.establish_after("widgets.example.com", Duration::from_secs(3));
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+        let established = |crd: &CustomResourceDefinition| {
+            let conditions = crd.status.as_ref().and_then(|s| s.conditions.clone());
+            conditions
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+        };
+        let made = crds
+            .patch(
+                "widgets.example.com",
+                &PatchParams::apply("installer"),
+                &Patch::Apply(widget_crd()),
+            )
+            .await?;
+        assert!(!established(&made), "not Established when created");
+        let widgets_ar = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("example.com", "v1", "Widget"),
+            "widgets",
+        );
+        let widgets: Api<DynamicObject> =
+            Api::namespaced_with(client.clone(), "default", &widgets_ar);
+        let widget =
+            json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}});
+        let err = widgets
+            .patch("w1", &PatchParams::apply("t"), &Patch::Apply(&widget))
+            .await
+            .err()
+            .ok_or("served before Established")?;
+        assert_eq!(api_error(err)?.code, 404);
+        while !established(&crds.get("widgets.example.com").await?) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        widgets
+            .patch("w1", &PatchParams::apply("t"), &Patch::Apply(&widget))
+            .await?;
+        // Established stays: applying the CRD again does not take it back.
+        let again = crds
+            .patch(
+                "widgets.example.com",
+                &PatchParams::apply("installer"),
+                &Patch::Apply(widget_crd()),
+            )
+            .await?;
+        assert!(established(&again));
+        Ok(())
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_wrong_token_is_refused_and_a_stopped_server_is_unreachable() -> Result {
     bounded(60, async {
         let (stand_in, client) = start().await?;

@@ -51,37 +51,46 @@ impl Crds {
         name: &str,
         options: &InitOptions,
     ) -> Result<(), LifecycleError> {
-        if self.established.contains(name) {
-            return Ok(());
+        if !self.established.contains(name) {
+            crd_established(mgmt, name, options).await?;
+            self.established.insert(name.to_owned());
         }
-        let start = Instant::now();
-        loop {
-            let crd = mgmt
-                .get(
-                    "apiextensions.k8s.io/v1",
-                    "CustomResourceDefinition",
-                    None,
-                    name,
-                )
-                .await?;
-            let detail = match &crd {
-                None => "the CustomResourceDefinition does not exist".to_owned(),
-                Some(crd) if condition_true(crd, "Established") => {
-                    self.established.insert(name.to_owned());
-                    return Ok(());
-                }
-                Some(crd) => conditions_text(crd),
-            };
-            if start.elapsed() >= options.crd_timeout {
-                return Err(LifecycleError::ComponentNotReady {
-                    object: format!("CustomResourceDefinition {name}"),
-                    condition: "Established".into(),
-                    detail,
-                    after: human(options.crd_timeout),
-                });
-            }
-            tokio::time::sleep(options.poll).await;
+        Ok(())
+    }
+}
+
+/// Waits until the CustomResourceDefinition `name` is Established (the API server serves its
+/// kinds only from then on: an object applied before gets 404), looking every `options.poll`
+/// for at most `options.crd_timeout`.
+pub async fn crd_established(
+    mgmt: &Management,
+    name: &str,
+    options: &InitOptions,
+) -> Result<(), LifecycleError> {
+    let start = Instant::now();
+    loop {
+        let crd = mgmt
+            .get(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                None,
+                name,
+            )
+            .await?;
+        let detail = match &crd {
+            None => "the CustomResourceDefinition does not exist".to_owned(),
+            Some(crd) if condition_true(crd, "Established") => return Ok(()),
+            Some(crd) => conditions_text(crd),
+        };
+        if start.elapsed() >= options.crd_timeout {
+            return Err(LifecycleError::ComponentNotReady {
+                object: format!("CustomResourceDefinition {name}"),
+                condition: "Established".into(),
+                detail,
+                after: human(options.crd_timeout),
+            });
         }
+        tokio::time::sleep(options.poll).await;
     }
 }
 

@@ -27,6 +27,7 @@ use crate::{Event, LifecycleError, Management};
 use components::{Component, ComponentObjects, ComponentSource};
 use envsubst::Values;
 use install::Installer;
+pub use install::crd_established;
 use snow_api::release::VersionsBundle;
 use std::time::Duration;
 
