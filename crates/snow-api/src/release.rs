@@ -21,6 +21,16 @@ pub use contract::{Contract, ETCD_API_VERSION, INFRA_API_VERSION};
 
 use serde::{Deserialize, Serialize};
 
+/// The repository of the snowctl controller's image, below a registry: the built image archive
+/// names it so, `import-images` pushes it there on the registry mirror, and the controller's
+/// Deployment pulls it from there. No registry publishes it: it is built from this repository.
+pub const CONTROLLER_IMAGE_REPOSITORY: &str = "snowctl/controller";
+
+/// The tag of this build's controller image: `v` and the crate version (`v0.1.0`).
+pub fn controller_image_tag() -> String {
+    format!("v{}", env!("CARGO_PKG_VERSION"))
+}
+
 /// A release manifest could not be read, or lacks something a Snow cluster needs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReleaseError {
