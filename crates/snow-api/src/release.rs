@@ -31,6 +31,15 @@ pub fn controller_image_tag() -> String {
     format!("v{}", env!("CARGO_PKG_VERSION"))
 }
 
+/// This build's controller image on `registry` (`host[:port]`, e.g. the registry mirror's
+/// `endpoint:port`): `<registry>/snowctl/controller:v<version>`.
+pub fn controller_image(registry: &str) -> String {
+    format!(
+        "{registry}/{CONTROLLER_IMAGE_REPOSITORY}:{}",
+        controller_image_tag()
+    )
+}
+
 /// A release manifest could not be read, or lacks something a Snow cluster needs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReleaseError {
