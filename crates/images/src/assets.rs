@@ -118,6 +118,14 @@ pub enum AssetsError {
         /// What failed.
         message: String,
     },
+    /// The release defaults could not be had from an EKS Anywhere Release manifest.
+    #[error("cannot take the release defaults from {url}: {reason}")]
+    Release {
+        /// The URL that failed (the Release manifest, a Bundles or an EKS-D manifest).
+        url: String,
+        /// Why.
+        reason: String,
+    },
     /// A CA certificate is not PEM.
     #[error("a CA certificate given is not PEM: {message}")]
     CaCertificate {
@@ -222,6 +230,116 @@ pub async fn fetch_components(
         fetched,
         cached,
     })
+}
+
+/// The release defaults taken from an EKS Anywhere Release manifest ([`fetch_release`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchedRelease {
+    /// The EKS Anywhere version chosen (`v0.21.2`).
+    pub version: String,
+    /// Its Bundles manifest's URL.
+    pub bundles_url: String,
+    /// The Bundles manifest.
+    pub bundles: String,
+    /// The EKS-D Release manifests its Snow versions bundles name: `(URL, text)`.
+    pub eksd: Vec<(String, String)>,
+    /// Why the Release manifest was read from the cache instead of the network, when it was.
+    pub stale: Option<String>,
+    /// Files fetched over the network.
+    pub fetched: usize,
+}
+
+/// The newest EKS Anywhere release of the Release manifest at `url` whose Bundles has the Snow
+/// section for `kube_version` (any version when `None`), its Bundles manifest and the EKS-D
+/// Release manifests of its Snow versions bundles (only `kube_version`'s when given).
+///
+/// The Release manifest changes with every release, so it is fetched each time, and read from
+/// the cache only when the network fails (said in [`FetchedRelease::stale`]); Bundles and EKS-D
+/// manifests are versioned, read from the cache once fetched. At most
+/// [`snow_api::release::eksa::MAX_BUNDLES_TRIED`] Bundles manifests are looked at.
+pub async fn fetch_release(
+    url: &str,
+    kube_version: Option<&str>,
+    config: &FetchConfig,
+) -> Result<FetchedRelease, AssetsError> {
+    use snow_api::release::{Bundles, eksa};
+    let failed = |url: &str, reason: String| AssetsError::Release {
+        url: url.to_owned(),
+        reason,
+    };
+    let cache = Cache::open(&config.cache_dir)?;
+    let client = http_client(config)?;
+    let mut fetched = 0;
+    let (manifest, stale) = match fetch(&client, url, config).await {
+        Ok(text) => {
+            cache.store(url, text.as_bytes()).map_err(|e| failed(url, e))?;
+            fetched += 1;
+            (text, None)
+        }
+        Err(reason) => match cache.lookup(url) {
+            Some(text) => (text, Some(reason)),
+            None => return Err(failed(url, format!("{reason} (and it is not in the cache)"))),
+        },
+    };
+    let releases = eksa::EksaReleases::from_yaml(&manifest).map_err(|e| failed(url, e.to_string()))?;
+    let candidates = releases.candidates();
+    let cached_or_fetched = async |uri: &str, fetched: &mut usize| {
+        if let Some(text) = cache.lookup(uri) {
+            return Ok(text);
+        }
+        let text = fetch(&client, uri, config).await.map_err(|r| failed(uri, r))?;
+        check_yaml(&text).map_err(|r| failed(uri, r))?;
+        cache.store(uri, text.as_bytes()).map_err(|r| failed(uri, r))?;
+        *fetched += 1;
+        Ok::<_, AssetsError>(text)
+    };
+    for release in &candidates {
+        let uri = release.bundle_manifest_url.as_str();
+        let text = cached_or_fetched(uri, &mut fetched).await?;
+        let bundles = Bundles::from_yaml(&text).map_err(|e| failed(uri, e.to_string()))?;
+        if !eksa::has_snow(&bundles, kube_version) {
+            continue;
+        }
+        let mut eksd = Vec::new();
+        for vb in &bundles.spec.versions_bundles {
+            let wanted = kube_version.is_none_or(|k| vb.kube_version == k);
+            let url = vb.eks_d.manifest_url.as_str();
+            if !wanted || vb.snow().is_err() || eksd.iter().any(|(u, _)| u == url) {
+                continue;
+            }
+            if !url.starts_with("https://") {
+                return Err(failed(
+                    uri,
+                    format!(
+                        "Kubernetes {}: eksD.manifestUrl {url:?} is not an https:// URL",
+                        vb.kube_version
+                    ),
+                ));
+            }
+            let text = cached_or_fetched(url, &mut fetched).await?;
+            eksd.push((url.to_owned(), text));
+        }
+        return Ok(FetchedRelease {
+            version: release.version.clone(),
+            bundles_url: uri.to_owned(),
+            bundles: text,
+            eksd,
+            stale,
+            fetched,
+        });
+    }
+    let looked: Vec<&str> = candidates.iter().map(|r| r.version.as_str()).collect();
+    Err(failed(
+        url,
+        format!(
+            "none of the {} newest releases ({}) has a Snow section{}",
+            looked.len(),
+            looked.join(", "),
+            kube_version
+                .map(|k| format!(" for Kubernetes {k}"))
+                .unwrap_or_default()
+        ),
+    ))
 }
 
 fn http_client(config: &FetchConfig) -> Result<reqwest::Client, AssetsError> {

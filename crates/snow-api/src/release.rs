@@ -12,6 +12,7 @@
 mod catalog;
 mod components;
 mod contract;
+pub mod eksa;
 
 pub use catalog::{ClusterRelease, ReleaseInputs};
 pub use components::{

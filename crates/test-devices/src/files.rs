@@ -29,14 +29,26 @@ impl FileServer {
         ca: &TestCa,
         files: HashMap<String, Vec<u8>>,
     ) -> Result<FileServer, String> {
+        FileServer::start_with(ip, ca, |_| files).await
+    }
+
+    /// As [`FileServer::start`], the files made by `files` from the server's base URL
+    /// (`https://IP:PORT`), for files that name other files of the server (a Release manifest
+    /// naming its Bundles).
+    pub async fn start_with(
+        ip: IpAddr,
+        ca: &TestCa,
+        files: impl FnOnce(&str) -> HashMap<String, Vec<u8>>,
+    ) -> Result<FileServer, String> {
         let certificate = ca.server_certificate(ip).map_err(|e| e.to_string())?;
         let acceptor = crate::https::acceptor(&certificate)?;
         let listener = tokio::net::TcpListener::bind((ip, 0))
             .await
             .map_err(|e| e.to_string())?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let base = format!("https://{addr}");
         let files: Arc<HashMap<String, Bytes>> = Arc::new(
-            files
+            files(&base)
                 .into_iter()
                 .map(|(k, v)| (k, Bytes::from(v)))
                 .collect(),
@@ -58,7 +70,7 @@ impl FileServer {
             }
         });
         Ok(FileServer {
-            base: format!("https://{addr}"),
+            base,
             requests,
             serving,
         })
