@@ -224,9 +224,15 @@ pub struct ControllerArgs {
 /// Where versions and images come from.
 #[derive(Debug, Args)]
 pub struct ReleaseArgs {
-    /// An EKS Anywhere Bundles manifest to take versions and images from (default: embedded).
+    /// An EKS Anywhere Bundles manifest to take versions and images from (default: the newest
+    /// EKS Anywhere release with a Snow section, from --release-manifest; `render` alone uses
+    /// the embedded sample, whose images are not published).
     #[arg(long, value_name = "FILE")]
     pub bundles: Option<PathBuf>,
+    /// The EKS Anywhere Release manifest the default Bundles come from, fetched over HTTPS and
+    /// cached (default: https://anywhere-assets.eks.amazonaws.com/releases/eks-a/manifest.yaml).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["bundles", "artifacts"])]
+    pub release_manifest: Option<String>,
     /// EKS Distro Release manifests for the bundle's Kubernetes versions (repeatable).
     #[arg(long = "eksd-release", value_name = "FILE")]
     pub eksd_releases: Vec<PathBuf>,

@@ -175,49 +175,152 @@ pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
     }
 }
 
-/// The Bundles text (`None`: the embedded catalog) and the EKS-D Releases (name, text).
-type Manifests = (Option<String>, Vec<(String, String)>);
+/// Where the release catalog comes from when neither `--bundles` nor `--artifacts` is given.
+#[derive(Debug, Clone, Copy)]
+pub enum ReleaseDefault<'a> {
+    /// The embedded sample, for commands that only print (`render`): said once on stderr, as
+    /// its images are not published. `--release-manifest` still fetches.
+    Sample,
+    /// The newest EKS Anywhere release with a Snow section for `kube_version` (any when
+    /// `None`), from `--release-manifest` or EKS Anywhere's, fetched into `cache_dir` (default:
+    /// the components cache) trusting `ca_certs` besides the system's roots.
+    Published {
+        /// The Kubernetes version the release must have a Snow section for.
+        kube_version: Option<&'a str>,
+        /// `--cache-dir`, when the command has one.
+        cache_dir: Option<&'a Path>,
+        /// `--ca-cert` files, when the command has them.
+        ca_certs: &'a [PathBuf],
+    },
+}
 
-/// The release manifests given: the Bundles text (`--bundles`, or the archive's with
-/// `--artifacts`; `None` for the embedded catalog) and every EKS-D Release (name, text).
-pub fn release_manifests(args: &ReleaseArgs, io: &mut Io<'_>) -> Result<Manifests, ExitCode> {
-    if let Some(path) = &args.artifacts {
+/// The release catalog a command works from, read once: the inputs, and the manifests as
+/// written (the archive stores them; the image list reads sections the inputs do not keep).
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    /// Versions, images and EKS-D facts.
+    pub inputs: ReleaseInputs,
+    /// The Bundles manifest as written.
+    pub bundles: String,
+    /// The EKS-D Release manifests read besides the embedded facts: (name, text).
+    pub eksd: Vec<(String, String)>,
+}
+
+/// The release catalog: `--artifacts`' manifests, `--bundles` (with `--eksd-release`), else
+/// as `default` says.
+pub fn catalog(
+    args: &ReleaseArgs,
+    default: ReleaseDefault<'_>,
+    io: &mut Io<'_>,
+) -> Result<Catalog, ExitCode> {
+    let (bundles, mut eksd) = if let Some(path) = &args.artifacts {
         let archive = snow_images::Archive::open(path)
             .map_err(|e| exit::usage(io, crate::output::printable_lines(&e.to_string())))?;
         let (bundles, eksd) = archive
             .release_manifests()
             .map_err(|e| exit::usage(io, e))?;
-        return Ok((Some(bundles), eksd));
-    }
-    let bundles = match &args.bundles {
-        Some(path) => Some(read_text(path, "the bundles manifest", io)?),
-        None => None,
+        (Some(bundles), eksd)
+    } else if let Some(path) = &args.bundles {
+        (
+            Some(read_text(path, "the bundles manifest", io)?),
+            Vec::new(),
+        )
+    } else {
+        match (default, &args.release_manifest) {
+            (ReleaseDefault::Sample, None) => {
+                io.err(SAMPLE_NOTE);
+                (None, Vec::new())
+            }
+            (ReleaseDefault::Sample, Some(_)) => {
+                let (bundles, eksd) = fetch_release(args, None, None, &[], io)?;
+                (Some(bundles), eksd)
+            }
+            (
+                ReleaseDefault::Published {
+                    kube_version,
+                    cache_dir,
+                    ca_certs,
+                },
+                _,
+            ) => {
+                let (bundles, eksd) = fetch_release(args, kube_version, cache_dir, ca_certs, io)?;
+                (Some(bundles), eksd)
+            }
+        }
     };
-    let mut eksd = Vec::new();
     for path in &args.eksd_releases {
         eksd.push((
             output::source_name(path),
             read_text(path, "the EKS-D release", io)?,
         ));
     }
-    Ok((bundles, eksd))
-}
-
-/// The release catalog: the embedded one, `--bundles` or `--artifacts`, plus every EKS-D
-/// Release given.
-pub fn release_inputs(args: &ReleaseArgs, io: &mut Io<'_>) -> Result<ReleaseInputs, ExitCode> {
-    let (bundles, eksd) = release_manifests(args, io)?;
-    let mut inputs = match bundles {
+    let mut inputs = match &bundles {
         None => ReleaseInputs::embedded(),
-        Some(text) => Bundles::from_yaml(&text).and_then(ReleaseInputs::from_bundles),
+        Some(text) => Bundles::from_yaml(text).and_then(ReleaseInputs::from_bundles),
     }
     .map_err(|err| exit::usage(io, err))?;
-    for (name, text) in eksd {
-        Release::from_yaml(&text)
+    for (name, text) in &eksd {
+        Release::from_yaml(text)
             .and_then(|r| inputs.add_release(&r))
             .map_err(|err| exit::usage(io, format!("{name}: {err}")))?;
     }
-    Ok(inputs)
+    let bundles = bundles.unwrap_or_else(|| ReleaseInputs::embedded_bundles_yaml().to_owned());
+    Ok(Catalog {
+        inputs,
+        bundles,
+        eksd,
+    })
+}
+
+/// Said once when the embedded sample is used.
+const SAMPLE_NOTE: &str = "note: using the embedded sample catalog (a development build of EKS Anywhere's sample Bundles; its images and components are not published): pass --bundles FILE, --artifacts FILE or --release-manifest URL for a real release\n";
+
+/// The Bundles of the newest EKS Anywhere release with a Snow section (for `kube_version`)
+/// and its EKS-D Release manifests, from `--release-manifest` or EKS Anywhere's.
+fn fetch_release(
+    args: &ReleaseArgs,
+    kube_version: Option<&str>,
+    cache_dir: Option<&Path>,
+    ca_certs: &[PathBuf],
+    io: &mut Io<'_>,
+) -> Result<(String, Vec<(String, String)>), ExitCode> {
+    let url = args
+        .release_manifest
+        .as_deref()
+        .unwrap_or(snow_api::release::eksa::DEFAULT_RELEASE_MANIFEST);
+    let config = assets::FetchConfig {
+        ca_certs_pem: self::ca_certs(ca_certs, io)?,
+        ..assets::FetchConfig::new(cache(cache_dir, io)?)
+    };
+    let fetched = exit::runtime(io, false)?
+        .block_on(assets::fetch_release(url, kube_version, &config))
+        .map_err(|e| {
+            exit::failed(
+                io,
+                format!(
+                    "{e}\nhint: offline, pass --bundles FILE (an EKS Anywhere Bundles manifest) or --artifacts FILE (from `snowctl download artifacts`); or --release-manifest URL to read another Release manifest"
+                ),
+            )
+        })?;
+    if let Some(reason) = &fetched.stale {
+        io.err(&format!(
+            "note: {url} could not be fetched ({reason}): the copy in the cache {} is used\n",
+            config.cache_dir.display()
+        ));
+    }
+    io.err(&format!(
+        "release: EKS Anywhere {} ({}), from {url}\n",
+        fetched.version, fetched.bundles_url
+    ));
+    Ok((fetched.bundles, fetched.eksd))
+}
+
+/// `--cache-dir`, else `$XDG_CACHE_HOME/snowctl` or `~/.cache/snowctl`.
+fn cache(dir: Option<&Path>, io: &mut Io<'_>) -> Result<PathBuf, ExitCode> {
+    let env = |name: &str| std::env::var_os(name).map(PathBuf::from);
+    (dir.map(Path::to_path_buf))
+        .or_else(|| assets::default_cache_dir(env("XDG_CACHE_HOME"), env("HOME")))
+        .ok_or_else(|| exit::usage(io, "no cache directory: pass --cache-dir"))
 }
 
 /// The device files' paths (flags or environment).
@@ -277,9 +380,10 @@ impl RenderSettings {
     pub fn resolve(
         args: &RenderArgs,
         spec: &ValidSpec,
+        default: ReleaseDefault<'_>,
         io: &mut Io<'_>,
     ) -> Result<RenderSettings, ExitCode> {
-        let inputs = release_inputs(&args.release, io)?;
+        let inputs = catalog(&args.release, default, io)?.inputs;
         let contract = args
             .contract
             .as_deref()
@@ -502,32 +606,55 @@ pub fn waits(args: &WaitArgs) -> WaitOptions {
     }
 }
 
-/// The images of a selection: `--image` and the URIs of `--images-file` (one a line, `#`
-/// comments) when given, else the list of the release bundle for the Kubernetes versions and
-/// node OS families (`snow_images::image_list`).
+/// The images `--image` and `--images-file` (one a line, `#` comments) name, when given.
+pub fn user_images(
+    args: &ImageSelectionArgs,
+    io: &mut Io<'_>,
+) -> Result<Option<Vec<snow_images::ListedImage>>, ExitCode> {
+    if args.images.is_empty() && args.images_file.is_none() {
+        return Ok(None);
+    }
+    let list = match &args.images_file {
+        Some(path) => Some(read_text(path, "the image list", io)?),
+        None => None,
+    };
+    Ok(Some(snow_images::ListedImage::from_user(
+        &args.images,
+        list.as_deref(),
+    )))
+}
+
+/// The release catalog of an image selection: published (for its one Kubernetes version, any
+/// with a Snow section otherwise) unless `--bundles` or `--artifacts`.
+pub fn selection_catalog(
+    args: &ImageSelectionArgs,
+    cache_dir: Option<&Path>,
+    ca_certs: &[PathBuf],
+    io: &mut Io<'_>,
+) -> Result<Catalog, ExitCode> {
+    let kube_version = match args.kubernetes_versions.as_slice() {
+        [one] => Some(one.as_str()),
+        _ => None,
+    };
+    let default = ReleaseDefault::Published {
+        kube_version,
+        cache_dir,
+        ca_certs,
+    };
+    catalog(&args.release, default, io)
+}
+
+/// The images of the release bundle for the selection's Kubernetes versions and node OS
+/// families (`snow_images::image_list`).
 pub fn image_selection(
     args: &ImageSelectionArgs,
+    catalog: &Catalog,
     io: &mut Io<'_>,
 ) -> Result<Vec<snow_images::ListedImage>, ExitCode> {
     use snow_images::{BundleData, OsFamily, Selection};
-    if !args.images.is_empty() || args.images_file.is_some() {
-        let list = match &args.images_file {
-            Some(path) => Some(read_text(path, "the image list", io)?),
-            None => None,
-        };
-        return Ok(snow_images::ListedImage::from_user(
-            &args.images,
-            list.as_deref(),
-        ));
-    }
-    let inputs = release_inputs(&args.release, io)?;
     // The Bundles manifest holds sections the release catalog does not keep (the management
-    // components' images): they are read from the file itself.
-    let bundle = match release_manifests(&args.release, io)?.0 {
-        Some(text) => BundleData::from_yaml(&text),
-        None => BundleData::embedded(),
-    }
-    .map_err(|e| exit::usage(io, e))?;
+    // components' images): they are read from the text itself.
+    let bundle = BundleData::from_yaml(&catalog.bundles).map_err(|e| exit::usage(io, e))?;
     let os_families = args.os.iter().map(|os| match os {
         OsArg::Ubuntu => OsFamily::Ubuntu,
         OsArg::Bottlerocket => OsFamily::Bottlerocket,
@@ -536,7 +663,8 @@ pub fn image_selection(
         kube_versions: args.kubernetes_versions.clone(),
         os_families: os_families.collect(),
     };
-    snow_images::image_list(&bundle, &inputs.distros, &selection).map_err(|e| exit::usage(io, e))
+    snow_images::image_list(&bundle, &catalog.inputs.distros, &selection)
+        .map_err(|e| exit::usage(io, e))
 }
 
 /// The PEM CA certificates of `--ca-cert`, each checked to hold one.
@@ -563,12 +691,7 @@ pub fn fetch_components(
     ca_certs_pem: Vec<Vec<u8>>,
     io: &mut Io<'_>,
 ) -> Result<Vec<ComponentFiles>, ExitCode> {
-    let env = |name: &str| std::env::var_os(name).map(PathBuf::from);
-    let Some(dir) = (cache_dir.map(Path::to_path_buf))
-        .or_else(|| assets::default_cache_dir(env("XDG_CACHE_HOME"), env("HOME")))
-    else {
-        return Err(exit::usage(io, "no cache directory: pass --cache-dir"));
-    };
+    let dir = cache(cache_dir, io)?;
     let config = assets::FetchConfig {
         ca_certs_pem,
         ..assets::FetchConfig::new(dir)

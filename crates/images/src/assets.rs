@@ -272,24 +272,36 @@ pub async fn fetch_release(
     let mut fetched = 0;
     let (manifest, stale) = match fetch(&client, url, config).await {
         Ok(text) => {
-            cache.store(url, text.as_bytes()).map_err(|e| failed(url, e))?;
+            cache
+                .store(url, text.as_bytes())
+                .map_err(|e| failed(url, e))?;
             fetched += 1;
             (text, None)
         }
         Err(reason) => match cache.lookup(url) {
             Some(text) => (text, Some(reason)),
-            None => return Err(failed(url, format!("{reason} (and it is not in the cache)"))),
+            None => {
+                return Err(failed(
+                    url,
+                    format!("{reason} (and it is not in the cache)"),
+                ));
+            }
         },
     };
-    let releases = eksa::EksaReleases::from_yaml(&manifest).map_err(|e| failed(url, e.to_string()))?;
+    let releases =
+        eksa::EksaReleases::from_yaml(&manifest).map_err(|e| failed(url, e.to_string()))?;
     let candidates = releases.candidates();
     let cached_or_fetched = async |uri: &str, fetched: &mut usize| {
         if let Some(text) = cache.lookup(uri) {
             return Ok(text);
         }
-        let text = fetch(&client, uri, config).await.map_err(|r| failed(uri, r))?;
+        let text = fetch(&client, uri, config)
+            .await
+            .map_err(|r| failed(uri, r))?;
         check_yaml(&text).map_err(|r| failed(uri, r))?;
-        cache.store(uri, text.as_bytes()).map_err(|r| failed(uri, r))?;
+        cache
+            .store(uri, text.as_bytes())
+            .map_err(|r| failed(uri, r))?;
         *fetched += 1;
         Ok::<_, AssetsError>(text)
     };

@@ -5,7 +5,7 @@
 
 use snow_api::release::ComponentAssets;
 use snow_images::assets::{self, AssetsError, FetchConfig};
-use snow_test_devices::{BlackHole, FileServer, TestCa, loopback_ip};
+use snow_test_devices::{BlackHole, FileServer, TestCa, loopback_ip, release_site};
 use std::{collections::HashMap, path::PathBuf, time::Duration};
 
 fn data() -> PathBuf {
@@ -243,67 +243,10 @@ async fn a_server_that_never_answers_meets_the_deadline_and_plain_http_is_refuse
     );
 }
 
-/// A Release manifest naming `releases` (version, Bundles path) on `base`.
-fn release_manifest(base: &str, latest: &str, releases: &[(&str, &str)]) -> Vec<u8> {
-    let mut text = format!(
-        "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Release\nmetadata:\n  name: release-manifest\nspec:\n  latestVersion: {latest}\n  releases:\n"
-    );
-    for (i, (version, path)) in releases.iter().enumerate() {
-        text.push_str(&format!(
-            "  - version: {version}\n    number: {}\n    date: \"2026-01-01T00:00:00Z\"\n    gitCommit: abc\n    bundleManifestUrl: {base}{path}\n    eksABinary: {{}}\n    eksACLI: {{}}\n",
-            i + 1
-        ));
-    }
-    text.into_bytes()
-}
-
-/// The embedded sample Bundles with its EKS-D URLs on `base`, and without the Snow section
-/// when `snow` is false.
-fn bundles(base: &str, snow: bool) -> Vec<u8> {
-    let text = snow_api::release::ReleaseInputs::embedded_bundles_yaml()
-        .replace("https://distro.eks.amazonaws.com/", &format!("{base}/distro/"));
-    if snow {
-        return text.into_bytes();
-    }
-    let mut bundles = snow_api::release::Bundles::from_yaml(&text).unwrap();
-    for v in &mut bundles.spec.versions_bundles {
-        v.snow = None;
-    }
-    serde_saphyr::to_string(&bundles).unwrap().into_bytes()
-}
-
-/// The Release manifest at `/manifest.yaml`: v0.30.0 (newest, no Snow section), v0.29.1 (the
-/// sample, with Snow), v0.31.0 (listed past `latestVersion`); every EKS-D manifest the sample
-/// names.
+/// The release site stand-in, its EKS-D manifests the reference one.
 async fn release_server(ca: &TestCa) -> FileServer {
-    FileServer::start_with(loopback_ip(), ca, |base| {
-        let mut files = HashMap::new();
-        files.insert(
-            "/manifest.yaml".to_owned(),
-            release_manifest(
-                base,
-                "v0.30.0",
-                &[
-                    ("v0.29.1", "/bundles/29/bundles.yaml"),
-                    ("v0.31.0", "/bundles/31/bundles.yaml"),
-                    ("v0.30.0", "/bundles/30/bundles.yaml"),
-                ],
-            ),
-        );
-        files.insert("/bundles/30/bundles.yaml".into(), bundles(base, false));
-        files.insert("/bundles/29/bundles.yaml".into(), bundles(base, true));
-        files.insert("/bundles/31/bundles.yaml".into(), bundles(base, true));
-        let eksd = std::fs::read(data().join("eksd/kubernetes-1-21-eks-4.yaml")).unwrap();
-        let sample = snow_api::release::ReleaseInputs::embedded_bundles_yaml();
-        for line in sample.lines() {
-            if let Some(url) = line.trim().strip_prefix("manifestUrl: https://distro.eks.amazonaws.com/") {
-                files.insert(format!("/distro/{url}"), eksd.clone());
-            }
-        }
-        files
-    })
-    .await
-    .unwrap()
+    let eksd = std::fs::read(data().join("eksd/kubernetes-1-21-eks-4.yaml")).unwrap();
+    release_site::start(loopback_ip(), ca, eksd).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -311,13 +254,16 @@ async fn the_newest_release_with_snow_is_taken_and_a_second_run_offline_reads_th
     let ca = TestCa::new("release").unwrap();
     let server = release_server(&ca).await;
     let cache = tempfile::tempdir().unwrap();
-    let url = format!("{}/manifest.yaml", server.base);
+    let url = format!("{}{}", server.base, release_site::RELEASE_MANIFEST_PATH);
     let first = assets::fetch_release(&url, Some("1.31"), &config(cache.path(), &ca))
         .await
         .unwrap();
     // v0.31.0 is past latestVersion; v0.30.0 has no Snow section: v0.29.1.
-    assert_eq!(first.version, "v0.29.1");
-    assert_eq!(first.bundles_url, format!("{}/bundles/29/bundles.yaml", server.base));
+    assert_eq!(first.version, release_site::SNOW_RELEASE);
+    assert_eq!(
+        first.bundles_url,
+        format!("{}/releases/bundles/29/manifest.yaml", server.base)
+    );
     assert_eq!(first.eksd.len(), 1, "only Kubernetes 1.31's EKS-D manifest");
     assert!(first.eksd[0].0.ends_with("kubernetes-1-31-eks-47.yaml"));
     assert!(first.stale.is_none());
@@ -328,7 +274,11 @@ async fn the_newest_release_with_snow_is_taken_and_a_second_run_offline_reads_th
         .await
         .unwrap();
     assert_eq!(any.version, "v0.29.1");
-    assert_eq!(any.eksd.len(), 7, "one EKS-D manifest per Snow Kubernetes version");
+    assert_eq!(
+        any.eksd.len(),
+        7,
+        "one EKS-D manifest per Snow Kubernetes version"
+    );
 
     // Offline: the Release manifest from the cache, said so; the rest from the cache.
     server.stop();
@@ -345,7 +295,7 @@ async fn no_release_with_snow_for_the_version_and_an_unreachable_manifest_are_na
     let ca = TestCa::new("release").unwrap();
     let server = release_server(&ca).await;
     let cache = tempfile::tempdir().unwrap();
-    let url = format!("{}/manifest.yaml", server.base);
+    let url = format!("{}{}", server.base, release_site::RELEASE_MANIFEST_PATH);
     let err = assets::fetch_release(&url, Some("1.19"), &config(cache.path(), &ca))
         .await
         .unwrap_err()

@@ -30,6 +30,7 @@ pub mod layout;
 mod memory;
 mod moto;
 pub mod registry;
+pub mod release_site;
 pub mod small_disk;
 
 pub use ca::{ServerCertificate, TestCa};

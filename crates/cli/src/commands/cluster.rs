@@ -23,7 +23,12 @@ use std::{path::PathBuf, process::ExitCode, time::Duration};
 /// Runs `snowctl create cluster` (its `--dry-run` is `render`): on the management cluster given,
 /// or, with none, from nothing through a bootstrap cluster (the cluster then manages itself).
 pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let (spec, render, management) = open(&args.render, &args.management, "create", io)?;
+    let components = &args.bootstrap.components;
+    let fetch = (
+        components.cache_dir.as_deref(),
+        components.ca_certs.as_slice(),
+    );
+    let (spec, render, management) = open(&args.render, &args.management, fetch, "create", io)?;
     let from_nothing = &args.bootstrap;
     if management.is_some()
         && (from_nothing.bootstrap_kubeconfig.is_some() || from_nothing.keep_bootstrap)
@@ -117,7 +122,8 @@ fn create_self_managed(
 
 /// Runs `snowctl upgrade cluster`.
 pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let (spec, render, management) = open(&args.render, &args.management, "upgrade", io)?;
+    let (spec, render, management) =
+        open(&args.render, &args.management, (None, &[]), "upgrade", io)?;
     let Some(management) = management else {
         return Err(exit::usage(io, "upgrade works on a management cluster"));
     };
@@ -208,7 +214,13 @@ fn delete_self_managed(
     global: GlobalSettings,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let inputs = settings::release_inputs(&args.release, io)?;
+    let components = &args.bootstrap.components;
+    let default = settings::ReleaseDefault::Published {
+        kube_version: spec.map(|s| s.spec.kubernetes_version()),
+        cache_dir: components.cache_dir.as_deref(),
+        ca_certs: &components.ca_certs,
+    };
+    let inputs = settings::catalog(&args.release, default, io)?.inputs;
     let release = match spec {
         Some(spec) => Some(
             inputs
@@ -370,6 +382,7 @@ pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'
 fn open(
     render: &RenderArgs,
     management: &ManagementArgs,
+    (cache_dir, ca_certs): (Option<&std::path::Path>, &[std::path::PathBuf]),
     verb: &str,
     io: &mut Io<'_>,
 ) -> Result<(SpecFile, RenderSettings, Option<Management>), ExitCode> {
@@ -386,7 +399,12 @@ fn open(
     };
     let spec = settings::load_spec(&render.file, io)?;
     settings::required_registry_login(&spec.spec, io)?;
-    let render = RenderSettings::resolve(render, &spec.spec, io)?;
+    let default = settings::ReleaseDefault::Published {
+        kube_version: Some(spec.spec.kubernetes_version()),
+        cache_dir,
+        ca_certs,
+    };
+    let render = RenderSettings::resolve(render, &spec.spec, default, io)?;
     Ok((spec, render, management))
 }
 

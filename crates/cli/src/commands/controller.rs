@@ -20,7 +20,12 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
     if let Some(path) = &args.management.kubeconfig {
         settings::check_kubeconfig(path, args.management.context.as_deref(), io)?;
     }
-    let inputs = settings::release_inputs(&args.release, io)?;
+    let default = settings::ReleaseDefault::Published {
+        kube_version: None,
+        cache_dir: None,
+        ca_certs: &[],
+    };
+    let inputs = settings::catalog(&args.release, default, io)?.inputs;
     // Kept for the controller's lifetime: the chart files are removed when it returns.
     let (cni, charts) = match (&args.cni_manifest, &args.release.artifacts) {
         (Some(path), _) => (

@@ -7,40 +7,45 @@ use crate::{
     exit::{self, Outcome},
     output::{Io, printable_lines},
     progress,
-    settings::{self, GlobalSettings},
+    settings::{self, Catalog, GlobalSettings},
 };
 use snow_api::release::ReleaseInputs;
 use snow_images::{ArchiveFile, DownloadConfig, Platforms};
 use std::process::ExitCode;
 
 /// The manifests stored beside the images (under `snowctl/manifests/` in the archive): the
-/// Bundles manifest (the file given, else the embedded catalog's), the EKS-D Release manifests
-/// given, and the image list.
+/// Bundles manifest (the file given, else the published release's), its EKS-D Release
+/// manifests, and the image list.
 fn files(
     args: &DownloadArtifactsArgs,
+    catalog: &Catalog,
     images: &[snow_images::ListedImage],
     io: &mut Io<'_>,
 ) -> Result<Vec<ArchiveFile>, ExitCode> {
-    let (bundles, eksd) = settings::release_manifests(&args.selection.release, io)?;
-    let bundles = bundles.unwrap_or_else(|| ReleaseInputs::embedded_bundles_yaml().to_owned());
     let file = |path: String, content: Vec<u8>| ArchiveFile { path, content };
-    let mut files = vec![file("bundles.yaml".into(), bundles.into_bytes())];
-    for (name, text) in eksd {
-        let name = name.rsplit('/').next().unwrap_or(&name).to_owned();
-        files.push(file(format!("eksd/{name}"), text.into_bytes()));
+    let mut files = vec![file(
+        "bundles.yaml".into(),
+        catalog.bundles.clone().into_bytes(),
+    )];
+    for (name, text) in &catalog.eksd {
+        let name = name.rsplit('/').next().unwrap_or(name).to_owned();
+        files.push(file(format!("eksd/{name}"), text.clone().into_bytes()));
     }
     let list = serde_json::to_vec_pretty(images).unwrap_or_default();
     files.push(file("images.json".into(), list));
     if !args.no_components {
-        files.extend(components(args, io)?);
+        files.extend(components(args, &catalog.inputs, io)?);
     }
     Ok(files)
 }
 
 /// The management components of every selected Kubernetes version's bundle, fetched (or taken
 /// from the cache), for `snowctl init --artifacts`.
-fn components(args: &DownloadArtifactsArgs, io: &mut Io<'_>) -> Result<Vec<ArchiveFile>, ExitCode> {
-    let inputs = settings::release_inputs(&args.selection.release, io)?;
+fn components(
+    args: &DownloadArtifactsArgs,
+    inputs: &ReleaseInputs,
+    io: &mut Io<'_>,
+) -> Result<Vec<ArchiveFile>, ExitCode> {
     let versions = match args.selection.kubernetes_versions.as_slice() {
         [] => inputs.bundles.kube_versions(),
         some => some.to_vec(),
@@ -65,8 +70,17 @@ fn components(args: &DownloadArtifactsArgs, io: &mut Io<'_>) -> Result<Vec<Archi
 pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let platforms = Platforms::parse(&args.platforms)
         .map_err(|e| exit::usage(io, format!("--platform: {e}")))?;
-    let images = settings::image_selection(&args.selection, io)?;
-    let files = files(&args, &images, io)?;
+    let catalog = settings::selection_catalog(
+        &args.selection,
+        args.cache_dir.as_deref(),
+        &args.source.ca_certs,
+        io,
+    )?;
+    let images = match settings::user_images(&args.selection, io)? {
+        Some(images) => images,
+        None => settings::image_selection(&args.selection, &catalog, io)?,
+    };
+    let files = files(&args, &catalog, &images, io)?;
     let (ca_certs_pem, credentials) = settings::registry_access(&args.source, io)?;
     let uris: Vec<String> = images.into_iter().map(|i| i.uri).collect();
     let source = &args.source.source_registry;

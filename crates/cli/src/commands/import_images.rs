@@ -57,15 +57,26 @@ pub fn run(args: ImportImagesArgs, global: GlobalSettings, io: &mut Io<'_>) -> O
     if let Some(path) = args.from.clone() {
         return from_archive(&args, &path, &global, io);
     }
-    let images = settings::image_selection(&args.selection, io)?;
-    if args.list {
+    // A usage error before any fetch: a copy needs its target registry.
+    let config = match args.list {
+        true => None,
+        false => Some(config(&args, io)?),
+    };
+    let images = match settings::user_images(&args.selection, io)? {
+        Some(images) => images,
+        None => {
+            let catalog =
+                settings::selection_catalog(&args.selection, None, &args.source.ca_certs, io)?;
+            settings::image_selection(&args.selection, &catalog, io)?
+        }
+    };
+    let Some(config) = config else {
         io.out(&match args.output {
             OutputFormat::Json => json(&images),
             OutputFormat::Text => images.iter().map(|i| format!("{}\n", i.uri)).collect(),
         });
         return Ok(ExitCode::SUCCESS);
-    }
-    let config = config(&args, io)?;
+    };
     let uris: Vec<String> = images.into_iter().map(|i| i.uri).collect();
     let plan = snow_images::plan(&uris, &config)
         .map_err(|e| exit::usage(io, printable_lines(&e.to_string())))?;

@@ -15,7 +15,12 @@ use std::process::ExitCode;
 /// Runs `snowctl init`, or with `upgrade` `snowctl upgrade management-components`: the plan,
 /// then (without --dry-run) the upgrade.
 pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: bool) -> Outcome {
-    let inputs = settings::release_inputs(&args.release, io)?;
+    let default = settings::ReleaseDefault::Published {
+        kube_version: args.kubernetes_version.as_deref(),
+        cache_dir: args.components.cache_dir.as_deref(),
+        ca_certs: &args.components.ca_certs,
+    };
+    let inputs = settings::catalog(&args.release, default, io)?.inputs;
     let secrets = settings::optional_secrets(&args.device_files, io)?;
     let prepared = settings::components(
         &args.components,

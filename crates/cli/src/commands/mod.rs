@@ -37,14 +37,19 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
             io.out(&String::from_utf8_lossy(&script));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Render(args) => render::run(&args, io),
+        Command::Render(args) => render::run(&args, None, io),
         Command::Download(DownloadCommand::Artifacts(args)) => {
             download::artifacts(args, global, io)
         }
         Command::ImportImages(args) => import_images::run(args, global, io),
         // A dry run renders what create would apply.
         Command::Create(CreateCommand::Cluster(args)) if args.dry_run => {
-            render::run(&args.render, io)
+            let components = &args.bootstrap.components;
+            let fetch = (
+                components.cache_dir.as_deref(),
+                components.ca_certs.as_slice(),
+            );
+            render::run(&args.render, Some(fetch), io)
         }
         Command::Create(CreateCommand::Cluster(args)) => cluster::create(args, global, io),
         Command::Upgrade(UpgradeCommand::Cluster(args)) => cluster::upgrade(args, global, io),

@@ -10,10 +10,24 @@ use crate::{
 use capi_render::upgrade;
 use std::process::ExitCode;
 
-/// Runs `snowctl render`.
-pub fn run(args: &RenderArgs, io: &mut Io<'_>) -> Outcome {
+/// Runs `snowctl render`: on the embedded sample catalog unless a release is given, or with
+/// `published` (`create cluster --dry-run`: its `--cache-dir` and `--ca-cert`) on the published
+/// release `create` would use.
+pub fn run(
+    args: &RenderArgs,
+    published: Option<(Option<&std::path::Path>, &[std::path::PathBuf])>,
+    io: &mut Io<'_>,
+) -> Outcome {
     let spec = settings::load_spec(&args.file, io)?.spec;
-    let loaded = RenderSettings::resolve(args, &spec, io)?;
+    let default = match published {
+        None => settings::ReleaseDefault::Sample,
+        Some((cache_dir, ca_certs)) => settings::ReleaseDefault::Published {
+            kube_version: Some(spec.kubernetes_version()),
+            cache_dir,
+            ca_certs,
+        },
+    };
+    let loaded = RenderSettings::resolve(args, &spec, default, io)?;
     if let Some(note) = snow_lifecycle::ssh_key::dry_run_note(&spec) {
         io.err(&format!(
             "note: {note}

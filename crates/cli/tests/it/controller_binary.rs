@@ -23,7 +23,12 @@ async fn the_binary_logs_json_serves_health_and_webhooks_and_stops_on_sigterm() 
     let controller = |certs: &std::path::Path| {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
         command
-            .args(["controller", "--log-format", "json", "--no-leader-election"])
+            .args(super::sample_release(&[
+                "controller",
+                "--log-format",
+                "json",
+                "--no-leader-election",
+            ]))
             .arg("--kubeconfig")
             .arg(&kubeconfig)
             .arg("--health-addr")

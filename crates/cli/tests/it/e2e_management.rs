@@ -43,7 +43,7 @@ fn required(var: &str) -> PathBuf {
 /// snowctl in `dir`, on the management cluster, its stderr (progress) kept.
 fn snowctl(dir: &Path, kubeconfig: &Path, args: &[&str]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_snowctl"))
-        .args(args)
+        .args(super::sample_release(args))
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .current_dir(dir)

@@ -36,7 +36,12 @@ fn list_prints_the_bundle_images_as_text_and_json() {
     );
     assert!(!text.contains("bottlerocket"), "{text}");
     let out = snowctl()
-        .args(["import-images", "--list", "-o", "json"])
+        .args(super::sample_release(&[
+            "import-images",
+            "--list",
+            "-o",
+            "json",
+        ]))
         .assert()
         .success()
         .get_output()
@@ -55,7 +60,12 @@ fn list_prints_the_bundle_images_as_text_and_json() {
 fn usage_errors_exit_2() {
     snowctl().args(["import-images"]).assert().code(2);
     snowctl()
-        .args(["import-images", "--list", "--kubernetes-version", "1.99"])
+        .args(super::sample_release(&[
+            "import-images",
+            "--list",
+            "--kubernetes-version",
+            "1.99",
+        ]))
         .assert()
         .code(2);
 }

@@ -138,7 +138,7 @@ impl Mgmt {
     async fn snowctl_env(&self, args: &[&str], kubeconfig: &Path, env: &[(&str, &str)]) -> Output {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
         cmd.envs(env.iter().copied());
-        cmd.args(args)
+        cmd.args(super::sample_release(args))
             .arg("--kubeconfig")
             .arg(kubeconfig)
             .current_dir(self.dir.path())
@@ -386,14 +386,19 @@ async fn a_killed_create_run_again_converges_without_duplicates() {
         &spec("192.168.1.100", &[Group("md-0", 2, "edge")], "sbe-c.large"),
     );
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
-    cmd.args(["create", "cluster", "-f", path.to_str().unwrap()])
-        .args(FAST)
-        .arg("--kubeconfig")
-        .arg(&m.kubeconfig)
-        .current_dir(m.dir.path())
-        .env("EKSA_AWS_CREDENTIALS_FILE", &m.credentials)
-        .env("EKSA_AWS_CA_BUNDLES_FILE", &m.ca_bundle)
-        .stderr(std::process::Stdio::null());
+    cmd.args(super::sample_release(&[
+        "create",
+        "cluster",
+        "-f",
+        path.to_str().unwrap(),
+    ]))
+    .args(FAST)
+    .arg("--kubeconfig")
+    .arg(&m.kubeconfig)
+    .current_dir(m.dir.path())
+    .env("EKSA_AWS_CREDENTIALS_FILE", &m.credentials)
+    .env("EKSA_AWS_CA_BUNDLES_FILE", &m.ca_bundle)
+    .stderr(std::process::Stdio::null());
     let mut child = cmd.spawn().unwrap();
     // Kill it once it has applied and is waiting.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
@@ -1470,7 +1475,7 @@ async fn an_authenticated_mirror_gets_its_secret_and_the_password_is_never_shown
 async fn snowctl_plain(args: Vec<String>) -> Output {
     tokio::task::spawn_blocking(move || {
         std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"))
-            .args(&args)
+            .args(super::sample_release(&args))
             .env("DOCKER_CONFIG", "/nonexistent-snowctl-test")
             .output()
             .expect("snowctl runs")

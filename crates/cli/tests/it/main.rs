@@ -13,10 +13,47 @@ mod init;
 mod lifecycle;
 mod move_cluster;
 mod preflight;
+mod release_defaults;
 mod render;
 mod scoped_user;
 mod self_managed;
 mod spec_commands;
+
+/// The embedded sample Bundles as a file.
+const SAMPLE_BUNDLES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../snow-api/catalog/bundles.yaml"
+);
+
+/// `args` with `--bundles SAMPLE_BUNDLES` added when they are a command that reads the release
+/// catalog and name none (`--bundles`, `--artifacts`, `--release-manifest`): such a command's
+/// default, the release EKS Anywhere publishes, is fetched from the network
+/// (`release_defaults` tests that path against a loopback server).
+fn sample_release<S: AsRef<str>>(args: &[S]) -> Vec<String> {
+    let mut out: Vec<String> = args.iter().map(|a| a.as_ref().to_owned()).collect();
+    // The subcommand's words, past global flags (`-v`).
+    let words: Vec<&str> = (out.iter())
+        .filter(|a| !a.starts_with('-'))
+        .take(2)
+        .map(String::as_str)
+        .collect();
+    let reads_catalog = matches!(
+        words.as_slice(),
+        ["init" | "controller" | "import-images", ..]
+            | ["create" | "upgrade" | "delete", "cluster"]
+            | ["upgrade", "management-components"]
+            | ["download", "artifacts"]
+    );
+    let names_one = out.iter().any(|a| {
+        ["--bundles", "--artifacts", "--release-manifest"]
+            .iter()
+            .any(|flag| a == flag || a.starts_with(&format!("{flag}=")))
+    });
+    if reads_catalog && !names_one {
+        out.extend(["--bundles".to_owned(), SAMPLE_BUNDLES.to_owned()]);
+    }
+    out
+}
 
 /// Bytes a process wrote, as text.
 fn text(bytes: &[u8]) -> String {

@@ -64,7 +64,9 @@ fn render_works_offline_with_no_flags_and_is_byte_identical() {
         docs.iter()
             .all(|d| d["metadata"]["namespace"] == "eksa-system")
     );
-    let (code, dry, _) = run(&["create", "cluster", "-f", spec, "--dry-run"]);
+    let dry_run = super::sample_release(&["create", "cluster", "-f", spec, "--dry-run"]);
+    let dry_run: Vec<&str> = dry_run.iter().map(String::as_str).collect();
+    let (code, dry, _) = run(&dry_run);
     assert_eq!(code, 0);
     assert_eq!(dry, first);
     let (code, v1, _) = run(&[

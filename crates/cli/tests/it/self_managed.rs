@@ -127,7 +127,7 @@ impl Site {
             cmd.env("PATH", path);
         }
         cmd.envs(env.iter().copied());
-        cmd.args(args)
+        cmd.args(super::sample_release(args))
             .args(["--components-dir", "components"])
             .args([
                 "--credentials",
@@ -251,13 +251,13 @@ async fn without_kind_or_a_bootstrap_kubeconfig_create_names_the_alternative() {
     let site = site().await;
     let empty = tempfile::tempdir().unwrap();
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
-    cmd.args([
+    cmd.args(super::sample_release(&[
         "create",
         "cluster",
         "-f",
         "cluster.yaml",
         "--skip-validations",
-    ])
+    ]))
     .args(["--cni-manifest", CILIUM, "--components-dir", "components"])
     .args([
         "--credentials",

@@ -72,7 +72,10 @@ fn semver_key(version: &str) -> Option<(u64, u64, u64, bool)> {
     };
     let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
     let (major, minor, patch) = (parts.next()??, parts.next()??, parts.next()??);
-    parts.next().is_none().then_some((major, minor, patch, !pre))
+    parts
+        .next()
+        .is_none()
+        .then_some((major, minor, patch, !pre))
 }
 
 impl EksaReleases {
@@ -193,8 +196,8 @@ mod tests {
 
     #[test]
     fn a_release_serves_snow_only_with_the_section_for_the_version() {
-        let sample = Bundles::from_yaml(crate::release::ReleaseInputs::embedded_bundles_yaml())
-            .unwrap();
+        let sample =
+            Bundles::from_yaml(crate::release::ReleaseInputs::embedded_bundles_yaml()).unwrap();
         let version = sample.kube_versions()[0].clone();
         assert!(has_snow(&sample, Some(&version)));
         assert!(has_snow(&sample, None));
@@ -211,7 +214,10 @@ mod tests {
     fn a_bad_manifest_is_named() {
         let bundles = "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Bundles\nspec: {}\n";
         let err = EksaReleases::from_yaml(bundles).unwrap_err().to_string();
-        assert!(err.contains("expected anywhere.eks.amazonaws.com Release"), "{err}");
+        assert!(
+            err.contains("expected anywhere.eks.amazonaws.com Release"),
+            "{err}"
+        );
         let err = EksaReleases::from_yaml(&manifest("v1.0.0", &[("latest", 1)]))
             .unwrap_err()
             .to_string();
@@ -220,6 +226,9 @@ mod tests {
         let err = EksaReleases::from_yaml(&http).unwrap_err().to_string();
         assert!(err.contains("is not an https:// URL"), "{err}");
         let err = EksaReleases::from_yaml("<html>").unwrap_err().to_string();
-        assert!(err.contains("the EKS Anywhere Release manifest could not be read"), "{err}");
+        assert!(
+            err.contains("the EKS Anywhere Release manifest could not be read"),
+            "{err}"
+        );
     }
 }
