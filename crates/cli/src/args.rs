@@ -209,6 +209,12 @@ pub struct ControllerArgs {
     /// cluster, helm on PATH).
     #[arg(long, value_name = "FILE")]
     pub cni_manifest: Option<PathBuf>,
+    /// Install the Cilium manifest stored on the management cluster for each cluster's chart,
+    /// Kubernetes version and Cilium settings (by `snowctl store cilium`, `init`, `create
+    /// cluster`, `upgrade`): no helm and no network needed. A cluster with none stored gets the
+    /// status CiliumManifestNotStored naming the command to run.
+    #[arg(long, conflicts_with = "cni_manifest")]
+    pub cni_stored: bool,
     /// Serve the admission webhooks over HTTPS with this directory's `tls.crt` and `tls.key`
     /// (read again when they change); without it no webhook is served.
     #[arg(long, value_name = "DIR")]

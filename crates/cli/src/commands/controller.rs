@@ -23,6 +23,7 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
     let inputs = settings::release_inputs(&args.release, io)?;
     // Kept for the controller's lifetime: the chart files are removed when it returns.
     let (cni, charts) = match (&args.cni_manifest, &args.release.artifacts) {
+        _ if args.cni_stored => (CniSource::Stored, None),
         (Some(path), _) => (
             CniSource::Manifest(settings::read_cni_manifest(path, io)?),
             None,
