@@ -1055,7 +1055,10 @@ async fn stored_cilium_brings_a_declared_cluster_to_ready() {
     let manifest = include_str!("../../lifecycle/tests/fixtures/cilium.yaml");
     assert_eq!(store(mgmt, &key, manifest).await.unwrap(), Stored::Written);
     let writes = s.api.writes();
-    assert_eq!(store(mgmt, &key, manifest).await.unwrap(), Stored::Unchanged);
+    assert_eq!(
+        store(mgmt, &key, manifest).await.unwrap(),
+        Stored::Unchanged
+    );
     assert_eq!(s.api.writes(), writes);
     resync_until(&ctx, &s, "Ready", ready).await;
     assert_eq!(
