@@ -12,7 +12,7 @@ use snow_lifecycle::{
     CniManifest, Milestones,
     cni::{
         helm::HelmOptions,
-        stored::{Source, Stored, store_all},
+        stored::{Outcome as Stored, Source, store_all},
     },
 };
 use std::process::ExitCode;
@@ -59,23 +59,46 @@ pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) ->
                 io.err(&format!("{line}\n"));
             }
         };
-        store_all(&mgmt, &spec, &release, &inputs, &source, &mut events).await
+        store_all(
+            &mgmt,
+            &spec,
+            &release,
+            Some(&inputs),
+            None,
+            &source,
+            &mut events,
+        )
+        .await
     });
     let reports = outcome.map_err(|e| exit::lifecycle(io, &e))?;
+    let mut failed = 0;
     for report in reports {
         let what = match report.own {
             true => "this cluster's settings",
             false => "default settings",
         };
-        let done = match report.stored {
-            Some(Stored::Written) => "stored",
-            Some(Stored::Unchanged) => "already stored",
-            None => "not stored (no chart for it)",
+        let done = match &report.outcome {
+            Stored::Written => "stored".to_owned(),
+            Stored::Unchanged => "already stored".to_owned(),
+            Stored::NoChart => "not stored (no chart for it)".to_owned(),
+            Stored::Failed(why) => {
+                failed += 1;
+                io.err(&format!("error: {why}\n"));
+                "FAILED".to_owned()
+            }
         };
         io.out(&format!(
             "{} Kubernetes {} ({what}): {done}\n",
             report.name, report.kube_version
         ));
     }
-    Ok(ExitCode::SUCCESS)
+    match failed {
+        0 => Ok(ExitCode::SUCCESS),
+        n => Err(exit::failed(
+            io,
+            format!(
+                "{n} Cilium manifest(s) not stored (said above); run the command again once fixed: what is stored is kept"
+            ),
+        )),
+    }
 }

@@ -237,6 +237,18 @@ async fn create_applies_waits_writes_the_kubeconfig_and_converges_when_run_again
     }
     // The skipped validation is said, not silent.
     assert!(stderr.contains("--skip-validations"), "{stderr}");
+    // The given Cilium manifest is stored for the in-cluster controller (its own settings only).
+    let label = "snowctl.anywhere.eks.amazonaws.com/cilium-manifest";
+    let stored: Vec<Value> = (m.api.list("v1", "ConfigMap", Some(NS)).into_iter())
+        .filter(|c| c["metadata"]["labels"][label] == "true")
+        .collect();
+    assert_eq!(stored.len(), 1, "{}", show(&out));
+    assert!(
+        (stored[0]["data"]["manifest.yaml"].as_str())
+            .is_some_and(|m| m.contains("name: cilium-operator")),
+        "{:#}",
+        stored[0]
+    );
 
     // What render shows was applied, by snowctl, server-side.
     let kcp = m
@@ -883,6 +895,18 @@ async fn without_a_manifest_create_renders_cilium_with_helm_template() {
     );
     assert!(log.contains("--namespace kube-system"), "{log}");
     assert!(log.contains("--kube-version 1."), "{log}");
+    // Stored for a `--cni-stored` controller: the cluster's manifest (its settings are the
+    // defaults) and every other version's defaults, each rendered once.
+    let versions = snow_api::release::ReleaseInputs::embedded()
+        .unwrap()
+        .bundles
+        .kube_versions();
+    let label = "snowctl.anywhere.eks.amazonaws.com/cilium-manifest";
+    let stored = (m.api.list("v1", "ConfigMap", Some(NS)).iter())
+        .filter(|c| c["metadata"]["labels"][label] == "true")
+        .count();
+    assert_eq!(stored, versions.len(), "{}", show(&out));
+    assert_eq!(log.matches("template ").count(), versions.len(), "{log}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1910,11 +1934,11 @@ async fn the_controller_takes_the_chart_out_of_the_archive_for_its_lifetime() {
 
 /// `snowctl store cilium` renders with the `helm` on PATH (a stand-in script printing the
 /// fixture, or for one Kubernetes version, while `broken` exists, something that is not a Cilium
-/// manifest) and stores the spec's own manifest and each version's defaults: a run cut short by
-/// the bad render keeps what it stored, the next one finishes without rendering those again,
-/// and a third writes nothing and runs no helm.
+/// manifest) and stores the spec's own manifest and each version's defaults: a run where one
+/// render is bad stores the others and exits 1, the next one renders only what is missing, and
+/// a third writes nothing and runs no helm.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn store_cilium_stores_each_manifest_once_and_finishes_an_interrupted_run() {
+async fn store_cilium_stores_each_manifest_once_and_a_rerun_finishes_what_failed() {
     let m = management().await;
     let always = spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large").replace(
         "      cilium: {}\n",
@@ -1967,26 +1991,32 @@ async fn store_cilium_stores_each_manifest_once_and_finishes_an_interrupted_run(
         "{}",
         show(&out)
     );
-    // The spec's own manifest and versions[0]'s defaults were stored before versions[1] failed.
-    assert_eq!(stored(), 2, "{}", show(&out));
-    assert_eq!(helm_runs(), 3);
+    assert_eq!(
+        text(&out.stdout).matches(": FAILED").count(),
+        1,
+        "{}",
+        show(&out)
+    );
+    // Everything but versions[1]'s defaults was stored.
+    assert_eq!(stored(), versions.len(), "{}", show(&out));
+    assert_eq!(helm_runs(), 1 + versions.len());
 
     std::fs::remove_file(&broken).unwrap();
     let out = store().await;
     assert!(out.status.success(), "{}", show(&out));
     let stdout = text(&out.stdout);
     assert_eq!(stored(), versions.len() + 1, "{stdout}");
-    assert_eq!(stdout.matches(": already stored").count(), 2, "{stdout}");
     assert_eq!(
-        stdout.matches(": stored").count(),
-        versions.len() - 1,
+        stdout.matches(": already stored").count(),
+        versions.len(),
         "{stdout}"
     );
+    assert_eq!(stdout.matches(": stored").count(), 1, "{stdout}");
     assert!(
         stdout.contains("(this cluster's settings): already stored"),
         "{stdout}"
     );
-    assert_eq!(helm_runs(), 3 + versions.len() - 1);
+    assert_eq!(helm_runs(), 2 + versions.len());
 
     let writes = m.api.writes();
     let out = store().await;
@@ -1996,5 +2026,5 @@ async fn store_cilium_stores_each_manifest_once_and_finishes_an_interrupted_run(
         versions.len() + 1
     );
     assert_eq!(m.api.writes(), writes);
-    assert_eq!(helm_runs(), 3 + versions.len() - 1);
+    assert_eq!(helm_runs(), 2 + versions.len());
 }

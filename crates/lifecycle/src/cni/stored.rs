@@ -96,8 +96,7 @@ pub async fn load(mgmt: &Management, stored: &StoredCilium) -> Result<Lookup, Li
 /// Where the manifests [`store_all`] stores come from.
 #[derive(Debug, Clone)]
 pub enum Source {
-    /// helm's output for the spec's own settings, rendered elsewhere (`--cni-manifest FILE`):
-    /// stored for those settings only.
+    /// A manifest rendered elsewhere (`--cni-manifest FILE`): for the spec's own settings only.
     Given(String),
     /// `helm template` run as these options say, each chart pulled (through the spec's mirror).
     Helm(HelmOptions),
@@ -111,7 +110,30 @@ pub enum Source {
     },
 }
 
+impl Source {
+    /// The manifest `manifest` (as read, its objects written back as YAML), given.
+    pub fn given(manifest: &CniManifest) -> Source {
+        let docs: Vec<String> = (manifest.objects().iter())
+            .map(|o| capi_render::yaml::emit(o, 0))
+            .collect();
+        Source::Given(docs.join("---\n"))
+    }
+}
+
 /// What [`store_all`] did for one key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Rendered and stored.
+    Written,
+    /// Already stored: not rendered again.
+    Unchanged,
+    /// No chart file for its chart ([`Source::ChartFiles`]).
+    NoChart,
+    /// Rendering or storing failed (said why); the other keys were stored.
+    Failed(String),
+}
+
+/// One key of [`store_all`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreReport {
     /// The ConfigMap (`eksa-system/cilium-manifest-<key>`).
@@ -120,27 +142,31 @@ pub struct StoreReport {
     pub kube_version: String,
     /// Whether it holds the spec's own settings (else a version's default settings).
     pub own: bool,
-    /// `Some` when stored or found; `None` when skipped (no chart file for it).
-    pub stored: Option<Stored>,
+    /// What was done.
+    pub outcome: Outcome,
 }
 
 /// Stores what a controller with `--cni-stored` needs for `spec` and its siblings: the manifest
-/// of the spec's own Cilium settings on its release, and (unless the manifest is
-/// [`Source::Given`]) the manifest of the default settings of every Kubernetes version of the
-/// bundle. A key already stored is not rendered again; each key is stored on its own, so a run
-/// cut short is finished by the next. helm runs on a blocking thread.
+/// of the spec's own Cilium settings on its release (`own`: helm's output for it when already
+/// rendered, else rendered from `source`), and with `inputs` (unless the source is
+/// [`Source::Given`]) the manifest of the default settings of every Kubernetes version of their
+/// bundle. A key already
+/// stored is not rendered again, and each key is stored on its own: a failure is that key's
+/// [`Outcome::Failed`] and the others are still stored, so the next run finishes the job. Only
+/// an error of the management cluster stops it. helm runs on a blocking thread.
 pub async fn store_all(
     mgmt: &Management,
     spec: &ValidSpec,
     release: &ClusterRelease<'_>,
-    inputs: &ReleaseInputs,
+    inputs: Option<&ReleaseInputs>,
+    own: Option<&str>,
     source: &Source,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Vec<StoreReport>, LifecycleError> {
     let render = |e: capi_render::RenderError| LifecycleError::Render(e.to_string());
-    let own = StoredCilium::for_cluster(spec, release).map_err(render)?;
-    let mut wanted = vec![(own, true)];
-    if !matches!(source, Source::Given(_)) {
+    let mut wanted = vec![StoredCilium::for_cluster(spec, release).map_err(render)?];
+    let inputs = inputs.filter(|_| !matches!(source, Source::Given(_)));
+    if let Some(inputs) = inputs {
         for version in inputs.bundles.kube_versions() {
             // A version whose EKS-D release is not among the inputs cannot be rendered for.
             let Ok((bundle, distro)) = inputs.for_version(&version) else {
@@ -150,67 +176,93 @@ pub async fn store_all(
                 continue;
             };
             let defaults = StoredCilium::defaults(bundle, distro).map_err(render)?;
-            if wanted.iter().all(|(w, _)| w.key() != defaults.key()) {
-                wanted.push((defaults, false));
+            if wanted.iter().all(|w| w.key() != defaults.key()) {
+                wanted.push(defaults);
             }
         }
     }
     let mut reports = Vec::new();
-    for (stored, own) in wanted {
-        let mut report = StoreReport {
-            name: format!("{NAMESPACE}/{}", stored.name()),
-            kube_version: stored.kube_version.clone(),
-            own,
-            stored: None,
-        };
-        if let Lookup::Found(_) = load(mgmt, &stored).await? {
-            report.stored = Some(Stored::Unchanged);
-            reports.push(report);
-            continue;
-        }
-        let what = match own {
-            true => "the cluster's Cilium settings",
-            false => "the default Cilium settings",
-        };
-        let refuse = |reason: String| LifecycleError::CiliumStore {
-            name: report.name.clone(),
-            reason,
-        };
-        let (mut template, options) = match source {
-            Source::Given(manifest) => {
-                report.stored = Some(store(mgmt, &stored, manifest).await?);
-                reports.push(report);
-                continue;
-            }
-            Source::Helm(options) => (stored.helm_template(spec), options.clone()),
-            Source::ChartFiles { charts, options } => {
-                let Some(file) = charts.get(&stored.chart) else {
-                    on_event(Event::Note(format!(
-                        "no chart file for {} (Kubernetes {}): the manifest of {what} for it is not stored",
-                        stored.chart, stored.kube_version
-                    )));
-                    reports.push(report);
-                    continue;
+    for (i, stored) in wanted.iter().enumerate() {
+        let own_key = i == 0;
+        let name = format!("{NAMESPACE}/{}", stored.name());
+        let outcome = match load(mgmt, stored).await? {
+            Lookup::Found(_) => Outcome::Unchanged,
+            _ => {
+                let given = match (own_key, own, source) {
+                    (true, Some(text), _) => Some(text.to_owned()),
+                    (true, None, Source::Given(text)) => Some(text.clone()),
+                    _ => None,
                 };
-                let template = stored.helm_template(spec).with_chart_file(file);
-                (template, options.clone())
+                let rendered = match given {
+                    Some(text) => Ok(Some(text)),
+                    None => render_one(stored, spec, source, own_key, &name, on_event).await,
+                };
+                match rendered {
+                    Ok(Some(text)) => match store(mgmt, stored, &text).await {
+                        Ok(_) => {
+                            on_event(Event::Applied {
+                                object: format!("ConfigMap/{}", stored.name()),
+                            });
+                            Outcome::Written
+                        }
+                        Err(e @ LifecycleError::CiliumStore { .. }) => {
+                            Outcome::Failed(e.to_string())
+                        }
+                        Err(e) => return Err(e),
+                    },
+                    Ok(None) => Outcome::NoChart,
+                    Err(why) => {
+                        Outcome::Failed(format!("cannot store the Cilium manifest {name}: {why}"))
+                    }
+                }
             }
         };
-        on_event(Event::Step(format!(
-            "Rendering Cilium for Kubernetes {} ({what}) to store in {}",
-            stored.kube_version, report.name
-        )));
-        template.append = None;
-        let text =
-            tokio::task::spawn_blocking(move || super::helm::render_template(&template, &options))
-                .await
-                .map_err(|e| refuse(e.to_string()))?
-                .map_err(|e| refuse(e.to_string()))?;
-        report.stored = Some(store(mgmt, &stored, &text).await?);
-        on_event(Event::Applied {
-            object: format!("ConfigMap/{}", stored.name()),
+        reports.push(StoreReport {
+            name,
+            kube_version: stored.kube_version.clone(),
+            own: own_key,
+            outcome,
         });
-        reports.push(report);
     }
     Ok(reports)
+}
+
+/// helm's output for `stored` (`None`: no chart file for it).
+async fn render_one(
+    stored: &StoredCilium,
+    spec: &ValidSpec,
+    source: &Source,
+    own: bool,
+    name: &str,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Option<String>, String> {
+    let what = match own {
+        true => "the cluster's Cilium settings",
+        false => "the default Cilium settings",
+    };
+    let (template, options) = match source {
+        // Only the spec's own key comes from a given manifest (stored by the caller).
+        Source::Given(_) => return Ok(None),
+        Source::Helm(options) => (stored.helm_template(spec), options.clone()),
+        Source::ChartFiles { charts, options } => {
+            let Some(file) = charts.get(&stored.chart) else {
+                on_event(Event::Note(format!(
+                    "no chart file for {} (Kubernetes {}): the manifest of {what} is not stored",
+                    stored.chart, stored.kube_version
+                )));
+                return Ok(None);
+            };
+            let template = stored.helm_template(spec).with_chart_file(file);
+            (template, options.clone())
+        }
+    };
+    on_event(Event::Step(format!(
+        "Rendering Cilium for Kubernetes {} ({what}) to store in {name}",
+        stored.kube_version
+    )));
+    tokio::task::spawn_blocking(move || super::helm::render_template(&template, &options))
+        .await
+        .map_err(|e| e.to_string())?
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
