@@ -271,9 +271,7 @@ async fn stored_cni_manifest(
         Ok(stored) => stored,
         Err(e) => return Ok(Err(("CniRenderFailed", e.to_string()))),
     };
-    let store = format!(
-        "run `snowctl store cilium -f <this cluster's spec file> --kubeconfig <management cluster kubeconfig>` where helm or the offline archive (--artifacts) is at hand; it is looked for again every minute"
-    );
+    let store = "run `snowctl store cilium -f <this cluster's spec file> --kubeconfig <management cluster kubeconfig>` where helm or the offline archive (--artifacts) is at hand; it is looked for again every minute";
     let mut manifest = match load(mgmt, &stored).await? {
         Lookup::Found(manifest) => manifest,
         Lookup::Missing => {
