@@ -213,8 +213,8 @@ pub struct ControllerArgs {
     #[arg(long, value_name = "FILE")]
     pub cni_manifest: Option<PathBuf>,
     /// Install the Cilium manifest stored on the management cluster for each cluster's chart,
-    /// Kubernetes version and Cilium settings (by `snowctl store cilium`, `init`, `create
-    /// cluster`, `upgrade`): no helm and no network needed. A cluster with none stored gets the
+    /// Kubernetes version and Cilium settings (by `snowctl store cilium`, `create cluster`,
+    /// `upgrade cluster`): no helm and no network needed. A cluster with none stored gets the
     /// status CiliumManifestNotStored naming the command to run.
     #[arg(long, conflicts_with = "cni_manifest")]
     pub cni_stored: bool,
