@@ -23,6 +23,7 @@ pub mod contract;
 mod engine;
 pub mod names;
 mod objects;
+pub mod stored_cilium;
 pub mod upgrade;
 pub mod yaml;
 

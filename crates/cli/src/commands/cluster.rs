@@ -423,6 +423,7 @@ fn request<'a>(
         secrets: render.secrets(),
         registry_credentials: render.registry.as_ref(),
         devices: settings::device_paths(files),
+        inputs: Some(&render.inputs),
         dir,
     }
 }

@@ -315,6 +315,31 @@ fn kubeconfig_and_output_cases(dir: &Path) -> Vec<Case> {
             exits: &[2],
         },
         Case {
+            name: "store cilium --cni-manifest of no Cilium",
+            args: [
+                "store",
+                "cilium",
+                "-f",
+                &write(dir, "store-spec.yaml", base_spec()),
+                "--cni-manifest",
+                &write(
+                    dir,
+                    "not-cilium.yaml",
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+                ),
+                "--kubeconfig",
+                &write(
+                    dir,
+                    "store.kubeconfig",
+                    kubeconfig("https://127.0.0.1:1", ""),
+                ),
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            first_line: "not-cilium.yaml: the manifest has no DaemonSet kube-system/cilium",
+            exits: &[2],
+        },
+        Case {
             name: "create-scoped-user -o /dev/zero",
             args: scoped("/dev/zero"),
             first_line: "/dev/zero is not a regular file",

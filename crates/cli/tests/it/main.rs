@@ -43,6 +43,7 @@ fn sample_release<S: AsRef<str>>(args: &[S]) -> Vec<String> {
             | ["create" | "upgrade" | "delete", "cluster"]
             | ["upgrade", "management-components"]
             | ["download", "artifacts"]
+            | ["store", "cilium"]
     );
     let names_one = out.iter().any(|a| {
         ["--bundles", "--artifacts", "--release-manifest"]
