@@ -1140,3 +1140,77 @@ async fn a_cached_resync_of_ready_clusters_makes_no_request_and_a_change_reruns_
         "{text}"
     );
 }
+
+/// The value of the metric line `name` (labels included) in a `/metrics` answer; 0 when absent.
+fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Issue 26: `/metrics` on the health port, in the Prometheus text format: the counters move as
+/// the running controller reconciles a declared cluster to Ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_endpoint_counts_reconciles_writes_and_durations() {
+    let s = setup().await;
+    let ctx = Arc::new(s.context(controller::FIELD_MANAGER).await);
+    let addr = free_addr();
+    let options = RunOptions {
+        concurrency: 2,
+        health: Some(addr),
+        leader: None,
+        webhook: None,
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(controller::run(ctx, options, async move {
+        let _ = rx.await;
+    }));
+    wait("health answers", async || {
+        get(addr, "/readyz").await.contains("200 OK")
+    })
+    .await;
+    let empty = get(addr, "/metrics").await;
+    assert!(
+        empty.contains("content-type: text/plain; version=0.0.4"),
+        "{empty}"
+    );
+    assert_eq!(metric(&empty, "snowctl_controller_writes_total"), 0.0);
+    s.declare(&edge(&[("md-0", 1)]));
+    wait("the cluster Ready", async || ready(&s)).await;
+    let success = "snowctl_controller_reconciles_total{kind=\"Cluster\",result=\"success\"}";
+    let count = "snowctl_controller_reconcile_duration_seconds_count{kind=\"Cluster\"}";
+    let text = get(addr, "/metrics").await;
+    for line in [
+        "# TYPE snowctl_controller_reconciles_total counter",
+        "# TYPE snowctl_controller_reconcile_errors_total counter",
+        "# TYPE snowctl_controller_reconcile_duration_seconds histogram",
+        "# TYPE snowctl_controller_writes_total counter",
+        "# TYPE snowctl_controller_queue_depth gauge",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+    }
+    let reconciles = metric(&text, success);
+    assert!(reconciles >= 1.0, "{text}");
+    assert!(metric(&text, count) >= reconciles, "{text}");
+    assert!(
+        metric(&text, "snowctl_controller_writes_total") >= 3.0,
+        "the finalizer, the objects, the status: {text}"
+    );
+    assert!(
+        metric(
+            &text,
+            "snowctl_controller_reconciles_total{kind=\"SnowMachineConfig\",result=\"success\"}"
+        ) >= 2.0,
+        "{text}"
+    );
+    // A change of the Cluster is a new reconcile: the counter moves.
+    let mut cluster = eksa_cluster(&s).unwrap();
+    cluster["metadata"]["labels"] = json!({"moved": "yes"});
+    s.put(cluster);
+    wait("another Cluster reconcile", async || {
+        metric(&get(addr, "/metrics").await, success) > reconciles
+    })
+    .await;
+    let _ = tx.send(());
+    task.await.unwrap().unwrap();
+}
