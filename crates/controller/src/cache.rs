@@ -284,7 +284,7 @@ impl Caches {
                 v
             })
             .collect();
-        all.sort_by(|a, b| key_of(a).cmp(&key_of(b)));
+        all.sort_by_key(key_of);
         all
     }
 
