@@ -544,3 +544,93 @@ impl Fingerprint {
         self.0.finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::atomic::AtomicU32;
+
+    fn empty() -> Caches {
+        Caches {
+            stores: BTreeMap::new(),
+            tasks: Vec::new(),
+            settled: Mutex::default(),
+        }
+    }
+
+    /// Runs one reconcile through `caches`; returns whether the pass ran.
+    async fn once(
+        caches: &Caches,
+        metrics: &metrics::Metrics,
+        fingerprint: Option<u64>,
+        settled: bool,
+        result: Result<Outcome, LifecycleError>,
+    ) -> bool {
+        let ran = AtomicU32::new(0);
+        let object = json!({"metadata": {"namespace": "default", "name": "edge"}});
+        let pass = async {
+            ran.fetch_add(1, Ordering::SeqCst);
+            result
+        };
+        let _ = (caches.reconcile(metrics, "Cluster", &object, fingerprint, settled, pass)).await;
+        ran.load(Ordering::SeqCst) == 1
+    }
+
+    #[tokio::test]
+    async fn only_a_settled_pass_with_the_same_inputs_is_skipped_and_a_failure_is_retried() {
+        let (caches, metrics) = (empty(), metrics::Metrics::default());
+        let ok = || Ok(Outcome::default());
+        let wrote = Outcome {
+            writes: 1,
+            ..Outcome::default()
+        };
+        let failed = || {
+            Err(LifecycleError::NotFound {
+                what: "edge".into(),
+            })
+        };
+        assert!(
+            once(&caches, &metrics, Some(1), true, ok()).await,
+            "first pass"
+        );
+        assert!(
+            !once(&caches, &metrics, Some(1), true, ok()).await,
+            "unchanged"
+        );
+        assert!(
+            once(&caches, &metrics, Some(2), true, ok()).await,
+            "an input changed"
+        );
+        assert!(!once(&caches, &metrics, Some(2), true, ok()).await);
+        assert!(
+            once(&caches, &metrics, Some(2), false, ok()).await,
+            "not Ready"
+        );
+        // The pass that found it not Ready forgot the fingerprint: it runs until settled again.
+        assert!(
+            once(&caches, &metrics, Some(2), true, failed()).await,
+            "not Ready before"
+        );
+        assert!(
+            once(&caches, &metrics, Some(2), true, failed()).await,
+            "a failure is retried"
+        );
+        assert!(once(&caches, &metrics, Some(2), true, Ok(wrote)).await);
+        assert!(
+            once(&caches, &metrics, Some(2), true, ok()).await,
+            "a pass that wrote"
+        );
+        assert!(!once(&caches, &metrics, Some(2), true, ok()).await);
+        assert!(
+            once(&caches, &metrics, None, true, ok()).await,
+            "inputs not cached"
+        );
+        assert!(once(&caches, &metrics, None, true, ok()).await);
+        let (skipped, errors) = (
+            metrics.reconciles("Cluster", metrics::Ended::Unchanged),
+            metrics.reconciles("Cluster", metrics::Ended::Error),
+        );
+        assert_eq!((skipped, errors), (3, 2));
+    }
+}
