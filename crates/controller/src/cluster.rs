@@ -40,6 +40,27 @@ fn name_of(o: &Value) -> &str {
     o["metadata"]["name"].as_str().unwrap_or_default()
 }
 
+/// Whether the Cluster's status says a pass found it Ready, at its current generation, with
+/// nothing left to do: a Snow cluster, not paused nor being deleted, carrying the finalizer.
+pub(crate) fn settled(cluster: &Value) -> bool {
+    let status = &cluster["status"];
+    let meta = &cluster["metadata"];
+    cluster["spec"]["datacenterRef"]["kind"] == "SnowDatacenterConfig"
+        && !snow_api::admission::is_paused(cluster)
+        && meta["deletionTimestamp"].is_null()
+        && meta["finalizers"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|v| v == FINALIZER))
+        && status["failureReason"].is_null()
+        && !meta["generation"].is_null()
+        && status["observedGeneration"] == meta["generation"]
+        && status["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+}
+
 /// Reconciles one EKS Anywhere Cluster.
 pub async fn reconcile<S: DeviceSource>(
     ctx: &Context<S>,

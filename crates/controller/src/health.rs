@@ -1,5 +1,6 @@
 //! The health endpoint: `GET /healthz` (the process serves) and `GET /readyz` (it has reached the
-//! management cluster), as Kubernetes probes expect. Plain HTTP/1.1, one answer per connection.
+//! management cluster), as Kubernetes probes expect, and `GET /metrics` ([`Metrics`], the
+//! Prometheus text format). Plain HTTP/1.1, one answer per connection.
 //!
 //! Idle connections do not starve probes: each connection is served in its own task and must
 //! send its request within [`READ_TIMEOUT`]; at most [`MAX_CONNECTIONS`] are open at once, and
@@ -7,6 +8,7 @@
 //! probe sends its request as soon as it connects and is answered then; a connection held open
 //! without a request is the one that goes).
 
+use crate::metrics::Metrics;
 use std::{
     collections::VecDeque,
     net::SocketAddr,
@@ -35,6 +37,8 @@ const MAX_REQUEST: usize = 1024;
 pub struct Health {
     ready: AtomicBool,
     leader: AtomicBool,
+    /// The reconcilers' counters, served as `/metrics`.
+    pub metrics: Metrics,
 }
 
 impl Health {
@@ -48,7 +52,16 @@ impl Health {
         self.leader.store(leader, Ordering::SeqCst);
     }
 
-    fn answer(&self, path: &str) -> (&'static str, String) {
+    fn answer(&self, path: &str) -> (&'static str, &'static str, String) {
+        const TEXT: &str = "text/plain";
+        if path == "/metrics" {
+            return ("200 OK", "text/plain; version=0.0.4", self.metrics.render());
+        }
+        let (status, body) = self.probe(path);
+        (status, TEXT, body)
+    }
+
+    fn probe(&self, path: &str) -> (&'static str, String) {
         let role = if self.leader.load(Ordering::SeqCst) {
             "leader"
         } else {
@@ -132,9 +145,9 @@ async fn answer(mut stream: tokio::net::TcpStream, health: Arc<Health>) {
     }
     let request = String::from_utf8_lossy(&buf[..n]);
     let path = request.split_whitespace().nth(1).unwrap_or("/");
-    let (status, body) = health.answer(path);
+    let (status, content_type, body) = health.answer(path);
     let response = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
     let _ = tokio::time::timeout(READ_TIMEOUT, stream.write_all(response.as_bytes())).await;
@@ -173,12 +186,12 @@ mod tests {
     #[test]
     fn readiness_follows_the_flag() {
         let h = Health::default();
-        assert_eq!(h.answer("/healthz").0, "200 OK");
-        assert_eq!(h.answer("/readyz").0, "503 Service Unavailable");
+        assert_eq!(h.probe("/healthz").0, "200 OK");
+        assert_eq!(h.probe("/readyz").0, "503 Service Unavailable");
         h.set_ready(true);
         h.set_leader(true);
-        assert_eq!(h.answer("/readyz"), ("200 OK", "ok (leader)\n".into()));
-        assert_eq!(h.answer("/nope").0, "404 Not Found");
+        assert_eq!(h.probe("/readyz"), ("200 OK", "ok (leader)\n".into()));
+        assert_eq!(h.probe("/nope").0, "404 Not Found");
     }
 
     #[tokio::test]

@@ -1093,3 +1093,227 @@ fn stored_cilium_needs_no_helm_on_path() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Waits until the cluster's fingerprint differs from `was` (the watch has brought a change).
+async fn changed_in_cache(
+    caches: &controller::Caches,
+    was: Option<u64>,
+    cluster: impl Fn() -> Value,
+) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while caches.cluster_fingerprint(&cluster()) == was {
+        assert!(
+            Instant::now() < deadline,
+            "the change never reached the cache"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// GETs and LISTs, and writes, the stand-in has received so far.
+fn reads_and_writes(s: &Setup) -> (u64, u64) {
+    let counts = s.api.request_counts();
+    let n = |verb: &str| counts.get(verb).copied().unwrap_or(0);
+    (n("get") + n("list"), s.api.writes())
+}
+
+/// Issue 26: a resync through the caches of unchanged, Ready clusters makes no request at all
+/// and no write; a change of one input (a MachineDeployment of one cluster, a SnowMachineConfig
+/// of another) makes the pass run again for that cluster only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_resync_of_ready_clusters_makes_no_request_and_a_change_reruns_one() {
+    const N: usize = 3;
+    let s = setup().await;
+    let names: Vec<String> = (0..N).map(|i| format!("c{i}")).collect();
+    for (i, name) in names.iter().enumerate() {
+        let mut c = DeclaredCluster::new(name, 1);
+        c.endpoint = format!("192.168.2.{}", 10 + i);
+        s.declare(&c);
+    }
+    let ctx = s.context(controller::FIELD_MANAGER).await;
+    let all_ready = |s: &Setup| {
+        s.api
+            .list(EKSA, "Cluster", Some("default"))
+            .iter()
+            .filter(|c| condition(c, "Ready").as_deref() == Some("True"))
+            .count()
+            == N
+    };
+    resync_until(&ctx, &s, "every cluster Ready", all_ready).await;
+    // Nothing changes from here on but what the test changes.
+    s.capi.pause();
+    let caches = controller::Caches::start(ctx.mgmt.client(), None).await;
+    tokio::time::timeout(Duration::from_secs(30), caches.ready())
+        .await
+        .expect("the caches list within 30 s");
+    let metrics = controller::Metrics::default();
+    // Passes run until one wrote nothing for every object (the first records the fingerprints).
+    for _ in 0..5 {
+        let pass = controller::resync_cached(&ctx, &caches, &metrics, 4).await;
+        assert_eq!(pass.errors, 0);
+        if pass.writes == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let unchanged = |kind: &str| metrics.reconciles(kind, controller::metrics::Ended::Unchanged);
+    let passes = |kind: &str| metrics.reconciles(kind, controller::metrics::Ended::Success);
+
+    let before = reads_and_writes(&s);
+    let (u, p) = (unchanged("Cluster"), passes("Cluster"));
+    let pass = controller::resync_cached(&ctx, &caches, &metrics, 4).await;
+    assert_eq!(
+        (pass.clusters, pass.machine_configs, pass.errors),
+        (N, 2 * N, 0)
+    );
+    assert_eq!(reads_and_writes(&s), before, "GETs and LISTs, writes: none");
+    assert_eq!(
+        (unchanged("Cluster") - u, passes("Cluster") - p),
+        (N as u64, 0)
+    );
+
+    // One cluster's MachineDeployment changes (its status, as CAPI's controller writes it).
+    let c1 = |s: &Setup| s.api.get(EKSA, "Cluster", Some("default"), "c1").unwrap();
+    let was = caches.cluster_fingerprint(&c1(&s));
+    assert!(was.is_some(), "every input of a declared cluster is cached");
+    let mut md = s
+        .api
+        .get(CORE, "MachineDeployment", Some(NS), "c1-md-0")
+        .expect("md");
+    md["status"]["observedGeneration"] =
+        json!(md["metadata"]["generation"].as_i64().unwrap_or(1) + 7);
+    s.put(md);
+    changed_in_cache(&caches, was, || c1(&s)).await;
+    let (reads, _) = reads_and_writes(&s);
+    let (u, p) = (unchanged("Cluster"), passes("Cluster"));
+    controller::resync_cached(&ctx, &caches, &metrics, 4).await;
+    assert_eq!(
+        (unchanged("Cluster") - u, passes("Cluster") - p),
+        (N as u64 - 1, 1),
+        "only c1's pass ran"
+    );
+    assert!(reads_and_writes(&s).0 > reads, "c1's pass read with GETs");
+
+    // Another cluster's SnowMachineConfig changes: its check and that cluster's pass run.
+    let c2 = |s: &Setup| s.api.get(EKSA, "Cluster", Some("default"), "c2").unwrap();
+    let was = caches.cluster_fingerprint(&c2(&s));
+    let mut config = s
+        .api
+        .get(EKSA, "SnowMachineConfig", Some("default"), "c2")
+        .expect("config");
+    config["metadata"]["labels"] = json!({"touched": "yes"});
+    s.put(config);
+    changed_in_cache(&caches, was, || c2(&s)).await;
+    let (u, p) = (unchanged("Cluster"), passes("Cluster"));
+    let checks = passes("SnowMachineConfig");
+    controller::resync_cached(&ctx, &caches, &metrics, 4).await;
+    assert_eq!(
+        passes("SnowMachineConfig") - checks,
+        1,
+        "only c2's config was checked"
+    );
+    assert_eq!(
+        (unchanged("Cluster") - u, passes("Cluster") - p),
+        (N as u64 - 1, 1),
+        "only c2's pass ran"
+    );
+    // Once the clusters have settled again (the label is part of the recorded spec: the pass
+    // wrote, so the next one runs), a resync is again without a request.
+    s.capi.resume();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let u = unchanged("Cluster");
+        let pass = controller::resync_cached(&ctx, &caches, &metrics, 4).await;
+        if pass.writes == 0 && unchanged("Cluster") - u == N as u64 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the clusters never settled again"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    s.capi.pause();
+    let before = reads_and_writes(&s);
+    controller::resync_cached(&ctx, &caches, &metrics, 4).await;
+    assert_eq!(reads_and_writes(&s), before);
+    let text = metrics.render();
+    assert!(
+        text.contains("snowctl_controller_reconciles_total{kind=\"Cluster\",result=\"unchanged\"}"),
+        "{text}"
+    );
+}
+
+/// The value of the metric line `name` (labels included) in a `/metrics` answer; 0 when absent.
+fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Issue 26: `/metrics` on the health port, in the Prometheus text format: the counters move as
+/// the running controller reconciles a declared cluster to Ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_endpoint_counts_reconciles_writes_and_durations() {
+    let s = setup().await;
+    let ctx = Arc::new(s.context(controller::FIELD_MANAGER).await);
+    let addr = free_addr();
+    let options = RunOptions {
+        concurrency: 2,
+        health: Some(addr),
+        leader: None,
+        webhook: None,
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(controller::run(ctx, options, async move {
+        let _ = rx.await;
+    }));
+    wait("health answers", async || {
+        get(addr, "/readyz").await.contains("200 OK")
+    })
+    .await;
+    let empty = get(addr, "/metrics").await;
+    assert!(
+        empty.contains("content-type: text/plain; version=0.0.4"),
+        "{empty}"
+    );
+    assert_eq!(metric(&empty, "snowctl_controller_writes_total"), 0.0);
+    s.declare(&edge(&[("md-0", 1)]));
+    wait("the cluster Ready", async || ready(&s)).await;
+    let success = "snowctl_controller_reconciles_total{kind=\"Cluster\",result=\"success\"}";
+    let count = "snowctl_controller_reconcile_duration_seconds_count{kind=\"Cluster\"}";
+    let text = get(addr, "/metrics").await;
+    for line in [
+        "# TYPE snowctl_controller_reconciles_total counter",
+        "# TYPE snowctl_controller_reconcile_errors_total counter",
+        "# TYPE snowctl_controller_reconcile_duration_seconds histogram",
+        "# TYPE snowctl_controller_writes_total counter",
+        "# TYPE snowctl_controller_queue_depth gauge",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+    }
+    let reconciles = metric(&text, success);
+    assert!(reconciles >= 1.0, "{text}");
+    assert!(metric(&text, count) >= reconciles, "{text}");
+    assert!(
+        metric(&text, "snowctl_controller_writes_total") >= 3.0,
+        "the finalizer, the objects, the status: {text}"
+    );
+    assert!(
+        metric(
+            &text,
+            "snowctl_controller_reconciles_total{kind=\"SnowMachineConfig\",result=\"success\"}"
+        ) >= 2.0,
+        "{text}"
+    );
+    // A change of the Cluster is a new reconcile: the counter moves.
+    let mut cluster = eksa_cluster(&s).unwrap();
+    cluster["metadata"]["labels"] = json!({"moved": "yes"});
+    s.put(cluster);
+    wait("another Cluster reconcile", async || {
+        metric(&get(addr, "/metrics").await, success) > reconciles
+    })
+    .await;
+    let _ = tx.send(());
+    task.await.unwrap().unwrap();
+}

@@ -52,6 +52,96 @@ pub struct Described {
     pub root: Option<Node>,
     /// The CNI on the workload cluster (installed images, agents ready), or why it is unknown.
     pub cni: Option<String>,
+    /// What the controller recorded on the EKS Anywhere Cluster of this name, when one is
+    /// declared on the management cluster (the kubectl and GitOps path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller: Option<Reconciled>,
+}
+
+/// What a controller last recorded in an EKS Anywhere Cluster's status. A reconcile that finds
+/// nothing changed writes nothing, so the time is that of the last reconcile that changed the
+/// status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reconciled {
+    /// The Cluster's namespace.
+    pub namespace: String,
+    /// Who last wrote the status (its field manager) and when (RFC 3339), from the Cluster's
+    /// `managedFields`.
+    pub last_written: Option<(String, String)>,
+    /// The generation of the spec the status describes, and the current one.
+    pub observed_generation: Option<i64>,
+    /// The Cluster's current generation.
+    pub generation: Option<i64>,
+    /// The `Ready` condition's status.
+    pub ready: Option<String>,
+    /// `status.failureReason` and `status.failureMessage`, when the last reconcile failed.
+    pub failure: Option<(String, String)>,
+}
+
+impl Reconciled {
+    /// What the status of EKS Anywhere Cluster `cluster` says.
+    pub fn of(cluster: &Value) -> Reconciled {
+        let meta = &cluster["metadata"];
+        let status = &cluster["status"];
+        let last_written = meta["managedFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["subresource"] == "status")
+            .filter_map(|e| Some((e["manager"].as_str()?, e["time"].as_str()?)))
+            .max_by(|a, b| a.1.cmp(b.1))
+            .map(|(m, t)| (m.to_owned(), t.to_owned()));
+        let ready = status["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == "Ready")
+            .and_then(|c| c["status"].as_str().map(str::to_owned));
+        let failure = status["failureReason"].as_str().map(|r| {
+            let message = status["failureMessage"].as_str().unwrap_or_default();
+            (r.to_owned(), message.to_owned())
+        });
+        Reconciled {
+            namespace: meta["namespace"].as_str().unwrap_or_default().to_owned(),
+            last_written,
+            observed_generation: status["observedGeneration"].as_i64(),
+            generation: meta["generation"].as_i64(),
+            ready,
+            failure,
+        }
+    }
+
+    fn to_text(&self) -> String {
+        let mut out = format!("Controller ({} Cluster): ", self.namespace);
+        match &self.last_written {
+            Some((manager, time)) => {
+                let _ = write!(out, "status last changed {time} by {manager}");
+            }
+            None => out.push_str("no status written yet"),
+        }
+        if let (Some(observed), Some(generation)) = (self.observed_generation, self.generation) {
+            let _ = write!(out, ", generation {observed} of {generation} observed");
+        }
+        if let Some(ready) = &self.ready {
+            let _ = write!(out, ", Ready={ready}");
+        }
+        out.push('\n');
+        if let Some((reason, message)) = &self.failure {
+            let _ = writeln!(out, "    failure: {reason}: {message}");
+        }
+        out
+    }
+}
+
+/// The EKS Anywhere Cluster named `cluster` in any namespace, if its kind is served.
+async fn declared_cluster(
+    mgmt: &Management,
+    cluster: &str,
+) -> Result<Option<Value>, LifecycleError> {
+    let all = mgmt
+        .list("anywhere.eks.amazonaws.com/v1alpha1", "Cluster", None, None)
+        .await?;
+    Ok(all.into_iter().find(|c| c["metadata"]["name"] == cluster))
 }
 
 fn conditions(object: &Value) -> Vec<Condition> {
@@ -130,11 +220,16 @@ fn node(object: &Value, children: Vec<Node>) -> Node {
 /// Describes cluster `cluster`; `root` is `None` when it is not on the management cluster.
 pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, LifecycleError> {
     let (contract, found) = find_cluster(mgmt, cluster, None).await?;
+    let controller = declared_cluster(mgmt, cluster)
+        .await?
+        .as_ref()
+        .map(Reconciled::of);
     let Some(root) = found else {
         return Ok(Described {
             cluster: cluster.to_owned(),
             root: None,
             cni: None,
+            controller,
         });
     };
     let ns = Some(NAMESPACE);
@@ -218,6 +313,7 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
         cluster: cluster.to_owned(),
         root: Some(node(&root, children)),
         cni,
+        controller,
     })
 }
 
@@ -237,6 +333,9 @@ impl Described {
         }
         if let Some(cni) = &self.cni {
             let _ = writeln!(out, "CNI: {cni}");
+        }
+        if let Some(controller) = &self.controller {
+            out.push_str(&controller.to_text());
         }
         out
     }
@@ -305,6 +404,7 @@ mod tests {
                 cluster: "edge".into(),
                 root: Some(node(&kcp(api), Vec::new())),
                 cni: None,
+                controller: None,
             }
             .to_text()
         };
@@ -317,6 +417,22 @@ mod tests {
         let v1 = text("controlplane.cluster.x-k8s.io/v1beta1");
         assert!(v1.contains("RollingOut=False NotRollingOut"), "{v1}");
         assert!(!v1.contains("Deleting=True"), "{v1}");
+    }
+
+    #[test]
+    fn the_controller_line_says_the_last_status_write_and_the_failure() {
+        let cluster = json!({"metadata": {"name": "edge", "namespace": "default", "generation": 2,
+            "managedFields": [
+                {"manager": "kubectl", "operation": "Update", "time": "2026-01-01T00:00:00Z"},
+                {"manager": "snowctl-controller", "operation": "Update", "subresource": "status", "time": "2026-01-02T00:00:00Z"},
+                {"manager": "other", "operation": "Update", "subresource": "status", "time": "2026-01-01T12:00:00Z"}]},
+            "status": {"observedGeneration": 2, "failureReason": "MachineConfigInvalid",
+                "failureMessage": "Invalid edge SnowMachineConfig: AMI ami-x is not on device 192.168.1.11",
+                "conditions": [{"type": "Ready", "status": "False"}]}});
+        assert_eq!(
+            Reconciled::of(&cluster).to_text(),
+            "Controller (default Cluster): status last changed 2026-01-02T00:00:00Z by snowctl-controller, generation 2 of 2 observed, Ready=False\n    failure: MachineConfigInvalid: Invalid edge SnowMachineConfig: AMI ami-x is not on device 192.168.1.11\n"
+        );
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub use applied::{fieldset, managed_fieldset, up_to_date};
 pub use cni::{CniManifest, CniManifestError};
 pub use create::{CreateOptions, Created, create, published_kubeconfig};
 pub use delete::{DeleteOptions, Deleted, Located, delete, locate};
-pub use describe::{Condition, Described, Node, describe};
+pub use describe::{Condition, Described, Node, Reconciled, describe};
 pub use error::LifecycleError;
 pub use event::{Event, Milestones, Stage};
 pub use inventory::{INVENTORY_SUFFIX, Inventory, MANAGED_BY, ObjectRef};

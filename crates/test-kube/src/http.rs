@@ -197,6 +197,9 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Respo
         shared.writes.fetch_add(1, Ordering::SeqCst);
     }
     let attributes = rbac::Attributes::of(parts.method.as_str(), &path, &params);
+    if let Ok(mut verbs) = shared.verbs.lock() {
+        *verbs.entry(attributes.verb.clone()).or_default() += 1;
+    }
     if !rbac::allowed(&shared.lock(), &user, &attributes) {
         return failure(&rbac::forbidden(&user, &attributes));
     }

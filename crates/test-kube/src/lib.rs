@@ -112,6 +112,8 @@ pub(crate) struct Shared {
     services: Mutex<HashMap<(String, String, u16), SocketAddr>>,
     addr: SocketAddr,
     requests: Mutex<Vec<String>>,
+    /// Requests received by authorization verb ([`KubeStandIn::request_counts`]).
+    verbs: Mutex<std::collections::BTreeMap<String, u64>>,
     writes: AtomicU64,
     /// Added to every request's answer, in nanoseconds (0: none); see [`KubeStandIn::set_latency`].
     latency: AtomicU64,
@@ -175,6 +177,7 @@ impl KubeStandIn {
             services: Mutex::new(HashMap::new()),
             addr,
             requests: Mutex::new(Vec::new()),
+            verbs: Mutex::default(),
             writes: AtomicU64::new(0),
             latency: AtomicU64::new(0),
             establisher: Default::default(),
@@ -380,6 +383,17 @@ impl KubeStandIn {
     pub fn set_latency(&self, latency: std::time::Duration) {
         let nanos = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
         self.shared.latency.store(nanos, Ordering::SeqCst);
+    }
+
+    /// How many requests were received, by the verb authorization sees in each (`get`, `list`,
+    /// `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`; a non-resource path's
+    /// method in lower case): a list and a watch are told apart, which `METHOD /path` is not.
+    pub fn request_counts(&self) -> std::collections::BTreeMap<String, u64> {
+        self.shared
+            .verbs
+            .lock()
+            .map(|v| v.clone())
+            .unwrap_or_default()
     }
 
     /// Every HTTP request received, as `METHOD /path` (no query), in order.

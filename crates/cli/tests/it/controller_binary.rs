@@ -140,3 +140,108 @@ impl Drop for Reaped {
         let _ = self.0.wait();
     }
 }
+
+/// Devices that have every AMI and key pair asked for.
+struct Devices;
+
+impl snow_controller::DeviceSource for Devices {
+    type Device = snow_test_devices::InMemoryDevice;
+
+    async fn devices(
+        &self,
+        _: &snow_lifecycle::Management,
+        ips: &[snow_api::DeviceIp],
+    ) -> Result<(Vec<Self::Device>, Vec<snow_api::DeviceIp>), String> {
+        let device = |ip| {
+            snow_test_devices::InMemoryDevice::new(ip)
+                .with_image("ami-good", &[])
+                .with_key_pair("edge-key")
+        };
+        Ok((ips.iter().copied().map(device).collect(), Vec::new()))
+    }
+}
+
+/// Issue 26: `describe cluster` says what the controller last recorded on the declared
+/// Cluster: when it last changed the status, the generation it observed, Ready, and the failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describe_cluster_shows_the_controllers_last_status_change_and_failure() {
+    use snow_test_kube::declared::{DeclaredCluster, EKSA};
+    let api = KubeStandIn::start().await.expect("stand-in");
+    api.install_capi().unwrap();
+    api.install_crds(&snow_api::crds_yaml().unwrap()).unwrap();
+    let _capi = api.start_capi(snow_test_kube::CapiOptions {
+        step: Duration::from_millis(10),
+        ..Default::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
+    let declared = DeclaredCluster::new("edge", 1);
+    for object in declared.objects() {
+        api.put(object).unwrap();
+    }
+    let ctx = snow_controller::Context {
+        mgmt: snow_lifecycle::Management::connect_for_watches(&kubeconfig, None)
+            .await
+            .unwrap(),
+        inputs: snow_api::release::ReleaseInputs::embedded().unwrap(),
+        devices: Devices,
+        manager: snow_controller::FIELD_MANAGER.into(),
+        namespace: None,
+        cni: snow_controller::CniSource::Manifest(
+            snow_lifecycle::CniManifest::parse(include_str!(
+                "../../../lifecycle/tests/fixtures/cilium.yaml"
+            ))
+            .unwrap(),
+        ),
+    };
+    let status = |field: &str| {
+        api.get(EKSA, "Cluster", Some("default"), "edge")
+            .map(|c| c["status"][field].clone())
+            .unwrap_or_default()
+    };
+    let ready = || {
+        status("conditions")
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+    };
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < Duration::from_secs(60), "never Ready");
+        snow_controller::resync(&ctx, 2).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    let describe = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"))
+            .args(["describe", "cluster", "edge", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .env_remove("KUBECONFIG")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = describe();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Controller (default Cluster): status last changed "))
+        .unwrap_or_else(|| panic!("no controller line:\n{text}"));
+    assert!(
+        line.ends_with(" by snowctl-controller, generation 1 of 1 observed, Ready=True"),
+        "{line}"
+    );
+    assert!(!text.contains("failure:"), "{text}");
+    // The identity Secret goes: the next reconcile records why the cluster cannot be handled.
+    api.delete("v1", "Secret", Some("default"), "edge-snow-credentials")
+        .unwrap();
+    snow_controller::resync(&ctx, 2).await.unwrap();
+    assert_eq!(status("failureReason"), "MissingCredentials");
+    let text = describe();
+    assert!(
+        text.contains(
+            "Ready=False\n    failure: MissingCredentials: the identity Secret default/edge-snow-credentials is missing\n"
+        ),
+        "{text}"
+    );
+}
