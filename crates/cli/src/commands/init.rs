@@ -17,7 +17,7 @@ use std::process::ExitCode;
 pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: bool) -> Outcome {
     let inputs = settings::release_inputs(&args.release, io)?;
     let secrets = settings::optional_secrets(&args.device_files, io)?;
-    let prepared = settings::components(
+    let mut prepared = settings::components(
         &args.components,
         &args.release,
         &inputs,
@@ -25,6 +25,13 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: boo
         secrets.as_ref().map(|(c, b)| (c, b)),
         io,
     )?;
+    // The controller goes last: its webhooks and roles concern the providers' kinds.
+    prepared.extend(settings::controller(
+        args.controller_image.as_deref(),
+        None,
+        Vec::new(),
+        io,
+    ));
     if args.dry_run && !upgrade {
         io.out(&init::to_yaml(&prepared, args.show_secrets));
         return Ok(ExitCode::SUCCESS);
