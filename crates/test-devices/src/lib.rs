@@ -32,7 +32,7 @@ mod moto;
 pub mod registry;
 pub mod small_disk;
 
-pub use ca::{ServerCertificate, TestCa};
+pub use ca::{ServerCertificate, TestCa, self_signed_for_names};
 pub use device_api::{
     DeviceApiStandIn, DeviceState, Dni, Faults, PHYSICAL_INTERFACES, StandInError,
 };

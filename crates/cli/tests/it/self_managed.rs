@@ -373,6 +373,6 @@ async fn bootstrap_flags_with_a_management_cluster_are_a_usage_error() {
         .await;
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--bootstrap-kubeconfig and --keep-bootstrap are for a create without a management cluster"), "{err}");
+    assert!(err.contains("--bootstrap-kubeconfig, --keep-bootstrap and --controller-image are for a create without a management cluster"), "{err}");
     assert_eq!(site.boot.writes(), 0, "nothing applied");
 }
