@@ -106,8 +106,25 @@ pub fn helm_template(
     spec: &ValidSpec,
     release: &ClusterRelease<'_>,
 ) -> Result<HelmTemplate, RenderError> {
-    let bundle = release.bundle.cilium()?;
-    let chart = &bundle.helm_chart;
+    Ok(HelmTemplate {
+        append: network_policies(spec),
+        ..invocation(
+            spec,
+            &release.bundle.cilium()?.helm_chart,
+            kube_version(release.distro)?,
+            values(spec, release)?,
+        )
+    })
+}
+
+/// The `helm template` invocation of `chart` with these values, pulled as the spec says (its
+/// registry mirror, the mirror's login, its proxy); nothing appended.
+pub(crate) fn invocation(
+    spec: &ValidSpec,
+    chart: &snow_api::release::Image,
+    kube_version: String,
+    values: Map<String, Value>,
+) -> HelmTemplate {
     let mirror = spec
         .cluster
         .spec
@@ -127,15 +144,15 @@ pub fn helm_template(
         .filter(|m| m.authenticate == Some(true))
         .and(mirror.as_ref())
         .map(|m| m.base().to_owned());
-    Ok(HelmTemplate {
+    HelmTemplate {
         chart: chart_uri,
         version: chart.tag().unwrap_or_default().to_owned(),
-        kube_version: kube_version(release)?,
-        values: values(spec, release)?,
+        kube_version,
+        values,
         login,
         env: env(spec),
-        append: network_policies(spec),
-    })
+        append: None,
+    }
 }
 
 /// EKS Anywhere's Helm values for Cilium. With `helmValues` they are exactly `helmValues` (no
@@ -145,11 +162,36 @@ pub fn values(
     spec: &ValidSpec,
     release: &ClusterRelease<'_>,
 ) -> Result<Map<String, Value>, RenderError> {
-    let cilium = spec.cilium();
+    let s = &spec.cluster.spec;
+    let no_workers = s
+        .worker_node_group_configurations
+        .as_ref()
+        .is_none_or(Vec::is_empty);
+    let one_control_plane = s
+        .control_plane_configuration
+        .as_ref()
+        .and_then(|cp| cp.count)
+        == Some(1);
+    // Snow requires a worker group, so this holds only for specs other providers allow; kept so
+    // the rule reads as EKS Anywhere's.
+    let one_machine = no_workers && one_control_plane;
+    Ok(values_of(
+        spec.cilium(),
+        one_machine,
+        release.bundle.cilium()?,
+    ))
+}
+
+/// [`values`] from the settings themselves: `one_machine` for a cluster of one control-plane
+/// machine and no worker.
+pub(crate) fn values_of(
+    cilium: snow_api::cni::Cilium,
+    one_machine: bool,
+    bundle: &snow_api::release::CiliumBundle,
+) -> Map<String, Value> {
     if let Some(values) = cilium.helm_values {
-        return Ok(values);
+        return values;
     }
-    let bundle = release.bundle.cilium()?;
     let tag = |image: &snow_api::release::Image| image.tag().unwrap_or_default().to_owned();
     let mut operator = json!({
         "image": {
@@ -164,19 +206,7 @@ pub fn values(
             {"key": "node.cilium.io/agent-not-ready", "operator": "Exists"},
         ],
     });
-    let s = &spec.cluster.spec;
-    let no_workers = s
-        .worker_node_group_configurations
-        .as_ref()
-        .is_none_or(Vec::is_empty);
-    let one_control_plane = s
-        .control_plane_configuration
-        .as_ref()
-        .and_then(|cp| cp.count)
-        == Some(1);
-    // Snow requires a worker group, so this holds only for specs other providers allow; kept so
-    // the rule reads as EKS Anywhere's.
-    if no_workers && one_control_plane {
+    if one_machine {
         operator["replicas"] = json!(1);
     }
     let mut cni = json!({"chainingMode": "portmap"});
@@ -217,13 +247,13 @@ pub fn values(
             v.insert("ipv6NativeRoutingCIDR".into(), json!(ipv6.to_string()));
         }
     }
-    Ok(v)
+    v
 }
 
-/// `<major>.<minor>` of the release's Kubernetes version, from its `kube-apiserver` image tag
+/// `<major>.<minor>` of the EKS-D release's Kubernetes version, from its `kube-apiserver` image tag
 /// (`v1.30.14-eks-1-30-58` → `1.30`), as EKS Anywhere passes `--kube-version`.
-fn kube_version(release: &ClusterRelease<'_>) -> Result<String, RenderError> {
-    let tag = &release.distro.kubernetes.tag;
+pub(crate) fn kube_version(distro: &snow_api::release::KubeDistro) -> Result<String, RenderError> {
+    let tag = &distro.kubernetes.tag;
     let mut parts = tag.trim_start_matches('v').split('.');
     let number = |p: Option<&str>| {
         p.map(|p| p.split(|c: char| !c.is_ascii_digit()).next().unwrap_or(""))
@@ -272,6 +302,15 @@ fn env(spec: &ValidSpec) -> Vec<(String, String)> {
         env.push(("NO_PROXY".into(), no_proxy.join(",")));
     }
     env
+}
+
+/// Appends `extra` (YAML documents) to helm's output as another document.
+pub fn append_documents(manifest: &mut String, extra: &str) {
+    if !manifest.is_empty() && !manifest.ends_with('\n') {
+        manifest.push('\n');
+    }
+    manifest.push_str("---\n");
+    manifest.push_str(extra);
 }
 
 /// With policy enforcement `always` (the `helmValues` key when `helmValues` is set, else the

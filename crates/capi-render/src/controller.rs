@@ -107,8 +107,6 @@ pub struct ControllerComponent {
     pub image: String,
     /// The proxy settings, from the cluster spec.
     pub proxy: Option<Proxy>,
-    /// Extra arguments after the fixed ones (e.g. where Cilium comes from).
-    pub extra_args: Vec<String>,
 }
 
 fn labels() -> Value {
@@ -142,7 +140,8 @@ fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
 /// - Secrets: get (the devices' credentials, the clusters' identity and kubeconfig Secrets),
 ///   create, patch and delete (those a cluster's render holds, applied and cleaned up as its
 ///   other objects);
-/// - ConfigMaps: the cluster's inventory ConfigMap (list by label, get, create, patch, delete);
+/// - ConfigMaps: the cluster's inventory ConfigMap (list by label, get, create, patch, delete)
+///   and the stored Cilium manifests (`--cni-stored`: get);
 /// - the Namespace `eksa-system`, applied by each pass (get, create, patch);
 /// - Events about Clusters: create and patch (a server-side apply).
 pub fn cluster_rules() -> Vec<Value> {
@@ -209,9 +208,13 @@ pub fn leader_election_rules() -> Vec<Value> {
     )]
 }
 
-/// The container's arguments (after the image's `snowctl` entrypoint).
-pub fn args(component: &ControllerComponent) -> Vec<String> {
-    let mut args: Vec<String> = [
+/// The container's arguments (after the image's `snowctl` entrypoint): JSON logs, the Lease in
+/// `eksa-system`, health and webhooks on every address of the pod, the certificate from the
+/// mounted Secret, and Cilium from the manifests stored on the cluster (`--cni-stored`: the
+/// image has no helm and the site may have no network; `snowctl create`/`upgrade cluster` and
+/// `snowctl store cilium` store them).
+pub fn args() -> Vec<String> {
+    [
         "controller",
         "--log-format",
         "json",
@@ -223,11 +226,10 @@ pub fn args(component: &ControllerComponent) -> Vec<String> {
         &format!("0.0.0.0:{WEBHOOK_PORT}"),
         "--webhook-cert-dir",
         CERT_DIR,
+        "--cni-stored",
     ]
     .map(String::from)
-    .to_vec();
-    args.extend(component.extra_args.iter().cloned());
-    args
+    .to_vec()
 }
 
 fn deployment(component: &ControllerComponent) -> Value {
@@ -244,7 +246,7 @@ fn deployment(component: &ControllerComponent) -> Value {
         "name": "controller",
         "image": component.image,
         "imagePullPolicy": "IfNotPresent",
-        "args": args(component),
+        "args": args(),
         "ports": [
             {"name": "health", "containerPort": HEALTH_PORT, "protocol": "TCP"},
             {"name": "webhook", "containerPort": WEBHOOK_PORT, "protocol": "TCP"},
@@ -383,7 +385,6 @@ mod tests {
                 https: "http://proxy:3128".into(),
                 no_proxy: vec!["10.96.0.0/12".into(), ".svc".into()],
             }),
-            extra_args: Vec::new(),
         };
         let d = deployment(&component);
         let env = &d["spec"]["template"]["spec"]["containers"][0]["env"];

@@ -24,6 +24,7 @@ pub mod controller;
 mod engine;
 pub mod names;
 mod objects;
+pub mod stored_cilium;
 pub mod upgrade;
 pub mod yaml;
 

@@ -26,7 +26,6 @@ fn the_component_with_the_specs_proxy() {
     let component = ControllerComponent {
         image: snow_api::release::controller_image("10.1.2.3:5000"),
         proxy: Proxy::of(&spec),
-        extra_args: vec!["--cni-stored".into()],
     };
     let objects = objects(&component);
     let yaml: String = objects

@@ -63,6 +63,9 @@ pub enum Command {
     /// restore them.
     #[command(subcommand)]
     Move(MoveCommand),
+    /// Store rendered manifests on the management cluster for the in-cluster controller.
+    #[command(subcommand)]
+    Store(StoreCommand),
 }
 
 /// `snowctl move …`
@@ -214,6 +217,12 @@ pub struct ControllerArgs {
     /// cluster, helm on PATH).
     #[arg(long, value_name = "FILE")]
     pub cni_manifest: Option<PathBuf>,
+    /// Install the Cilium manifest stored on the management cluster for each cluster's chart,
+    /// Kubernetes version and Cilium settings (by `snowctl store cilium`, `init`, `create
+    /// cluster`, `upgrade`): no helm and no network needed. A cluster with none stored gets the
+    /// status CiliumManifestNotStored naming the command to run.
+    #[arg(long, conflicts_with = "cni_manifest")]
+    pub cni_stored: bool,
     /// Serve the admission webhooks over HTTPS with this directory's `tls.crt` and `tls.key`
     /// (read again when they change); without it no webhook is served.
     #[arg(long, value_name = "DIR")]
@@ -850,4 +859,33 @@ fn device_timeout(text: &str) -> Result<std::time::Duration, String> {
         return Err(format!("`{text}` is not from 1s to 10m"));
     }
     Ok(d)
+}
+
+/// `snowctl store …`
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Render Cilium with helm template for a cluster spec's Cilium settings, and for the default
+    /// settings of every Kubernetes version of the bundle, and store each manifest on the
+    /// management cluster (ConfigMap eksa-system/cilium-manifest-KEY), where `snowctl controller
+    /// --cni-stored` reads it. A manifest already stored is not rendered again.
+    Cilium(StoreCiliumArgs),
+}
+
+/// `snowctl store cilium -f FILE --kubeconfig MGMT`
+#[derive(Debug, Args)]
+pub struct StoreCiliumArgs {
+    /// The cluster spec file (its Cilium settings, Kubernetes version and registry mirror), or
+    /// `-` for standard input.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub file: PathBuf,
+    /// Store this manifest (rendered elsewhere with helm template for the spec's settings)
+    /// instead of running helm; only the spec's own settings are stored then.
+    #[arg(long, value_name = "FILE")]
+    pub cni_manifest: Option<PathBuf>,
+    /// The release catalog; with --artifacts, helm renders the archive's charts (no registry).
+    #[command(flatten)]
+    pub release: ReleaseArgs,
+    /// The management cluster.
+    #[command(flatten)]
+    pub management: ManagementArgs,
 }

@@ -488,6 +488,43 @@ pub fn chart_files(
     Ok(ChartFiles { files, _dir: dir })
 }
 
+/// The Cilium chart of every Kubernetes version of the archive's Bundles that the archive holds,
+/// taken out (digest checked) into temporary files for as long as the result lives, so `helm
+/// template` reads a file, never a registry. An archive that holds none of them: exit 2 naming
+/// the first. With the archive's path, for what is said about a chart it lacks.
+pub fn archive_cilium_charts(
+    path: &std::path::Path,
+    inputs: &snow_api::release::ReleaseInputs,
+    io: &mut Io<'_>,
+) -> Result<(ChartFiles, String), ExitCode> {
+    let archive = snow_images::Archive::open(path).map_err(|e| exit::usage(io, e))?;
+    let mut named: Vec<&snow_api::release::Image> = Vec::new();
+    for bundle in &inputs.bundles.spec.versions_bundles {
+        if let Ok(cilium) = bundle.cilium()
+            && !named.iter().any(|c| c.uri == cilium.helm_chart.uri)
+        {
+            named.push(&cilium.helm_chart);
+        }
+    }
+    let held: Vec<_> = (named.iter().copied())
+        .filter(|c| (archive.images().iter()).any(|i| i.name.as_deref() == Some(c.uri.as_str())))
+        .collect();
+    let charts = match (held.is_empty(), named.first()) {
+        (false, _) => held,
+        // Not in the archive: said by the archive, with what to do.
+        (true, Some(first)) => vec![*first],
+        (true, None) => {
+            let why = format!(
+                "{}: its Bundles name no Cilium chart (versionsBundles[].cilium.helmChart)",
+                path.display()
+            );
+            return Err(exit::usage(io, why));
+        }
+    };
+    let files = chart_files(&archive, &charts, io)?;
+    Ok((files, archive.path().display().to_string()))
+}
+
 /// The per-stage timeouts of create and upgrade.
 pub fn waits(args: &WaitArgs) -> WaitOptions {
     let limit = |d| (!args.no_timeouts).then_some(d);
@@ -665,7 +702,6 @@ pub fn components(
 pub fn controller(
     image: Option<&str>,
     spec: Option<&ValidSpec>,
-    extra_args: Vec<String>,
     io: &mut Io<'_>,
 ) -> Option<ComponentObjects> {
     let mirror = spec
@@ -680,7 +716,6 @@ pub fn controller(
     let component = capi_render::controller::ControllerComponent {
         image,
         proxy: spec.and_then(capi_render::controller::Proxy::of),
-        extra_args,
     };
     Some(snow_lifecycle::init::controller::component(&component))
 }

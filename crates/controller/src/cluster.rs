@@ -174,14 +174,16 @@ async fn converge<S: DeviceSource>(
     }
     observed.workers = Some((pass.workers.ready, pass.workers.detail.clone()));
     // The CNI, as EKS Anywhere's ReconcileCNI: without it no Node becomes Ready.
-    let manifest = match cni_manifest(ctx, &spec, &release).await {
+    let manifest = match &ctx.cni {
+        crate::CniSource::Stored => stored_cni_manifest(mgmt, &spec, &release).await?,
+        _ => cni_manifest(ctx, &spec, &release)
+            .await
+            .map_err(|why| ("CniRenderFailed", why)),
+    };
+    let manifest = match manifest {
         Ok(manifest) => manifest,
-        Err(why) => {
-            return Ok(Err(fail(
-                "CniRenderFailed",
-                why,
-                Some(Duration::from_secs(60)),
-            )));
+        Err((reason, why)) => {
+            return Ok(Err(fail(reason, why, Some(Duration::from_secs(60)))));
         }
     };
     let skip = spec.cilium().skip_upgrade;
@@ -217,6 +219,7 @@ async fn cni_manifest<S: DeviceSource>(
 ) -> Result<snow_lifecycle::CniManifest, String> {
     let (mut options, chart_file) = match &ctx.cni {
         crate::CniSource::Manifest(manifest) => return Ok(manifest.clone()),
+        crate::CniSource::Stored => unreachable!("read by stored_cni_manifest"),
         crate::CniSource::Helm(options) => (options.clone(), None),
         crate::CniSource::HelmChartFiles {
             charts,
@@ -253,6 +256,53 @@ async fn cni_manifest<S: DeviceSource>(
     .map_err(|e| e.to_string())?
     .map_err(|e| e.to_string())?;
     snow_lifecycle::CniManifest::parse(&rendered).map_err(|e| e.to_string())
+}
+
+/// The manifest stored on the management cluster for this cluster's Cilium key (one GET), with
+/// EKS Anywhere's NetworkPolicies appended; `Err` is the status reason and message.
+async fn stored_cni_manifest(
+    mgmt: &Management,
+    spec: &ValidSpec,
+    release: &snow_api::release::ClusterRelease<'_>,
+) -> Result<Result<snow_lifecycle::CniManifest, (&'static str, String)>, LifecycleError> {
+    use capi_render::stored_cilium::{NAMESPACE, StoredCilium};
+    use snow_lifecycle::cni::stored::{Lookup, load};
+    let stored = match StoredCilium::for_cluster(spec, release) {
+        Ok(stored) => stored,
+        Err(e) => return Ok(Err(("CniRenderFailed", e.to_string()))),
+    };
+    let store = format!(
+        "run `snowctl store cilium -f <this cluster's spec file> --kubeconfig <management cluster kubeconfig>` where helm or the offline archive (--artifacts) is at hand; it is looked for again every minute"
+    );
+    let mut manifest = match load(mgmt, &stored).await? {
+        Lookup::Found(manifest) => manifest,
+        Lookup::Missing => {
+            return Ok(Err((
+                "CiliumManifestNotStored",
+                format!(
+                    "no Cilium manifest is stored for this cluster's Cilium settings (chart {}, Kubernetes {}; ConfigMap {NAMESPACE}/{}): {store}",
+                    stored.chart,
+                    stored.kube_version,
+                    stored.name()
+                ),
+            )));
+        }
+        Lookup::Unusable(e) => {
+            return Ok(Err(("CiliumManifestNotStored", format!("{e}: {store}"))));
+        }
+    };
+    if let Some(extra) = capi_render::cilium::network_policies(spec) {
+        capi_render::cilium::append_documents(&mut manifest, &extra);
+    }
+    Ok(snow_lifecycle::CniManifest::parse(&manifest).map_err(|e| {
+        (
+            "CiliumManifestNotStored",
+            format!(
+                "the Cilium manifest stored in ConfigMap {NAMESPACE}/{} cannot be used ({e}): {store}",
+                stored.name()
+            ),
+        )
+    }))
 }
 
 /// The registry mirror's login for an authenticating mirror, from the Secret snowctl's create

@@ -101,6 +101,13 @@ pub enum CniSource {
         /// How helm runs.
         options: snow_lifecycle::cni::helm::HelmOptions,
     },
+    /// The manifest the CLI stored on the management cluster for the cluster's chart, Kubernetes
+    /// version and Cilium values (`snowctl controller --cni-stored`;
+    /// [`snow_lifecycle::cni::stored`]), with EKS Anywhere's NetworkPolicies appended as helm's
+    /// output gets them: no helm and no network. A cluster whose key has no manifest is
+    /// `CiliumManifestNotStored`, naming the command that stores it, and is looked at again a
+    /// minute later.
+    Stored,
 }
 
 impl CniSource {

@@ -990,3 +990,106 @@ fn fake_helm(helm: &std::path::Path, script: &str) -> snow_lifecycle::cni::helm:
         ..Default::default()
     }
 }
+
+/// The declared cluster's spec, as `snowctl` reads the file the objects were applied from.
+fn declared_spec(cluster: &DeclaredCluster) -> snow_api::ValidSpec {
+    let text: Vec<String> = (cluster.objects().iter())
+        .filter(|o| o["apiVersion"] == EKSA)
+        .map(Value::to_string)
+        .collect();
+    snow_api::check(&text.join("\n---\n"))
+        .unwrap()
+        .into_valid()
+        .unwrap_or_else(|r| panic!("{:#?}", r.findings))
+}
+
+/// Run by [`stored_cilium_needs_no_helm_on_path`] in a process whose PATH is an empty directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "run by stored_cilium_needs_no_helm_on_path with an empty PATH"]
+async fn stored_cilium_brings_a_declared_cluster_to_ready() {
+    use capi_render::stored_cilium::{NAMESPACE, StoredCilium};
+    use snow_lifecycle::cni::stored::{Stored, store};
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        assert!(!dir.join("helm").exists(), "helm is on PATH in {dir:?}");
+    }
+    let s = setup().await;
+    let ctx = s
+        .context_with(controller::FIELD_MANAGER, CniSource::Stored)
+        .await;
+    let declared = edge(&[("md-0", 1)]);
+    s.declare(&declared);
+    let spec = declared_spec(&declared);
+    let inputs = snow_api::release::ReleaseInputs::embedded().unwrap();
+    let release = inputs.resolve(&spec, None).unwrap();
+    let key = StoredCilium::for_cluster(&spec, &release).unwrap();
+
+    // Nothing stored for the cluster's key: its status says which and what to run.
+    resync_until(&ctx, &s, "the not-stored status", |s| {
+        eksa_cluster(s).is_some_and(|c| c["status"]["failureReason"] == "CiliumManifestNotStored")
+    })
+    .await;
+    let message = eksa_cluster(&s).unwrap()["status"]["failureMessage"].clone();
+    let message = message.as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!("ConfigMap {NAMESPACE}/{}", key.name()))
+            && message.contains("snowctl store cilium -f"),
+        "{message}"
+    );
+    assert!(!ready(&s));
+
+    // A ConfigMap of that name holding something else (a store of an older snowctl, a hand
+    // edit) is said, never installed.
+    let mut other = key.config_map("kind: Nothing\n").unwrap();
+    other["metadata"]["annotations"] = json!({});
+    s.put(other);
+    resync_until(&ctx, &s, "the unusable status", |s| {
+        eksa_cluster(s).is_some_and(|c| {
+            (c["status"]["failureMessage"].as_str()).is_some_and(|m| m.contains("annotation"))
+        })
+    })
+    .await;
+
+    // Stored: the cluster comes up with it; a second store writes nothing.
+    let mgmt = &ctx.mgmt;
+    let manifest = include_str!("../../lifecycle/tests/fixtures/cilium.yaml");
+    assert_eq!(store(mgmt, &key, manifest).await.unwrap(), Stored::Written);
+    let writes = s.api.writes();
+    assert_eq!(
+        store(mgmt, &key, manifest).await.unwrap(),
+        Stored::Unchanged
+    );
+    assert_eq!(s.api.writes(), writes);
+    resync_until(&ctx, &s, "Ready", ready).await;
+    assert_eq!(
+        cilium_images(&s),
+        (
+            cilium().agent_image().to_owned(),
+            cilium().operator_image().to_owned()
+        )
+    );
+    // What is not a Cilium manifest is not stored.
+    let err = store(mgmt, &key, "kind: ConfigMap\n").await.unwrap_err();
+    assert!(err.to_string().contains("cannot store"), "{err}");
+}
+
+#[test]
+fn stored_cilium_needs_no_helm_on_path() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "stored_cilium_brings_a_declared_cluster_to_ready",
+            "--exact",
+            "--ignored",
+            "--test-threads=1",
+        ])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -179,6 +179,15 @@ pub enum LifecycleError {
         "no CNI manifest: snowctl installs Cilium on the workload cluster from a rendered manifest, and none was given (nothing was applied)"
     )]
     NoCniManifest,
+    /// A Cilium manifest cannot be stored on the management cluster (too large, or not a Cilium
+    /// manifest).
+    #[error("cannot store the Cilium manifest {name}: {reason}")]
+    CiliumStore {
+        /// The ConfigMap it would be.
+        name: String,
+        /// Why.
+        reason: String,
+    },
     /// The CAPAS identity Secret is not on the management cluster and no credentials were given.
     #[error(
         "the CAPAS identity Secret {namespace}/{name} is not on the management cluster and no device credentials were given (nothing was applied)"
@@ -312,6 +321,9 @@ impl LifecycleError {
             ),
             LifecycleError::NoCniManifest => {
                 "install helm (snowctl renders Cilium with helm template, as EKS Anywhere does) or pass a rendered manifest with --cni-manifest FILE".into()
+            }
+            LifecycleError::CiliumStore { .. } => {
+                "store the output of helm template for these settings (snowctl store cilium renders it), with its DaemonSet kube-system/cilium and Deployment kube-system/cilium-operator".into()
             }
             LifecycleError::NoIdentity { .. } => {
                 "give the device credentials: set EKSA_AWS_CREDENTIALS_FILE and EKSA_AWS_CA_BUNDLES_FILE (or --credentials and --ca-bundle); snowctl then renders the Secret".into()

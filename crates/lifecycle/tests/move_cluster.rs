@@ -356,8 +356,17 @@ async fn a_cluster_moves_object_by_object_and_the_target_takes_over() {
 
     // The target's controllers take over: nothing re-created, the cluster stays ready.
     target.capi.resume();
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    let later = snapshot(&target.api);
+    // Under load the controllers' passes take longer: looked at until they settle (bounded).
+    let start = std::time::Instant::now();
+    let later = loop {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let later = snapshot(&target.api);
+        let cluster = &later[&("Cluster".to_owned(), CLUSTER.to_owned())];
+        if cluster["status"]["phase"] == "Provisioned" || start.elapsed() > Duration::from_secs(20)
+        {
+            break later;
+        }
+    };
     assert_eq!(
         later.keys().collect::<Vec<_>>(),
         after.keys().collect::<Vec<_>>()

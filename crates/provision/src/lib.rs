@@ -44,6 +44,11 @@ pub struct Request<'a> {
     pub registry_credentials: Option<&'a RegistryCredentials>,
     /// The device files preflight and the default key's import read.
     pub devices: DevicePaths<'a>,
+    /// The release inputs the cluster's came from: with them, a create or upgrade also stores
+    /// the default Cilium manifest of every Kubernetes version of their bundle on the
+    /// management cluster (for `snowctl controller --cni-stored`); without, only the cluster's
+    /// own.
+    pub inputs: Option<&'a snow_api::release::ReleaseInputs>,
     /// The directory of the cluster's local files: `<dir>/<cluster>/` holds the default SSH key
     /// and the workload kubeconfig (EKS Anywhere's layout; the CLI passes the current directory).
     pub dir: &'a Path,

@@ -65,7 +65,7 @@ pub async fn create(
     on_event: &mut dyn FnMut(Event),
 ) -> Result<SelfManaged, ProvisionError> {
     let cluster = req.spec.name().to_owned();
-    let cni = opts.create.cni.clone().manifest(req, on_event)?;
+    let cni = opts.create.cni.clone().render(req, on_event)?;
     preflight::checks(req.spec, req.devices, opts.create.checks, on_event).await?;
     let path = kubeconfig::path_for(req.dir, &cluster);
     let mut target = reach(&path).await;
@@ -128,7 +128,8 @@ pub async fn create(
                 .map_err(|e| fail(what, e.into()))?;
             let what = "Creating new management cluster";
             step(on_event, what);
-            let made = workflow::create_on(boot, req, cni, &opts.create, on_event).await;
+            let made = workflow::create_on(boot, req, cni.manifest.clone(), &opts.create, on_event);
+            let made = made.await;
             let made = made.map_err(|e| fail(what, e.into()))?;
             let t = Management::connect(&made.kubeconfig, None).await;
             target = Some(t.map_err(|e| fail(what, e.into()))?);
@@ -167,6 +168,14 @@ pub async fn create(
     record_spec(t, req, &opts.init)
         .await
         .map_err(|e| interrupted(what, e, &cluster, bootstrap, true))?;
+    // On the new cluster, which manages the next ones (what the bootstrap cluster held is gone
+    // with it).
+    workflow::store_cilium(t, req, &cni, on_event)
+        .await
+        .map_err(|e| {
+            let what = "Storing the Cilium manifests for the in-cluster controller";
+            interrupted(what, e.into(), &cluster, bootstrap, true)
+        })?;
     // After the spec is recorded: the controller's webhooks would review (and its defaulting
     // webhook change) the recorded objects, and it finds the cluster it manages in place.
     if let Some(controller) = &opts.controller {

@@ -56,10 +56,52 @@ pub async fn create(
     opts: &CreateOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Provisioned, ProvisionError> {
-    let cni = opts.cni.clone().manifest(req, on_event)?;
+    let cni = opts.cni.clone().render(req, on_event)?;
     preflight::checks(req.spec, req.devices, opts.checks, on_event).await?;
     let mgmt = connect(kubeconfig, context, on_event).await?;
-    Ok(create_on(&mgmt, req, cni, opts, on_event).await?)
+    let made = create_on(&mgmt, req, cni.manifest.clone(), opts, on_event).await?;
+    store_cilium(&mgmt, req, &cni, on_event).await?;
+    Ok(made)
+}
+
+/// Stores on `mgmt` the Cilium manifests a `snowctl controller --cni-stored` there reads
+/// ([`snow_lifecycle::cni::stored::store_all`]): the cluster's own (a failure is an error) and,
+/// with `req.inputs`, the default settings' of every Kubernetes version of the bundle (a failure
+/// is a note: the cluster does not need them).
+pub(crate) async fn store_cilium(
+    mgmt: &Management,
+    req: &Request<'_>,
+    cni: &crate::cni::Rendered,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), LifecycleError> {
+    use snow_lifecycle::cni::stored::{Outcome, store_all};
+    step(
+        on_event,
+        "Storing the Cilium manifests for the in-cluster controller",
+    );
+    let reports = store_all(
+        mgmt,
+        req.spec,
+        req.release,
+        req.inputs,
+        cni.helm_output.as_deref(),
+        &cni.source,
+        on_event,
+    )
+    .await?;
+    for report in reports {
+        match report.outcome {
+            Outcome::Failed(reason) if report.own => {
+                return Err(LifecycleError::CiliumStore {
+                    name: report.name,
+                    reason,
+                });
+            }
+            Outcome::Failed(reason) => on_event(Event::Note(reason)),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Upgrades the cluster of `req` on the management cluster of `kubeconfig`; with `dry_run`,
@@ -74,7 +116,7 @@ pub async fn upgrade(
     let dry_run = opts.dry_run;
     let cni = match dry_run {
         true => None,
-        false => Some(opts.cni.clone().manifest(req, on_event)?),
+        false => Some(opts.cni.clone().render(req, on_event)?),
     };
     if !dry_run {
         // An existing cluster's endpoint answers: the in-use probe is for create only.
@@ -100,9 +142,14 @@ pub async fn upgrade(
     let options = lifecycle::UpgradeOptions {
         wait: opts.wait,
         dry_run,
-        cni,
+        cni: cni.as_ref().map(|c| c.manifest.clone()),
     };
-    Ok(lifecycle::upgrade(&mgmt, &req.cluster(key.as_deref()), &options, on_event).await?)
+    let outcome =
+        lifecycle::upgrade(&mgmt, &req.cluster(key.as_deref()), &options, on_event).await?;
+    if let Some(cni) = &cni {
+        store_cilium(&mgmt, req, cni, on_event).await?;
+    }
+    Ok(outcome)
 }
 
 /// Connects to a management cluster and says where it is.

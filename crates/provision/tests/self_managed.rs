@@ -213,6 +213,7 @@ async fn run(site: &Site, stop_at: Option<&str>, tweak: impl FnOnce(&mut Options
         }),
         registry_credentials: None,
         devices: DevicePaths::default(),
+        inputs: None,
         dir: site.dir.path(),
     };
     let bootstrap = Existing::new(&site.boot_kubeconfig, None);
@@ -278,6 +279,14 @@ async fn assert_self_managed(site: &Site) {
         "{:?}",
         eksa[0]["metadata"]
     );
+    // The Cilium manifest for a `--cni-stored` controller is on the cluster that manages.
+    let label = "snowctl.anywhere.eks.amazonaws.com/cilium-manifest";
+    let stored = |api: &KubeStandIn| {
+        (api.list("v1", "ConfigMap", Some(NS)).iter())
+            .filter(|c| c["metadata"]["labels"][label] == "true")
+            .count()
+    };
+    assert_eq!((stored(&site.target), stored(&site.boot)), (1, 0));
     let secrets = site.target.list("v1", "Secret", Some(NS));
     assert!(
         secrets
@@ -529,6 +538,7 @@ async fn a_self_managed_cluster_upgrades_itself() {
         }),
         registry_credentials: None,
         devices: DevicePaths::default(),
+        inputs: Some(&inputs),
         dir: site.dir.path(),
     };
     let opts = options();

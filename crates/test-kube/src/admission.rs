@@ -11,6 +11,12 @@
 //! status, its code below 400 raised to 400 (`admission webhook "NAME" denied the request:
 //! MESSAGE`). Webhook configurations themselves are never sent to webhooks.
 //!
+//! A webhook whose Service no test mapped ([`crate::KubeStandIn::map_service`]) belongs to a
+//! simulated provider (cert-manager, Cluster API, CAPAS run no webhook servers here): it has
+//! endpoints once a Deployment of the Service's namespace whose pods the Service selects is
+//! Available, and then admits every request unchanged; before, it has none, and the call fails
+//! as on a cluster (`no endpoints available for service "NAME"`).
+//!
 //! Not modelled: `reinvocationPolicy` (a mutating webhook is called once), conversion for
 //! `matchPolicy: Equivalent` (the webhook is told the version it named, the object is sent as
 //! stored), match conditions, the AdmissionReview v1beta1 (a webhook must list `v1`), warnings
@@ -296,7 +302,7 @@ fn known_reason(reason: &str) -> &'static str {
 }
 
 /// Where the webhook is, as the API server resolves `clientConfig`.
-fn endpoint(shared: &Shared, hook: &Hook) -> Result<Endpoint, String> {
+fn endpoint(shared: &Shared, hook: &Hook) -> Result<Target, String> {
     let config = &hook.spec["clientConfig"];
     let ca = match config["caBundle"].as_str() {
         Some(b) => base64::engine::general_purpose::STANDARD
@@ -320,13 +326,13 @@ fn endpoint(shared: &Shared, hook: &Hook) -> Result<Endpoint, String> {
         };
         let path = if path.is_empty() { "/" } else { path };
         let host = host.trim_start_matches('[').trim_end_matches(']');
-        return Ok(Endpoint {
+        return Ok(Target::Served(Endpoint {
             url: format!("https://{authority}{path}{query}"),
             connect: Connect::Host(host.to_owned(), port),
             server_name: host.to_owned(),
             path: format!("{path}{query}"),
             ca,
-        });
+        }));
     }
     let service = &config["service"];
     let namespace = service["namespace"].as_str().unwrap_or_default();
@@ -344,23 +350,63 @@ fn endpoint(shared: &Shared, hook: &Hook) -> Result<Endpoint, String> {
             "failed to call webhook: Post \"{url}\": service \"{name}\" not found"
         ));
     }
-    let addr = shared
-        .services
-        .lock()
-        .ok()
-        .and_then(|m| m.get(&(namespace.to_owned(), name.to_owned(), port)).copied())
-        .ok_or_else(|| {
-            format!(
-                "failed to call webhook: Post \"{url}\": no endpoints available for service \"{name}\""
-            )
-        })?;
-    Ok(Endpoint {
-        url,
-        connect: Connect::Addr(addr),
-        server_name: host,
-        path: format!("{path}{query}"),
-        ca,
-    })
+    let mapped = (shared.services.lock().ok()).and_then(|m| {
+        m.get(&(namespace.to_owned(), name.to_owned(), port))
+            .copied()
+    });
+    if let Some(addr) = mapped {
+        return Ok(Target::Served(Endpoint {
+            url,
+            connect: Connect::Addr(addr),
+            server_name: host,
+            path: format!("{path}{query}"),
+            ca,
+        }));
+    }
+    if simulated_pods_ready(&shared.lock(), namespace, name) {
+        return Ok(Target::Simulated);
+    }
+    Err(format!(
+        "failed to call webhook: Post \"{url}\": no endpoints available for service \"{name}\""
+    ))
+}
+
+/// Where a webhook call goes.
+enum Target {
+    /// A server the test runs (a `url`, or a Service the test mapped).
+    Served(Endpoint),
+    /// A Service no test mapped whose pods are ready: they belong to a simulated provider
+    /// (cert-manager, Cluster API, CAPAS run no webhook servers here), which admits the request
+    /// unchanged.
+    Simulated,
+}
+
+/// Whether the Service `namespace/name` has ready endpoints in the simulation: a Deployment of
+/// its namespace whose pod template carries every label of the Service's selector is Available
+/// (the endpoints controller lists only ready pods; a Service without a selector has none).
+fn simulated_pods_ready(store: &Store, namespace: &str, name: &str) -> bool {
+    let services = ResourceType::new("v1", "Service", "services", true, true);
+    let Ok(service) = store.get(&services, Some(namespace), name) else {
+        return false;
+    };
+    let Some(selector) = service["spec"]["selector"]
+        .as_object()
+        .filter(|s| !s.is_empty())
+    else {
+        return false;
+    };
+    store
+        .select("apps", "deployments", |d| {
+            d["metadata"]["namespace"] == namespace
+                && selector
+                    .iter()
+                    .all(|(k, v)| &d["spec"]["template"]["metadata"]["labels"][k] == v)
+        })
+        .iter()
+        .any(|(_, d)| {
+            (d["status"]["conditions"].as_array().into_iter().flatten())
+                .any(|c| c["type"] == "Available" && c["status"] == "True")
+        })
 }
 
 /// The AdmissionReview sent to `hook`.
@@ -422,12 +468,26 @@ async fn call(
             }
         }
     }
-    if !listed_exactly(&hook.spec["admissionReviewVersions"], "v1") {
-        return Err(CallError::Calling(
-            "could not create admission objects: webhook does not accept known AdmissionReview versions (the stand-in sends only v1)".into(),
-        ));
-    }
-    let endpoint = endpoint(shared, hook).map_err(CallError::Calling)?;
+    let versions = &hook.spec["admissionReviewVersions"];
+    let endpoint = match endpoint(shared, hook).map_err(CallError::Calling)? {
+        // The API server speaks v1 and v1beta1 (CAPAS's webhooks list only v1beta1).
+        Target::Simulated
+            if listed_exactly(versions, "v1") || listed_exactly(versions, "v1beta1") =>
+        {
+            return Ok(None);
+        }
+        Target::Served(endpoint) if listed_exactly(versions, "v1") => endpoint,
+        Target::Simulated => {
+            return Err(CallError::Calling(
+                "could not create admission objects: webhook does not accept known AdmissionReview versions".into(),
+            ));
+        }
+        Target::Served(_) => {
+            return Err(CallError::Calling(
+                "could not create admission objects: webhook does not accept known AdmissionReview versions (the stand-in sends only v1)".into(),
+            ));
+        }
+    };
     let uid = clock::uid();
     let body = review(a, &uid, version, object, old)
         .to_string()

@@ -473,3 +473,82 @@ async fn kubectl_apply_refused_by_a_webhook_shows_its_message() -> Result {
     })
     .await
 }
+
+/// A Deployment `name` in `ns` whose pods carry `labels`, Available or not.
+fn deployment(ns: &str, name: &str, labels: Value, available: bool) -> Value {
+    let status = if available { "True" } else { "False" };
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": ns},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels.clone()},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "manager", "image": "example/manager:v1"}]}}},
+        "status": {"conditions": [{"type": "Available", "status": status}]}})
+}
+
+/// No test serves these webhooks (no Service is mapped): the simulated provider's pods answer
+/// them, so a write is refused as the API server refuses it while the Service has no ready
+/// endpoints (no Service, or its Deployment not Available), let through under `failurePolicy:
+/// Ignore`, and admitted once the Deployment is Available.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unmapped_webhook_has_endpoints_only_once_its_deployment_is_available() -> Result {
+    bounded(60, async {
+        let stand_in = KubeStandIn::start().await?;
+        let ca = TestCa::new("provider CA")?;
+        let client = client_with(&stand_in.kubeconfig()).await?;
+        for ns in ["provider-system", "apps"] {
+            stand_in.put(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))?;
+        }
+        let pods = json!({"control-plane": "controller-manager"});
+        stand_in.put(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "provider-webhook", "namespace": "provider-system"},
+            "spec": {"selector": pods.clone(), "ports": [{"port": 443, "targetPort": 9443}]}}))?;
+        let mut provider = hook("provider.snow.test", "/validate", &ca);
+        provider["clientConfig"]["service"] = json!({"namespace": "provider-system", "name": "provider-webhook", "path": "/validate"});
+        validating(&client, "provider", vec![provider.clone()]).await?;
+        let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "apps");
+        let refused = |name: &str| format!(
+            "Internal error occurred: failed calling webhook \"provider.snow.test\": failed to call webhook: Post \"https://{name}.provider-system.svc:443/validate?timeout=10s\": no endpoints available for service \"{name}\""
+        );
+
+        // No Deployment behind the Service; then one not Available; then Available ones that
+        // are not the Service's (other labels, another namespace).
+        let e = api_error(cms.create(&PostParams::default(), &cm("a", json!({}))).await)?;
+        assert_eq!((e.code, e.message.clone()), (500, refused("provider-webhook")));
+        stand_in.put(deployment("provider-system", "provider-controller-manager", pods.clone(), false))?;
+        stand_in.put(deployment("provider-system", "other", json!({"app": "other"}), true))?;
+        stand_in.put(deployment("apps", "elsewhere", pods.clone(), true))?;
+        let e = api_error(cms.create(&PostParams::default(), &cm("a", json!({}))).await)?;
+        assert_eq!((e.code, e.message.clone()), (500, refused("provider-webhook")));
+        assert!(stand_in.get("v1", "ConfigMap", Some("apps"), "a").is_none());
+
+        // Available: the simulated provider admits it.
+        stand_in.put(deployment("provider-system", "provider-controller-manager", pods.clone(), true))?;
+        cms.create(&PostParams::default(), &cm("a", json!({}))).await?;
+        assert!(stand_in.get("v1", "ConfigMap", Some("apps"), "a").is_some());
+
+        // A Service that does not exist, and one with no selector: refused, unless Ignore.
+        let mut gone = provider.clone();
+        gone["clientConfig"]["service"]["name"] = json!("gone");
+        stand_in.put(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "manual", "namespace": "provider-system"},
+            "spec": {"ports": [{"port": 443}]}}))?;
+        let mut manual = provider.clone();
+        manual["clientConfig"]["service"]["name"] = json!("manual");
+        for (i, (spec, why)) in [
+            (gone, "Post \"https://gone.provider-system.svc:443/validate?timeout=10s\": service \"gone\" not found".to_owned()),
+            (manual, refused("manual").split("failed to call webhook: ").nth(1).unwrap_or_default().to_owned()),
+        ].into_iter().enumerate() {
+            unconfigure(&client, "provider").await?;
+            validating(&client, "provider", vec![spec.clone()]).await?;
+            let name = format!("b-{i}");
+            let e = api_error(cms.create(&PostParams::default(), &cm(&name, json!({}))).await)?;
+            assert_eq!(
+                e.message,
+                format!("Internal error occurred: failed calling webhook \"provider.snow.test\": failed to call webhook: {why}")
+            );
+            let mut lenient = spec;
+            lenient["failurePolicy"] = json!("Ignore");
+            unconfigure(&client, "provider").await?;
+            validating(&client, "provider", vec![lenient]).await?;
+            cms.create(&PostParams::default(), &cm(&name, json!({}))).await?;
+        }
+        Ok(())
+    })
+    .await
+}

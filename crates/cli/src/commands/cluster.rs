@@ -94,7 +94,6 @@ fn create_self_managed(
     let controller = settings::controller(
         args.controller_image.as_deref(),
         Some(req.spec),
-        Vec::new(),
         io,
     );
     let opts = self_managed::Options {
@@ -414,6 +413,7 @@ fn request<'a>(
         secrets: render.secrets(),
         registry_credentials: render.registry.as_ref(),
         devices: settings::device_paths(files),
+        inputs: Some(&render.inputs),
         dir,
     }
 }

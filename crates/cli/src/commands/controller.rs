@@ -23,12 +23,14 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
     let inputs = settings::release_inputs(&args.release, io)?;
     // Kept for the controller's lifetime: the chart files are removed when it returns.
     let (cni, charts) = match (&args.cni_manifest, &args.release.artifacts) {
+        _ if args.cni_stored => (CniSource::Stored, None),
         (Some(path), _) => (
             CniSource::Manifest(settings::read_cni_manifest(path, io)?),
             None,
         ),
         (None, Some(archive)) => {
-            let (cni, charts) = archive_charts(archive, &inputs, io)?;
+            let (charts, from) = settings::archive_cilium_charts(archive, &inputs, io)?;
+            let cni = CniSource::chart_files_on_path(charts.files.clone(), from);
             (cni, Some(charts))
         }
         (None, None) => (CniSource::helm_on_path(), None),
@@ -90,43 +92,4 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
             _ => exit::failed(io, e),
         }
     })
-}
-
-/// `--artifacts` without `--cni-manifest`: the Cilium chart of every Kubernetes version of the
-/// archive's Bundles that the archive holds, taken out once (digest checked) for the
-/// controller's lifetime, so `helm template` reads a file, never a registry. An archive that
-/// holds none of them: exit 2 naming the first.
-fn archive_charts(
-    path: &std::path::Path,
-    inputs: &snow_api::release::ReleaseInputs,
-    io: &mut Io<'_>,
-) -> Result<(CniSource, settings::ChartFiles), ExitCode> {
-    let archive = snow_images::Archive::open(path).map_err(|e| exit::usage(io, e))?;
-    let mut named: Vec<&snow_api::release::Image> = Vec::new();
-    for bundle in &inputs.bundles.spec.versions_bundles {
-        if let Ok(cilium) = bundle.cilium()
-            && !named.iter().any(|c| c.uri == cilium.helm_chart.uri)
-        {
-            named.push(&cilium.helm_chart);
-        }
-    }
-    let held: Vec<_> = (named.iter().copied())
-        .filter(|c| (archive.images().iter()).any(|i| i.name.as_deref() == Some(c.uri.as_str())))
-        .collect();
-    let charts = match (held.is_empty(), named.first()) {
-        (false, _) => held,
-        // Not in the archive: said by the archive, with what to do.
-        (true, Some(first)) => vec![*first],
-        (true, None) => {
-            let why = format!(
-                "{}: its Bundles name no Cilium chart (versionsBundles[].cilium.helmChart)",
-                path.display()
-            );
-            return Err(exit::usage(io, why));
-        }
-    };
-    let charts = settings::chart_files(&archive, &charts, io)?;
-    let from = archive.path().display().to_string();
-    let cni = CniSource::chart_files_on_path(charts.files.clone(), from);
-    Ok((cni, charts))
 }

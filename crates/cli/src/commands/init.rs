@@ -29,7 +29,6 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: boo
     prepared.extend(settings::controller(
         args.controller_image.as_deref(),
         None,
-        Vec::new(),
         io,
     ));
     if args.dry_run && !upgrade {

@@ -10,12 +10,13 @@ pub mod generate;
 pub mod import_images;
 pub mod init;
 pub mod render;
+pub mod store;
 pub mod validate;
 
 use crate::{
     args::{
         Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand, MoveCommand,
-        UpgradeCommand,
+        StoreCommand, UpgradeCommand,
     },
     output::Io,
     settings::GlobalSettings,
@@ -38,6 +39,7 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Command::Render(args) => render::run(&args, io),
+        Command::Store(StoreCommand::Cilium(args)) => store::cilium(args, global, io),
         Command::Download(DownloadCommand::Artifacts(args)) => {
             download::artifacts(args, global, io)
         }

@@ -237,6 +237,18 @@ async fn create_applies_waits_writes_the_kubeconfig_and_converges_when_run_again
     }
     // The skipped validation is said, not silent.
     assert!(stderr.contains("--skip-validations"), "{stderr}");
+    // The given Cilium manifest is stored for the in-cluster controller (its own settings only).
+    let label = "snowctl.anywhere.eks.amazonaws.com/cilium-manifest";
+    let stored: Vec<Value> = (m.api.list("v1", "ConfigMap", Some(NS)).into_iter())
+        .filter(|c| c["metadata"]["labels"][label] == "true")
+        .collect();
+    assert_eq!(stored.len(), 1, "{}", show(&out));
+    assert!(
+        (stored[0]["data"]["manifest.yaml"].as_str())
+            .is_some_and(|m| m.contains("name: cilium-operator")),
+        "{:#}",
+        stored[0]
+    );
 
     // What render shows was applied, by snowctl, server-side.
     let kcp = m
@@ -883,6 +895,18 @@ async fn without_a_manifest_create_renders_cilium_with_helm_template() {
     );
     assert!(log.contains("--namespace kube-system"), "{log}");
     assert!(log.contains("--kube-version 1."), "{log}");
+    // Stored for a `--cni-stored` controller: the cluster's manifest (its settings are the
+    // defaults) and every other version's defaults, each rendered once.
+    let versions = snow_api::release::ReleaseInputs::embedded()
+        .unwrap()
+        .bundles
+        .kube_versions();
+    let label = "snowctl.anywhere.eks.amazonaws.com/cilium-manifest";
+    let stored = (m.api.list("v1", "ConfigMap", Some(NS)).iter())
+        .filter(|c| c["metadata"]["labels"][label] == "true")
+        .count();
+    assert_eq!(stored, versions.len(), "{}", show(&out));
+    assert_eq!(log.matches("template ").count(), versions.len(), "{log}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1906,4 +1930,101 @@ async fn the_controller_takes_the_chart_out_of_the_archive_for_its_lifetime() {
     };
     assert!(status.success(), "{status:?}\n{}", logged());
     assert!(!file.exists(), "the chart file outlived the controller");
+}
+
+/// `snowctl store cilium` renders with the `helm` on PATH (a stand-in script printing the
+/// fixture, or for one Kubernetes version, while `broken` exists, something that is not a Cilium
+/// manifest) and stores the spec's own manifest and each version's defaults: a run where one
+/// render is bad stores the others and exits 1, the next one renders only what is missing, and
+/// a third writes nothing and runs no helm.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_cilium_stores_each_manifest_once_and_a_rerun_finishes_what_failed() {
+    let m = management().await;
+    let always = spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large").replace(
+        "      cilium: {}\n",
+        "      cilium:\n        policyEnforcementMode: always\n",
+    );
+    let path = m.write_spec("cluster.yaml", &always);
+    let versions = snow_api::release::ReleaseInputs::embedded()
+        .unwrap()
+        .bundles
+        .kube_versions();
+    assert!(versions.len() >= 2, "{versions:?}");
+    let bin = m.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = m.dir.path().join("helm.log");
+    let broken = m.dir.path().join("broken");
+    let helm = bin.join("helm");
+    std::fs::write(
+        &helm,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{log}'\ncat > /dev/null\ncase \"$*\" in *'--kube-version {bad} '*) [ -f '{broken}' ] && {{ echo 'kind: Nope'; exit 0; }};; esac\ncat '{CILIUM}'\n",
+            log = log.display(),
+            bad = versions[1],
+            broken = broken.display(),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&helm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let search = format!("{}:/usr/bin:/bin", bin.display());
+    let store = async || {
+        let args = ["store", "cilium", "-f", path.to_str().unwrap()];
+        m.snowctl_env(&args, &m.kubeconfig, &[("PATH", &search)])
+            .await
+    };
+    let stored = || {
+        let label = "snowctl.anywhere.eks.amazonaws.com/cilium-manifest";
+        (m.api.list("v1", "ConfigMap", Some(NS)).iter())
+            .filter(|c| c["metadata"]["labels"][label] == "true")
+            .count()
+    };
+    let helm_runs = || {
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        log.lines().filter(|l| l.starts_with("template ")).count()
+    };
+
+    std::fs::write(&broken, "").unwrap();
+    let out = store().await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("cannot store the Cilium manifest eksa-system/cilium-manifest-"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(
+        text(&out.stdout).matches(": FAILED").count(),
+        1,
+        "{}",
+        show(&out)
+    );
+    // Everything but versions[1]'s defaults was stored.
+    assert_eq!(stored(), versions.len(), "{}", show(&out));
+    assert_eq!(helm_runs(), 1 + versions.len());
+
+    std::fs::remove_file(&broken).unwrap();
+    let out = store().await;
+    assert!(out.status.success(), "{}", show(&out));
+    let stdout = text(&out.stdout);
+    assert_eq!(stored(), versions.len() + 1, "{stdout}");
+    assert_eq!(
+        stdout.matches(": already stored").count(),
+        versions.len(),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches(": stored").count(), 1, "{stdout}");
+    assert!(
+        stdout.contains("(this cluster's settings): already stored"),
+        "{stdout}"
+    );
+    assert_eq!(helm_runs(), 2 + versions.len());
+
+    let writes = m.api.writes();
+    let out = store().await;
+    assert!(out.status.success(), "{}", show(&out));
+    assert_eq!(
+        text(&out.stdout).matches(": already stored").count(),
+        versions.len() + 1
+    );
+    assert_eq!(m.api.writes(), writes);
+    assert_eq!(helm_runs(), 2 + versions.len());
 }

@@ -173,11 +173,7 @@ pub fn render_template(template: &HelmTemplate, opts: &HelmOptions) -> Result<St
         command: label(&args),
     })?;
     if let Some(extra) = &template.append {
-        if !manifest.is_empty() && !manifest.ends_with('\n') {
-            manifest.push('\n');
-        }
-        manifest.push_str("---\n");
-        manifest.push_str(extra);
+        capi_render::cilium::append_documents(&mut manifest, extra);
     }
     Ok(manifest)
 }

@@ -12,10 +12,12 @@
 //! image, or the operator Deployment's first container from the manifest's operator image;
 //! unless `clusterNetwork.cniConfig.cilium.skipUpgrade` is true. A first install ignores
 //! `skipUpgrade`. The manifest is rendered by [`helm`] (`helm template` with EKS Anywhere's
-//! values) or given pre-rendered.
+//! values) or given pre-rendered, or read from the management cluster where the CLI stored it
+//! ([`stored`]).
 
 pub mod helm;
 pub(crate) mod install;
+pub mod stored;
 
 pub use install::{CniState, cni_state};
 

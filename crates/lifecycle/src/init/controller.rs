@@ -91,7 +91,6 @@ mod tests {
         let c = component(&ControllerComponent {
             image: "mirror:5000/snowctl/controller:v1".into(),
             proxy: None,
-            extra_args: Vec::new(),
         });
         let ranks: Vec<u8> = c.objects.iter().map(rank).collect();
         assert!(ranks.is_sorted(), "{ranks:?}");

@@ -1,0 +1,104 @@
+//! `snowctl store cilium -f FILE`: renders Cilium where helm (or a given manifest, or an offline
+//! archive's charts) is at hand, and stores it on the management cluster for
+//! `snowctl controller --cni-stored`, which cannot run helm.
+
+use crate::{
+    args::StoreCiliumArgs,
+    exit::{self, Outcome},
+    output::Io,
+    settings::{self, GlobalSettings},
+};
+use snow_lifecycle::{
+    CniManifest, Milestones,
+    cni::{
+        helm::HelmOptions,
+        stored::{Outcome as Stored, Source, store_all},
+    },
+};
+use std::process::ExitCode;
+
+/// Runs `snowctl store cilium`.
+pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
+    let management = settings::management(&args.management, io)?;
+    let spec = settings::load_spec(&args.file, io)?.spec;
+    let login = settings::required_registry_login(&spec, io)?;
+    let inputs = settings::release_inputs(&args.release, io)?;
+    let release = inputs
+        .resolve(&spec, None)
+        .map_err(|e| exit::usage(io, e))?;
+    let options = HelmOptions {
+        login,
+        ..HelmOptions::default()
+    };
+    // Kept until the command ends: the chart files are removed with it.
+    let mut _charts = None;
+    let source = match (&args.cni_manifest, &args.release.artifacts) {
+        (Some(path), _) => {
+            let text = settings::read_text(path, "the CNI manifest", io)?;
+            let name = crate::output::source_name(path);
+            CniManifest::parse(&text).map_err(|e| exit::usage(io, format!("{name}: {e}")))?;
+            Source::Given(text)
+        }
+        (None, Some(archive)) => {
+            let (charts, _) = settings::archive_cilium_charts(archive, &inputs, io)?;
+            let source = Source::ChartFiles {
+                charts: charts.files.clone(),
+                options,
+            };
+            _charts = Some(charts);
+            source
+        }
+        (None, None) => Source::Helm(options),
+    };
+    let runtime = exit::runtime(io, false)?;
+    let outcome = runtime.block_on(async {
+        let mgmt = management.connect(io).await?;
+        let mut milestones = Milestones::new(global.verbose > 0);
+        let mut events = |event| {
+            if let Some(line) = milestones.line(&event) {
+                io.err(&format!("{line}\n"));
+            }
+        };
+        store_all(
+            &mgmt,
+            &spec,
+            &release,
+            Some(&inputs),
+            None,
+            &source,
+            &mut events,
+        )
+        .await
+    });
+    let reports = outcome.map_err(|e| exit::lifecycle(io, &e))?;
+    let mut failed = 0;
+    for report in reports {
+        let what = match report.own {
+            true => "this cluster's settings",
+            false => "default settings",
+        };
+        let done = match &report.outcome {
+            Stored::Written => "stored".to_owned(),
+            Stored::Unchanged => "already stored".to_owned(),
+            Stored::NoChart => "not stored (no chart for it)".to_owned(),
+            Stored::Failed(why) => {
+                failed += 1;
+                io.err(&format!("error: {why}\n"));
+                "FAILED".to_owned()
+            }
+        };
+        io.out(&format!(
+            "{} Kubernetes {} ({what}): {done}\n",
+            report.name, report.kube_version
+        ));
+    }
+    match failed {
+        0 => Ok(ExitCode::SUCCESS),
+        n => Err(exit::failed(
+            io,
+            format!(
+                "{n} Cilium manifest(s) not stored (said above); run the command again once fixed: what is stored is kept"
+            ),
+        )),
+    }
+}
