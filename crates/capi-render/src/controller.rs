@@ -136,7 +136,7 @@ fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
 /// - the Cluster API and CAPAS kinds `snow_lifecycle::reconcile` reads and applies
 ///   (`Live::read`: get, and list of MachineDeployments by label; `apply_changed`: a
 ///   server-side apply, which is patch and, for a new object, create; `remove_dropped_groups`
-///   and `delete_pass`: delete);
+///   and `delete_pass`: delete; the cleanup after a delete lists the cluster's Machines);
 /// - Secrets: get (the devices' credentials, the clusters' identity and kubeconfig Secrets),
 ///   create, patch and delete (those a cluster's render holds, applied and cleaned up as its
 ///   other objects);
@@ -168,6 +168,7 @@ pub fn cluster_rules() -> Vec<Value> {
             &["clusters", "machinedeployments", "machinehealthchecks"],
             &APPLY,
         ),
+        rule(&["cluster.x-k8s.io"], &["machines"], &["list"]),
         rule(
             &["controlplane.cluster.x-k8s.io"],
             &["kubeadmcontrolplanes"],

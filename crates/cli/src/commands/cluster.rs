@@ -91,11 +91,7 @@ fn create_self_managed(
         secrets,
         io,
     )?;
-    let controller = settings::controller(
-        args.controller_image.as_deref(),
-        Some(req.spec),
-        io,
-    );
+    let controller = settings::controller(args.controller_image.as_deref(), Some(req.spec), io);
     let opts = self_managed::Options {
         create,
         components,
