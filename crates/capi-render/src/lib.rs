@@ -20,6 +20,7 @@
 
 pub mod cilium;
 pub mod contract;
+pub mod controller;
 mod engine;
 pub mod names;
 mod objects;

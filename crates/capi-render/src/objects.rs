@@ -369,11 +369,31 @@ fn node_registration(
 
 /// `noProxy`: pod CIDRs, service CIDRs, user entries, localhost, 127.0.0.1, .svc, the endpoint.
 fn no_proxy(ctx: &Ctx<'_>, proxy: &ProxyConfiguration) -> Vec<String> {
-    let mut list = ctx.pods();
-    list.extend(ctx.services());
+    no_proxy_list(ctx.spec, proxy)
+}
+
+/// EKS Anywhere's no-proxy list of a cluster: its pod and service CIDRs, the spec's `noProxy`,
+/// `localhost`, `127.0.0.1`, `.svc` and the control-plane endpoint.
+pub(crate) fn no_proxy_list(spec: &ValidSpec, proxy: &ProxyConfiguration) -> Vec<String> {
+    let net = spec.cluster.spec.cluster_network.as_ref();
+    let blocks = |b: Option<&Vec<String>>| b.cloned().unwrap_or_default();
+    let mut list = blocks(
+        net.and_then(|n| n.pods.as_ref())
+            .and_then(|p| p.cidr_blocks.as_ref()),
+    );
+    list.extend(blocks(
+        net.and_then(|n| n.services.as_ref())
+            .and_then(|p| p.cidr_blocks.as_ref()),
+    ));
     list.extend(proxy.no_proxy.clone().unwrap_or_default());
     list.extend(["localhost", "127.0.0.1", ".svc"].map(String::from));
-    list.push(ctx.endpoint().to_owned());
+    let endpoint = spec.cluster.spec.control_plane_configuration.as_ref();
+    list.push(
+        endpoint
+            .and_then(|cp| cp.endpoint.as_ref())
+            .map_or("", |e| e.host.as_str())
+            .to_owned(),
+    );
     list
 }
 

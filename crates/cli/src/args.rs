@@ -131,6 +131,11 @@ pub struct InitArgs {
     /// With --dry-run: print Secret values.
     #[arg(long, requires = "dry_run")]
     pub show_secrets: bool,
+    /// Install the snowctl controller (Deployment, RBAC, webhooks in eksa-system) with this
+    /// image, after the providers (no registry publishes it: without this flag it is not
+    /// installed).
+    #[arg(long, value_name = "REF")]
+    pub controller_image: Option<String>,
     /// How long each Deployment may take to become Available.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = duration)]
     pub wait_timeout: std::time::Duration,
@@ -579,6 +584,11 @@ pub struct CreateClusterArgs {
     /// The bootstrap cluster, when creating from nothing.
     #[command(flatten)]
     pub bootstrap: BootstrapArgs,
+    /// Without a management cluster: end by installing the snowctl controller on the new
+    /// cluster with this image (default: <mirror>/snowctl/controller:v<version> when the spec
+    /// has a registry mirror; otherwise it is not installed).
+    #[arg(long, value_name = "REF")]
+    pub controller_image: Option<String>,
     /// Timeouts.
     #[command(flatten)]
     pub waits: WaitArgs,

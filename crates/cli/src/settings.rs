@@ -818,6 +818,31 @@ pub fn components(
         .map_err(|err| exit::lifecycle(io, &err))
 }
 
+/// The snowctl controller component: with `image` (`--controller-image`), else, for a spec
+/// with a registry mirror, `<mirror endpoint>:<port>/snowctl/controller:v<version>` (where
+/// `import-images` pushes it); the spec's proxy settings given to it. Without either, `None`,
+/// said once on stderr: no registry publishes the image, so none is made up.
+pub fn controller(
+    image: Option<&str>,
+    spec: Option<&ValidSpec>,
+    io: &mut Io<'_>,
+) -> Option<ComponentObjects> {
+    let mirror = spec
+        .and_then(|s| s.cluster.spec.registry_mirror_configuration.as_ref())
+        .map(|m| snow_api::release::controller_image(capi_render::RegistryMirror::new(m).base()));
+    let Some(image) = image.map(str::to_owned).or(mirror) else {
+        io.err(
+            "ℹ️ The snowctl controller is not installed: no image is known (no registry publishes it). Push the controller image to a registry the cluster pulls from and pass --controller-image REF (or, for a spec with a registry mirror, import it there with snowctl import-images).\n",
+        );
+        return None;
+    };
+    let component = capi_render::controller::ControllerComponent {
+        image,
+        proxy: spec.and_then(capi_render::controller::Proxy::of),
+    };
+    Some(snow_lifecycle::init::controller::component(&component))
+}
+
 /// The bootstrap cluster: `--bootstrap-kubeconfig`'s, else a kind cluster for `spec` (none
 /// without a spec: kind's node image and config come from it), pulling through an
 /// authenticated mirror with `login`.

@@ -33,6 +33,9 @@ pub struct Options {
     pub create: CreateOptions,
     /// The provider stack installed on both clusters (`snow_lifecycle::init::prepare`).
     pub components: Vec<ComponentObjects>,
+    /// The snowctl controller (`snow_lifecycle::init::controller::component`), installed on
+    /// the new cluster only, last; `None`: not installed.
+    pub controller: Option<ComponentObjects>,
     /// How the providers are waited for.
     pub init: InitOptions,
     /// How the move runs.
@@ -173,6 +176,15 @@ pub async fn create(
             let what = "Storing the Cilium manifests for the in-cluster controller";
             interrupted(what, e.into(), &cluster, bootstrap, true)
         })?;
+    // After the spec is recorded: the controller's webhooks would review (and its defaulting
+    // webhook change) the recorded objects, and it finds the cluster it manages in place.
+    if let Some(controller) = &opts.controller {
+        let what = "Installing the snowctl controller on management cluster";
+        step(on_event, what);
+        init::init(t, std::slice::from_ref(controller), &opts.init, on_event)
+            .await
+            .map_err(|e| interrupted(what, e.into(), &cluster, bootstrap, true))?;
+    }
     match opts.keep_bootstrap {
         true => on_event(Event::Note(format!(
             "Keeping the bootstrap cluster (--keep-bootstrap): {}",
@@ -406,6 +418,12 @@ pub async fn delete(
     }
     if let Some(own) = own.as_ref().filter(|_| held) {
         step(on_event, what);
+        // The snowctl controller running on the cluster would apply the Cluster API objects
+        // of its declared Cluster again once the move took them away: paused first, as EKS
+        // Anywhere pauses its reconciler before a move.
+        pause_declared(own, cluster)
+            .await
+            .map_err(|e| fail(what, e.into()))?;
         move_cluster(
             own,
             cluster,
@@ -432,6 +450,22 @@ pub async fn delete(
             .map_err(|e| fail("Deleting bootstrap cluster", e.into()))?,
     }
     Ok(deleted)
+}
+
+/// Puts the EKS Anywhere paused annotation on the declared Cluster `cluster` (any namespace),
+/// if `mgmt` serves the kind and has it.
+async fn pause_declared(mgmt: &Management, cluster: &str) -> Result<(), LifecycleError> {
+    if mgmt.served(EKSA_API_VERSION).await?.is_none() {
+        return Ok(());
+    }
+    let paused = serde_json::json!({"metadata": {"annotations": {snow_api::admission::PAUSED_ANNOTATION: "true"}}});
+    for declared in mgmt.list(EKSA_API_VERSION, "Cluster", None, None).await? {
+        if declared["metadata"]["name"] == cluster && !snow_api::admission::is_paused(&declared) {
+            mgmt.patch_merge(&declared, &paused, snow_lifecycle::FIELD_MANAGER)
+                .await?;
+        }
+    }
+    Ok(())
 }
 
 /// `namespace/name` of every Cluster API Cluster on `mgmt` but `cluster` itself.

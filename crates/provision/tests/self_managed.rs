@@ -187,6 +187,7 @@ fn options() -> Options {
             settle_timeout: Duration::from_secs(20),
             ..MoveOptions::default()
         },
+        controller: None,
         keep_bootstrap: false,
     }
 }

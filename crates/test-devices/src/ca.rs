@@ -81,3 +81,18 @@ impl TestCa {
         })
     }
 }
+
+/// A self-signed certificate for the DNS names `names` (not a CA), as cert-manager's SelfSigned
+/// issuer makes one: the certificate is its own issuer, so it is also its `ca.crt`.
+pub fn self_signed_for_names(names: &[String]) -> Result<ServerCertificate, rcgen::Error> {
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::new(names.to_vec())?;
+    if let Some(first) = names.first() {
+        params.distinguished_name.push(DnType::CommonName, first);
+    }
+    let cert = params.self_signed(&key)?;
+    Ok(ServerCertificate {
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+    })
+}

@@ -33,7 +33,7 @@ pub mod registry;
 pub mod release_site;
 pub mod small_disk;
 
-pub use ca::{ServerCertificate, TestCa};
+pub use ca::{ServerCertificate, TestCa, self_signed_for_names};
 pub use device_api::{
     DeviceApiStandIn, DeviceState, Dni, Faults, PHYSICAL_INTERFACES, StandInError,
 };

@@ -84,6 +84,10 @@ pub struct CapiOptions {
     /// is Available, as on a cluster where the providers are installed by `clusterctl init`
     /// (or `snowctl init`) rather than preloaded with [`KubeStandIn::install_capi`].
     pub require_providers: bool,
+    /// With [`CapiOptions::workload`]: the one Cluster (by name) whose workload cluster it is
+    /// (a self-managed cluster); every other Cluster gets a stand-in of its own, as clusters it
+    /// manages have. `None`: every Cluster's.
+    pub workload_of: Option<String>,
 }
 
 impl Default for CapiOptions {
@@ -93,6 +97,7 @@ impl Default for CapiOptions {
             stall: Vec::new(),
             workload: None,
             require_providers: false,
+            workload_of: None,
         }
     }
 }
@@ -192,6 +197,7 @@ pub(crate) fn start(shared: Arc<Shared>, options: CapiOptions) -> CapiHandle {
     // A workload cluster given by the test runs its controllers once, whatever the clusters.
     let supplied = options.workload.map(|api| Workload::shared(api, step));
     let require_providers = options.require_providers;
+    let workload_of = options.workload_of;
     let task = tokio::spawn(async move {
         loop {
             let acting = !running.paused.load(Ordering::SeqCst)
@@ -218,7 +224,12 @@ pub(crate) fn start(shared: Arc<Shared>, options: CapiOptions) -> CapiHandle {
                 };
                 // Started outside the store's lock: binding a port is async.
                 for key in needed {
-                    let workload = match &supplied {
+                    let supplied = supplied.as_ref().filter(|_| {
+                        workload_of.as_ref().is_none_or(|only| {
+                            key.rsplit_once('/').is_some_and(|(_, name)| name == only)
+                        })
+                    });
+                    let workload = match supplied {
                         Some(w) => w.clone(),
                         None => match KubeStandIn::start().await {
                             Ok(api) => Workload::shared(Arc::new(api), step),

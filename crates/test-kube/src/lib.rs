@@ -48,6 +48,7 @@ mod admission;
 mod apply;
 mod auth;
 pub mod capi;
+pub mod cert_manager;
 mod clock;
 pub mod components;
 pub mod declared;

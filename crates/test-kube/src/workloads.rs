@@ -2,8 +2,10 @@
 //! each `step`, every Deployment whose status does not describe its current spec gets one that
 //! does, written through the status subresource as field manager `kube-controller-manager`:
 //! `observedGeneration`, the replica counts and the `Available` and `Progressing` conditions.
-//! A stalled Deployment (see [`WorkloadOptions::stall`]) reports its replicas unavailable
-//! (`Available=False`, `MinimumReplicasUnavailable`), as one whose pods never start.
+//! A stalled Deployment (see [`WorkloadOptions::stall`]), or one whose pods mount a Secret that
+//! does not exist (not `optional`), reports its replicas unavailable (`Available=False`,
+//! `MinimumReplicasUnavailable`), as one whose pods never start. Each pass also runs the
+//! simulated cert-manager ([`crate::cert_manager`]), which issues such Secrets.
 
 use super::Shared;
 use super::clock;
@@ -110,7 +112,25 @@ fn desired_status(deployment: &Value, stalled: bool) -> Value {
     status
 }
 
+/// Whether the pod template mounts a Secret (not `optional`) that is not in `namespace`: the
+/// kubelet cannot set up the volume, so no pod starts (`MountVolume.SetUp failed`).
+fn missing_secret(store: &Store, namespace: &str, deployment: &Value) -> bool {
+    let volumes = &deployment["spec"]["template"]["spec"]["volumes"];
+    volumes.as_array().into_iter().flatten().any(|v| {
+        let Some(name) = v["secret"]["secretName"].as_str() else {
+            return false;
+        };
+        v["secret"]["optional"] != true
+            && store
+                .select("", "secrets", |s| {
+                    s["metadata"]["namespace"] == namespace && s["metadata"]["name"] == name
+                })
+                .is_empty()
+    })
+}
+
 fn pass(store: &mut Store, stalled: &[(String, String)]) {
+    super::cert_manager::pass(store);
     let Some(rt) = store.registry.by_kind("apps/v1", "Deployment").cloned() else {
         return;
     };
@@ -118,7 +138,8 @@ fn pass(store: &mut Store, stalled: &[(String, String)]) {
         if !deployment["metadata"]["deletionTimestamp"].is_null() {
             continue;
         }
-        let stall = stalled.iter().any(|(ns, n)| *ns == key.2 && *n == key.3);
+        let stall = stalled.iter().any(|(ns, n)| *ns == key.2 && *n == key.3)
+            || missing_secret(store, &key.2, &deployment);
         let status = desired_status(&deployment, stall);
         if deployment["status"] == status {
             continue;

@@ -31,9 +31,11 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
     let (spec, render, management) = open(&args.render, &args.management, fetch, "create", io)?;
     let from_nothing = &args.bootstrap;
     if management.is_some()
-        && (from_nothing.bootstrap_kubeconfig.is_some() || from_nothing.keep_bootstrap)
+        && (from_nothing.bootstrap_kubeconfig.is_some()
+            || from_nothing.keep_bootstrap
+            || args.controller_image.is_some())
     {
-        let why = "--bootstrap-kubeconfig and --keep-bootstrap are for a create without a management cluster: drop them, or --kubeconfig (and KUBECONFIG)";
+        let why = "--bootstrap-kubeconfig, --keep-bootstrap and --controller-image are for a create without a management cluster (on a management cluster, snowctl init or upgrade management-components installs the controller): drop them, or --kubeconfig (and KUBECONFIG)";
         return Err(exit::usage(io, why));
     }
     let (cni, _chart) = cni(
@@ -94,9 +96,11 @@ fn create_self_managed(
         secrets,
         io,
     )?;
+    let controller = settings::controller(args.controller_image.as_deref(), Some(req.spec), io);
     let opts = self_managed::Options {
         create,
         components,
+        controller,
         init: InitOptions {
             poll: args.waits.poll_interval,
             ..InitOptions::default()

@@ -22,7 +22,7 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: boo
     };
     let inputs = settings::catalog(&args.release, default, io)?.inputs;
     let secrets = settings::optional_secrets(&args.device_files, io)?;
-    let prepared = settings::components(
+    let mut prepared = settings::components(
         &args.components,
         &args.release,
         &inputs,
@@ -30,6 +30,12 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: boo
         secrets.as_ref().map(|(c, b)| (c, b)),
         io,
     )?;
+    // The controller goes last: its webhooks and roles concern the providers' kinds.
+    prepared.extend(settings::controller(
+        args.controller_image.as_deref(),
+        None,
+        io,
+    ));
     if args.dry_run && !upgrade {
         io.out(&init::to_yaml(&prepared, args.show_secrets));
         return Ok(ExitCode::SUCCESS);

@@ -30,7 +30,7 @@ pub(crate) struct Site {
 
 /// The components of the embedded catalog's 1.33 bundle, at the paths it names, from the
 /// shipped files (versions differ in the patch number only; the release series is checked).
-fn components_dir(dir: &Path) -> PathBuf {
+pub(crate) fn components_dir(dir: &Path) -> PathBuf {
     let root = dir.join("components");
     let inputs = snow_api::release::ReleaseInputs::embedded().unwrap();
     let bundle =
@@ -156,7 +156,7 @@ impl Site {
     }
 }
 
-const CILIUM: &str = concat!(
+pub(crate) const CILIUM: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../lifecycle/tests/fixtures/cilium.yaml"
 );
@@ -373,6 +373,6 @@ async fn bootstrap_flags_with_a_management_cluster_are_a_usage_error() {
         .await;
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--bootstrap-kubeconfig and --keep-bootstrap are for a create without a management cluster"), "{err}");
+    assert!(err.contains("--bootstrap-kubeconfig, --keep-bootstrap and --controller-image are for a create without a management cluster"), "{err}");
     assert_eq!(site.boot.writes(), 0, "nothing applied");
 }

@@ -81,3 +81,25 @@ impl Hook {
         self == Hook::MachineConfigDefaults
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Hook;
+
+    #[test]
+    fn the_installed_webhook_configurations_name_every_hook_at_its_path() {
+        let installed: Vec<(&str, bool)> = capi_render::controller::WEBHOOKS
+            .iter()
+            .map(|(_, path, _, mutating)| (*path, *mutating))
+            .collect();
+        let served: Vec<(&str, bool)> = Hook::ALL
+            .iter()
+            .map(|h| (h.path(), h.is_mutating()))
+            .collect();
+        assert_eq!(installed, served);
+        for (_, path, plural, _) in capi_render::controller::WEBHOOKS {
+            let hook = Hook::from_path(path).unwrap();
+            assert_eq!(snow_lifecycle::plural(hook.kind().as_str()), plural);
+        }
+    }
+}

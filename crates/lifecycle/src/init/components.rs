@@ -64,6 +64,9 @@ pub enum Component {
         /// Its type.
         kind: ProviderType,
     },
+    /// The snowctl controller (rendered by `capi_render::controller`, recorded by
+    /// [`super::controller`], not in clusterctl's inventory).
+    Controller,
 }
 
 /// The stack `snowctl init` installs, in install order (EKS Anywhere's `clusterctl init` line
@@ -102,6 +105,7 @@ impl Component {
     pub fn label(self) -> String {
         match self {
             Component::CertManager => "cert-manager".into(),
+            Component::Controller => capi_render::controller::NAME.into(),
             Component::Provider {
                 name: "cluster-api",
                 kind: ProviderType::Core,
@@ -291,6 +295,12 @@ pub fn process(
 ) -> Result<ComponentObjects, LifecycleError> {
     let docs: Vec<Value>;
     let secrets = match source.component {
+        Component::Controller => {
+            return Err(unreadable(
+                source,
+                "the snowctl controller is rendered, never read from a manifest".into(),
+            ));
+        }
         // cert-manager's manifest is applied as is: the parser's excerpt is its own text.
         Component::CertManager => {
             docs = serde_saphyr::from_multiple(&source.components)
@@ -370,7 +380,7 @@ pub fn process(
                 meta["labels"][CORE_LABEL] = json!("cert-manager");
                 meta["annotations"][CERT_MANAGER_VERSION_ANNOTATION] = json!(source.version);
             }
-            Component::Provider { .. } => {
+            Component::Provider { .. } | Component::Controller => {
                 if cluster_scoped(&kind) {
                     if let Some(m) = meta.as_object_mut() {
                         m.remove("namespace");

@@ -310,14 +310,23 @@ impl<'a> Installer<'a> {
         apply_objects(self.mgmt, component, &mut self.crds, self.options, on_event).await
     }
 
-    /// Waits for the component's Deployments, then records its version in the inventory
-    /// (last, so that an interrupted run is seen as not done and is done again).
+    /// Waits for the component's Deployments, then records its version in the inventory (the
+    /// controller: in its ConfigMap, [`super::controller`]), last, so that an interrupted run
+    /// is seen as not done and is done again.
     pub(crate) async fn finish(
         &mut self,
         component: &ComponentObjects,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<(), LifecycleError> {
         wait_deployments(self.mgmt, &component.deployments(), self.options, on_event).await?;
+        if component.component == super::components::Component::Controller {
+            let record = super::controller::record(component);
+            self.mgmt.apply(&record).await?;
+            on_event(Event::Applied {
+                object: describe(&record),
+            });
+            return Ok(());
+        }
         let Some(entry) = inventory::provider(
             component.component,
             &component.namespace,

@@ -16,6 +16,7 @@
 //! another version is a refusal, before anything is applied ([`upgrade`] upgrades).
 
 pub mod components;
+pub mod controller;
 pub mod envsubst;
 mod install;
 pub mod inventory;
@@ -139,15 +140,35 @@ impl Initialized {
     }
 }
 
-/// Refuses when a provider of another version is installed (every difference at once).
+/// Refuses when a provider of another version (or the controller of another version or image)
+/// is installed (every difference at once).
 async fn check_versions(
     mgmt: &Management,
     prepared: &[ComponentObjects],
-) -> Result<Vec<inventory::Installed>, LifecycleError> {
+) -> Result<(Vec<inventory::Installed>, Option<controller::Recorded>), LifecycleError> {
     let installed = inventory::installed(mgmt).await?;
+    let recorded = match prepared
+        .iter()
+        .any(|c| c.component == Component::Controller)
+    {
+        true => controller::installed(mgmt).await?,
+        false => None,
+    };
     let differences: Vec<String> = prepared
         .iter()
         .filter_map(|c| {
+            if c.component == Component::Controller {
+                let found = recorded.as_ref().filter(|r| !r.is(c))?;
+                return Some(format!(
+                    "{}: {} ({}) is installed (namespace {}), this run has {} ({})",
+                    c.component,
+                    found.version,
+                    found.image,
+                    c.namespace,
+                    c.version,
+                    controller::image(c)
+                ));
+            }
             let found = installed.iter().find(|i| i.is(c.component))?;
             (found.version != c.version).then(|| {
                 format!(
@@ -158,7 +179,7 @@ async fn check_versions(
         })
         .collect();
     if differences.is_empty() {
-        Ok(installed)
+        Ok((installed, recorded))
     } else {
         Err(LifecycleError::ProviderVersionDiffers { differences })
     }
@@ -189,7 +210,7 @@ pub async fn init(
     options: &InitOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Initialized, LifecycleError> {
-    let installed = check_versions(mgmt, prepared).await?;
+    let (installed, recorded) = check_versions(mgmt, prepared).await?;
     let mut installer = Installer::new(mgmt, options, prepared);
     let mut results = Vec::new();
     for c in prepared {
@@ -203,6 +224,7 @@ pub async fn init(
         let done = match c.component {
             Component::CertManager => cert_manager_running(mgmt, c).await?,
             Component::Provider { .. } => installed.iter().any(|i| i.is(c.component)),
+            Component::Controller => recorded.is_some(),
         };
         if done {
             on_event(Event::Note(format!(
@@ -259,7 +281,11 @@ pub fn to_yaml(prepared: &[ComponentObjects], show_secrets: bool) -> String {
             out.push_str("---\n");
             out.push_str(&serde_saphyr::to_string(&shown).unwrap_or_default());
         }
-        if let Some(entry) = inventory::provider(c.component, &c.namespace, &c.version) {
+        let entry = match c.component {
+            Component::Controller => Some(controller::record(c)),
+            _ => inventory::provider(c.component, &c.namespace, &c.version),
+        };
+        if let Some(entry) = entry {
             out.push_str("---\n");
             out.push_str(&serde_saphyr::to_string(&entry).unwrap_or_default());
         }

@@ -207,7 +207,7 @@ pub fn from_dir(
 /// The provider type of a component, if it is a provider.
 pub fn provider_type(component: Component) -> Option<ProviderType> {
     match component {
-        Component::CertManager => None,
+        Component::CertManager | Component::Controller => None,
         Component::Provider { kind, .. } => Some(kind),
     }
 }

@@ -163,21 +163,52 @@ pub async fn plan(
     prepared: &[ComponentObjects],
 ) -> Result<UpgradePlan, LifecycleError> {
     let installed = inventory::installed(mgmt).await?;
+    let recorded = match prepared
+        .iter()
+        .any(|c| c.component == Component::Controller)
+    {
+        true => super::controller::installed(mgmt).await?,
+        false => None,
+    };
     let mut rows = Vec::new();
     for c in prepared {
+        if c.component == Component::Controller {
+            let (current, action) = match &recorded {
+                None => (Current::NotInstalled, Action::Install),
+                Some(r) => {
+                    let current = Current::Version(r.version.clone());
+                    // Another image of the same version (another mirror) is applied too.
+                    let action = match action_for(&current, &c.version, true) {
+                        Action::UpToDate if !r.is(c) => Action::Upgrade,
+                        action => action,
+                    };
+                    (current, action)
+                }
+            };
+            rows.push(PlanRow {
+                component: c.component,
+                namespace: c.namespace.clone(),
+                current,
+                next: c.version.clone(),
+                action,
+            });
+            continue;
+        }
         let (current, complete, namespace) = match c.component {
             Component::CertManager => {
                 let (current, complete) = cert_manager_version(mgmt, c).await?;
                 (current, complete, c.namespace.clone())
             }
-            Component::Provider { .. } => match installed.iter().find(|i| i.is(c.component)) {
-                Some(i) => (
-                    Current::Version(i.version.clone()),
-                    true,
-                    i.namespace.clone(),
-                ),
-                None => (Current::NotInstalled, true, c.namespace.clone()),
-            },
+            Component::Provider { .. } | Component::Controller => {
+                match installed.iter().find(|i| i.is(c.component)) {
+                    Some(i) => (
+                        Current::Version(i.version.clone()),
+                        true,
+                        i.namespace.clone(),
+                    ),
+                    None => (Current::NotInstalled, true, c.namespace.clone()),
+                }
+            }
         };
         rows.push(PlanRow {
             component: c.component,
@@ -269,6 +300,11 @@ fn crd_kinds(objects: &[Value]) -> impl Iterator<Item = (String, String)> + '_ {
 fn selector(component: Component) -> String {
     match component {
         Component::CertManager => format!("{CORE_LABEL}=cert-manager"),
+        Component::Controller => format!(
+            "{}={}",
+            capi_render::controller::LABEL,
+            capi_render::controller::NAME
+        ),
         Component::Provider { .. } => {
             format!("{CLUSTERCTL_LABEL},{PROVIDER_LABEL}={}", component.label())
         }
@@ -436,6 +472,7 @@ impl fmt::Display for Current {
 fn type_of(component: Component) -> &'static str {
     match component {
         Component::CertManager => "CertManager",
+        Component::Controller => "SnowctlController",
         Component::Provider { kind, .. } => kind.as_str(),
     }
 }
