@@ -4,7 +4,7 @@ use super::{FIELD_MANAGER, LifecycleError, ObjectRef, error::chain, redact::reda
 use kube::{
     Api, Client, Config,
     api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy},
-    config::{KubeConfigOptions, Kubeconfig},
+    config::KubeConfigOptions,
     core::{ApiResource, GroupVersionKind},
 };
 use serde_json::Value;
