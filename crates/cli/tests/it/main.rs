@@ -3,6 +3,7 @@
 //! real `snowctl` binary.
 
 mod controller_binary;
+mod controller_image;
 mod credentials;
 mod devices;
 mod download;
