@@ -135,11 +135,15 @@ fn read_bounded(path: &Path, max: u64, what: &'static str) -> Result<Vec<u8>, Im
         path: path.to_owned(),
         message,
     };
+    // Only a regular file is opened: opening a FIFO would block, a device never ends.
+    let regular = |meta: std::io::Result<std::fs::Metadata>| match meta {
+        Ok(meta) if meta.is_file() => Ok(meta),
+        Ok(_) => Err(fail("not a regular file".into())),
+        Err(e) => Err(fail(e.to_string())),
+    };
+    regular(std::fs::metadata(path))?;
     let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-    let meta = file.metadata().map_err(|e| fail(e.to_string()))?;
-    if !meta.is_file() {
-        return Err(fail("not a regular file".into()));
-    }
+    let meta = regular(file.metadata())?;
     let too_large = || ImageBuildError::TooLarge {
         path: path.to_owned(),
         max,

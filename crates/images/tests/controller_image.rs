@@ -375,6 +375,15 @@ fn bad_inputs_are_refused_naming_them_and_nothing_is_written() {
     a_dir.binary = dir.path().to_owned();
     let err = build_err(&a_dir, &output).to_string();
     assert!(err.contains("not a regular file"), "{err}");
+    // A device and a FIFO (which would block an open) are refused without being opened.
+    let fifo = dir.path().join("fifo");
+    run("mkfifo", &[fifo.to_str().unwrap()]);
+    for special in [Path::new("/dev/zero"), &fifo] {
+        let mut not_a_file = good.clone();
+        not_a_file.ca_certificates = special.to_owned();
+        let err = build_err(&not_a_file, &output).to_string();
+        assert!(err.contains("not a regular file"), "{err}");
+    }
 
     // Past the bound: a sparse file, refused from its size before anything is read.
     let mut huge = good.clone();
