@@ -66,6 +66,36 @@ pub enum Command {
     /// Store rendered manifests on the management cluster for the in-cluster controller.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// Build artifacts from this snowctl: the controller's container image.
+    #[command(subcommand)]
+    Build(BuildCommand),
+}
+
+/// `snowctl build …`
+#[derive(Debug, Subcommand)]
+pub enum BuildCommand {
+    /// The controller's container image, without docker: a FROM-scratch OCI image holding this
+    /// snowctl executable (which must be statically linked: scripts/build-controller-image
+    /// builds one and runs this), a CA certificates file and the non-root user 65532, written
+    /// as an OCI image archive (a tar) named snowctl/controller:v<version>. The same executable
+    /// and CA file give the same bytes and digest.
+    ControllerImage(BuildControllerImageArgs),
+}
+
+/// `snowctl build controller-image -o FILE [--ca-certificates FILE]`
+#[derive(Debug, Args)]
+pub struct BuildControllerImageArgs {
+    /// The image archive to write (it must not exist).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// The PEM CA certificates put into the image at /etc/ssl/certs/ca-certificates.crt (e.g.
+    /// a bundle with the site's own CAs added).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "/etc/ssl/certs/ca-certificates.crt"
+    )]
+    pub ca_certificates: PathBuf,
 }
 
 /// `snowctl move …`
@@ -462,6 +492,11 @@ pub struct DownloadArtifactsArgs {
     /// Leave out the management components (then `init --artifacts` cannot use the archive).
     #[arg(long)]
     pub no_components: bool,
+    /// Put the controller image of this archive into the download (what `snowctl build
+    /// controller-image` writes: it must hold this snowctl's snowctl/controller:v<version>), so
+    /// that `import-images --from` pushes it to the site registry.
+    #[arg(long, value_name = "FILE")]
+    pub controller_image: Option<PathBuf>,
 }
 
 /// `snowctl import-images --registry HOST:PORT[/NAMESPACE]` or `--list`

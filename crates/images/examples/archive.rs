@@ -32,6 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 plain_http: vec![source.clone()],
                 credentials: Credentials::default(),
                 files: vec![],
+                from_archives: vec![],
             };
             let plan = plan_download(&images, Some(source))?;
             let report = runtime.block_on(download_images(&plan, &config, Arc::new(NoProgress)));

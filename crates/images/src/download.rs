@@ -3,6 +3,7 @@
 
 use crate::{
     ImagesError,
+    archive::{Archive, index_media},
     copy::{CopyReport, Credentials, ImageCopy, ImageResult, ImageStatus, Progress},
     layout::{ArchiveFile, ArchiveSummary, IndexEntry, Writer, Wrote},
     limits::CopyLimits,
@@ -44,6 +45,48 @@ pub struct DownloadConfig {
     pub credentials: Credentials,
     /// Extra files stored under `snowctl/manifests/`.
     pub files: Vec<ArchiveFile>,
+    /// Images taken from image archives instead of registries (the controller image that
+    /// `snowctl build controller-image` writes), downloaded after the plan's images.
+    pub from_archives: Vec<FromArchive>,
+}
+
+/// An image of an image archive to put into the download under its name there: it is built, not
+/// published in a registry (the snowctl controller's image).
+#[derive(Debug, Clone)]
+pub struct FromArchive {
+    /// The archive, opened.
+    pub archive: Arc<Archive>,
+    /// The image's name in it (and in the download).
+    pub name: String,
+}
+
+impl FromArchive {
+    /// The image `name` of `archive`, or an error when the archive has no image of that name.
+    pub fn new(archive: Arc<Archive>, name: &str) -> Result<FromArchive, ImagesError> {
+        if !archive
+            .images()
+            .iter()
+            .any(|i| i.name.as_deref() == Some(name))
+        {
+            return Err(ImagesError::NotInArchive {
+                image: name.to_owned(),
+                archive: archive.path().display().to_string(),
+            });
+        }
+        Ok(FromArchive {
+            archive,
+            name: name.to_owned(),
+        })
+    }
+
+    /// Its entry in a download's report: from `ARCHIVE#NAME`, named `NAME`.
+    fn copy(&self) -> ImageCopy {
+        ImageCopy {
+            image: self.name.clone(),
+            source: format!("{}#{}", self.archive.path().display(), self.name),
+            target: self.name.clone(),
+        }
+    }
 }
 
 /// Why a download did not finish its archive. The partial file (`FILE.partial`) is kept in
@@ -313,10 +356,18 @@ impl Engine {
         self.manifest_blob(digest, body, tally).await
     }
 
-    async fn image(&self, index: usize, copy: &ImageCopy) -> (ImageResult, Option<IndexEntry>) {
+    async fn image(
+        &self,
+        index: usize,
+        copy: &ImageCopy,
+        from: Option<&FromArchive>,
+    ) -> (ImageResult, Option<IndexEntry>) {
         self.progress.image_started(index, copy);
         let mut tally = Tally::default();
-        let outcome = self.image_inner(index, copy, &mut tally).await;
+        let outcome = match from {
+            Some(from) => self.archived_image(index, from, &mut tally).await,
+            None => self.image_inner(index, copy, &mut tally).await,
+        };
         let (digest, status, entry) = match outcome {
             Ok(entry) => {
                 let status = if tally.copied == 0 {
@@ -340,6 +391,85 @@ impl Engine {
         };
         self.progress.image_finished(index, &result);
         (result, entry)
+    }
+
+    /// An image manifest of an archive, its blobs and itself, into the download; digests checked
+    /// as they are read from the archive and again as they are written.
+    async fn archived_image(
+        &self,
+        index: usize,
+        from: &FromArchive,
+        tally: &mut Tally,
+    ) -> Result<IndexEntry, String> {
+        let archive = &*from.archive;
+        let image = (archive.images().iter())
+            .find(|i| i.name.as_deref() == Some(from.name.as_str()))
+            .ok_or_else(|| format!("{} is not in {}", from.name, archive.path().display()))?;
+        let body = archive.manifest(&image.digest)?;
+        if index_media(&image.media_type, &body) {
+            return Err(format!(
+                "{} in {} is an image index: only an image manifest is taken from an archive",
+                from.name,
+                archive.path().display()
+            ));
+        }
+        let manifest: Value = serde_json::from_slice(&body)
+            .map_err(|e| format!("manifest {} is not JSON: {e}", image.digest))?;
+        for desc in manifest_blobs(&manifest) {
+            self.archived_blob(index, archive, &desc, tally).await?;
+        }
+        let size = body.len() as u64;
+        self.manifest_blob(&image.digest, body, tally).await?;
+        Ok(IndexEntry {
+            image: from.name.clone(),
+            media_type: image.media_type.clone(),
+            digest: image.digest.clone(),
+            size,
+        })
+    }
+
+    /// One blob of an archive into the download.
+    async fn archived_blob(
+        &self,
+        index: usize,
+        archive: &Archive,
+        desc: &OciDescriptor,
+        tally: &mut Tally,
+    ) -> Result<(), String> {
+        let size = archive.blob_size(&desc.digest)?;
+        if u64::try_from(desc.size).ok() != Some(size) {
+            return Err(format!(
+                "blob {}: {} holds {size} bytes, the manifest says {} (the archive is corrupt)",
+                desc.digest,
+                archive.path().display(),
+                desc.size
+            ));
+        }
+        self.use_blob(&desc.digest, size);
+        let failure = Arc::new(Mutex::new(None));
+        let stream = archive.blob_stream(&desc.digest, failure.clone())?;
+        self.progress.blob_started(index, &desc.digest, size);
+        let wrote = self
+            .writer
+            .blob(
+                &desc.digest,
+                size,
+                || async { Ok::<_, String>(stream) },
+                |n| self.progress.bytes(index, n),
+            )
+            .await;
+        if let Some(corrupt) = failure.lock().ok().and_then(|mut f| f.take()) {
+            return Err(corrupt);
+        }
+        match wrote? {
+            Wrote::Had => tally.skipped += 1,
+            Wrote::Bytes(n) => {
+                tally.copied += 1;
+                tally.bytes += n;
+            }
+        }
+        self.progress.blob_done(index, &desc.digest);
+        Ok(())
     }
 
     async fn image_inner(
@@ -398,8 +528,9 @@ impl Engine {
     }
 }
 
-/// Downloads every image of the plan into the archive `config.output`, `config.concurrency`
-/// images at a time, with the default deadlines. The archive is finished (renamed from
+/// Downloads every image of the plan, then those of `config.from_archives`, into the archive
+/// `config.output`, `config.concurrency` images at a time, with the default deadlines (the
+/// report has one entry per image, in that order). The archive is finished (renamed from
 /// `FILE.partial`) only when every image is in; otherwise the report says which failed and a
 /// re-run resumes.
 pub async fn download_images(
@@ -444,9 +575,14 @@ pub async fn download_images_with_limits(
         used: Mutex::default(),
     };
     let engine_ref = &engine;
+    let archived: Vec<(ImageCopy, Option<&FromArchive>)> = (config.from_archives.iter())
+        .map(|from| (from.copy(), Some(from)))
+        .collect();
+    let all = (plan.iter().map(|copy| (copy, None)))
+        .chain(archived.iter().map(|(copy, from)| (copy, *from)));
     let mut results: Vec<(usize, (ImageResult, Option<IndexEntry>))> =
-        stream::iter(plan.iter().enumerate())
-            .map(|(i, copy)| async move { (i, engine_ref.image(i, copy).await) })
+        stream::iter(all.enumerate())
+            .map(|(i, (copy, from))| async move { (i, engine_ref.image(i, copy, from).await) })
             .buffer_unordered(config.concurrency.max(1))
             .collect()
             .await;

@@ -15,11 +15,16 @@
 //! - [`assets`]: the management components' manifests the Bundles name, fetched over HTTPS into
 //!   a cache keyed by sha256, stored in and read from the archive.
 //!
+//! - [`controller_image`]: the snowctl controller's FROM-scratch image (a static executable, CA
+//!   certificates, a non-root user), built without a container runtime into an archive of the
+//!   same layout, reproducibly.
+//!
 //! The library never prints: progress goes through [`copy::Progress`]; [`printable`] escapes
 //! what an archive or a registry said before a tool shows it.
 
 pub mod archive;
 pub mod assets;
+pub mod controller_image;
 pub mod copy;
 pub mod download;
 pub mod fuzz;
@@ -34,8 +39,8 @@ mod tar;
 
 pub use archive::{Archive, ArchiveError, ArchiveFormat, ArchiveImage};
 pub use download::{
-    DownloadConfig, DownloadError, DownloadReport, download_images, download_images_with_limits,
-    plan_download,
+    DownloadConfig, DownloadError, DownloadReport, FromArchive, download_images,
+    download_images_with_limits, plan_download,
 };
 pub use import::{import_archive, import_archive_with_limits, plan_import};
 pub use layout::{ArchiveFile, ArchiveSummary, IndexEntry, partial_path};

@@ -39,6 +39,14 @@ pub const MAX_INDEX_DEPTH: usize = 8;
 /// stay a few MiB.
 pub const MAX_DOCKER_LAYERS: usize = 100_000;
 
+/// The largest executable the controller image is built from (512 MiB; a static release
+/// snowctl is under 100 MiB): the image's layer is built in memory.
+pub const MAX_IMAGE_BINARY: u64 = 512 << 20;
+
+/// The largest CA certificates file put into the controller image (16 MiB; a distribution's
+/// bundle is about 200 KiB).
+pub const MAX_IMAGE_CA_CERTIFICATES: u64 = 16 << 20;
+
 /// The deadlines of a copy; [`CopyLimits::default`] holds the constants above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CopyLimits {

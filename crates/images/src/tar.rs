@@ -27,6 +27,26 @@ fn put_octal(field: &mut [u8], value: u64) {
 /// same content gives the same archive). Names longer than 100 bytes are split into the ustar
 /// prefix; a name that does not fit is refused.
 pub(crate) fn file_header(name: &str, size: u64) -> Result<[u8; 512], String> {
+    header(name, size, 0o644, EntryType::File)
+}
+
+/// What a written header describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EntryType {
+    /// A regular file of the header's size.
+    File,
+    /// A directory (its size 0; its name should end in `/`).
+    Dir,
+}
+
+/// A header for `name` of `size` bytes with permission bits `mode`, owner 0:0 and mtime 0, as
+/// [`file_header`] (an image layer's files and directories).
+pub(crate) fn header(
+    name: &str,
+    size: u64,
+    mode: u32,
+    kind: EntryType,
+) -> Result<[u8; 512], String> {
     let mut h = [0u8; 512];
     let bytes = name.as_bytes();
     if bytes.len() <= 100 {
@@ -40,7 +60,7 @@ pub(crate) fn file_header(name: &str, size: u64) -> Result<[u8; 512], String> {
         let rest = &bytes[split + 1..];
         h[..rest.len()].copy_from_slice(rest);
     }
-    put_octal(&mut h[100..108], 0o644);
+    put_octal(&mut h[100..108], u64::from(mode & 0o7777));
     put_octal(&mut h[108..116], 0);
     put_octal(&mut h[116..124], 0);
     if size <= OCTAL_SIZE_MAX {
@@ -51,7 +71,10 @@ pub(crate) fn file_header(name: &str, size: u64) -> Result<[u8; 512], String> {
         h[128..136].copy_from_slice(&size.to_be_bytes());
     }
     put_octal(&mut h[136..148], 0);
-    h[156] = b'0';
+    h[156] = match kind {
+        EntryType::File => b'0',
+        EntryType::Dir => b'5',
+    };
     h[257..263].copy_from_slice(b"ustar\0");
     h[263..265].copy_from_slice(b"00");
     set_checksum(&mut h);

@@ -47,6 +47,7 @@ fn download_config(source: &Registry, output: &Path) -> DownloadConfig {
             path: "bundles/bundle-release.yaml".into(),
             content: b"kind: Bundles\n".to_vec(),
         }],
+        from_archives: Vec::new(),
     }
 }
 

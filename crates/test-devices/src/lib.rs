@@ -13,6 +13,8 @@
 //! - [`InMemoryDevice`]: a [`snow_validate::Device`] with no network, optionally slowed down.
 //! - [`registry`]: Debian's `docker-registry` (distribution) on loopback, plain HTTP or TLS, and
 //!   small images of our own pushed to it.
+//! - [`elf`]: small x86-64 ELF files written by hand (static, or naming a dynamic loader), for
+//!   the controller image builder's tests.
 //! - [`layout`]: OCI image layouts written by hand into a directory (shapes no tool writes).
 //! - [`small_disk`]: a tmpfs of a few hundred KiB that really fills up (ENOSPC), for the
 //!   full-disk tests (mounting takes root).
@@ -23,6 +25,7 @@
 
 mod ca;
 mod device_api;
+pub mod elf;
 mod files;
 pub mod fleet;
 pub mod https;

@@ -10,8 +10,11 @@ use crate::{
     settings::{self, Catalog, GlobalSettings},
 };
 use snow_api::release::ReleaseInputs;
-use snow_images::{ArchiveFile, DownloadConfig, Platforms};
-use std::process::ExitCode;
+use snow_images::{
+    Archive, ArchiveFile, DownloadConfig, FromArchive, Platforms,
+    controller_image::controller_image_name,
+};
+use std::{process::ExitCode, sync::Arc};
 
 /// The manifests stored beside the images (under `snowctl/manifests/` in the archive): the
 /// Bundles manifest (the file given, else the published release's), its EKS-D Release
@@ -66,6 +69,33 @@ fn components(
     Ok(snow_images::assets::archive_files(&wanted, &files))
 }
 
+/// The controller image of `--controller-image FILE`, which must hold this snowctl's
+/// `snowctl/controller:v<version>`.
+fn controller_image(
+    args: &DownloadArtifactsArgs,
+    io: &mut Io<'_>,
+) -> Result<Vec<FromArchive>, ExitCode> {
+    let Some(path) = &args.controller_image else {
+        return Ok(Vec::new());
+    };
+    let archive = Archive::open(path)
+        .map_err(|e| exit::usage(io, printable_lines(&format!("--controller-image: {e}"))))?;
+    let name = controller_image_name();
+    let held: Vec<String> = (archive.images().iter())
+        .map(|i| i.name.clone().unwrap_or_else(|| "(no name)".into()))
+        .collect();
+    FromArchive::new(Arc::new(archive), &name)
+        .map(|from| vec![from])
+        .map_err(|_| {
+            let why = format!(
+                "--controller-image: {} holds {}, not {name} (this snowctl's): build it from this snowctl with scripts/build-controller-image",
+                path.display(),
+                if held.is_empty() { "no image".to_owned() } else { held.join(", ") },
+            );
+            exit::usage(io, printable_lines(&why))
+        })
+}
+
 /// Runs `snowctl download artifacts`.
 pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let platforms = Platforms::parse(&args.platforms)
@@ -80,6 +110,7 @@ pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut I
         Some(images) => images,
         None => settings::image_selection(&args.selection, &catalog, io)?,
     };
+    let from_archives = controller_image(&args, io)?;
     let files = files(&args, &catalog, &images, io)?;
     let (ca_certs_pem, credentials) = settings::registry_access(&args.source, io)?;
     let uris: Vec<String> = images.into_iter().map(|i| i.uri).collect();
@@ -99,11 +130,12 @@ pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut I
             .collect(),
         credentials,
         files,
+        from_archives,
     };
-    let report =
-        progress::run_with_progress(plan.len(), global.verbose > 0, io, move |p| async move {
-            snow_images::download_images(&plan, &config, p).await
-        });
+    let count = plan.len() + config.from_archives.len();
+    let report = progress::run_with_progress(count, global.verbose > 0, io, move |p| async move {
+        snow_images::download_images(&plan, &config, p).await
+    });
     let report = report.map_err(|e| exit::failed(io, e))?;
     io.out(&match args.format {
         OutputFormat::Json => {

@@ -1,6 +1,7 @@
 //! One module per command. Commands never import each other: what two share is resolved in
 //! [`crate::settings`] or lives in a library crate.
 
+pub mod build;
 pub mod cluster;
 pub mod controller;
 pub mod credentials;
@@ -15,8 +16,8 @@ pub mod validate;
 
 use crate::{
     args::{
-        Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand, MoveCommand,
-        StoreCommand, UpgradeCommand,
+        BuildCommand, Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand,
+        MoveCommand, StoreCommand, UpgradeCommand,
     },
     output::Io,
     settings::GlobalSettings,
@@ -64,6 +65,7 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Devices(cmd) => devices::run(cmd, io),
         Command::Init(args) => init::run(args, global, io, false),
         Command::Move(MoveCommand::Cluster(args)) => cluster::move_cluster(args, global, io),
+        Command::Build(BuildCommand::ControllerImage(args)) => build::controller_image(&args, io),
     };
     outcome.unwrap_or_else(|code| code)
 }

@@ -4,6 +4,7 @@
 
 mod controller_binary;
 mod controller_installed;
+mod controller_image;
 mod credentials;
 mod devices;
 mod download;
