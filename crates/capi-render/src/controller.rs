@@ -38,6 +38,14 @@ pub const HEALTH_PORT: u16 = 8081;
 pub const WEBHOOK_PORT: u16 = 9443;
 /// The non-root user the container runs as (the image's).
 pub const RUN_AS_USER: u32 = 65532;
+/// The ConfigMap holding the release catalog the controller reads (`bundles.yaml` and
+/// `eksd-<n>.yaml`): the one `init` installed with, so the controller needs no network to find
+/// its release (its default, EKS Anywhere's published Release manifest, is fetched).
+pub const RELEASE_CONFIGMAP: &str = "snowctl-controller-release";
+/// Where [`RELEASE_CONFIGMAP`] is mounted.
+pub const RELEASE_DIR: &str = "/etc/snowctl/release";
+/// The most bytes of the release catalog: a ConfigMap holds at most 1 MiB.
+pub const MAX_RELEASE_BYTES: usize = 1_000_000;
 
 /// One webhook the controller serves: its configuration's name, path, the kind's plural and
 /// whether it mutates. The paths are the controller's (`snow_controller::webhook::Hook::path`;
@@ -107,6 +115,34 @@ pub struct ControllerComponent {
     pub image: String,
     /// The proxy settings, from the cluster spec.
     pub proxy: Option<Proxy>,
+    /// The release catalog the component was installed with.
+    pub release: ReleaseFiles,
+}
+
+/// The release catalog given to the controller: a Bundles manifest and EKS-D Release
+/// manifests, as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReleaseFiles {
+    /// The Bundles manifest.
+    pub bundles: String,
+    /// EKS-D Release manifests.
+    pub eksd: Vec<String>,
+}
+
+impl ReleaseFiles {
+    /// The ConfigMap's data: `bundles.yaml`, then `eksd-<n>.yaml` in the given order.
+    fn data(&self) -> Vec<(String, &str)> {
+        let mut data = vec![("bundles.yaml".to_owned(), self.bundles.as_str())];
+        for (i, text) in self.eksd.iter().enumerate() {
+            data.push((format!("eksd-{i}.yaml"), text.as_str()));
+        }
+        data
+    }
+
+    /// Their size in bytes, which must be at most [`MAX_RELEASE_BYTES`].
+    pub fn size(&self) -> usize {
+        self.data().iter().map(|(k, v)| k.len() + v.len()).sum()
+    }
 }
 
 fn labels() -> Value {
@@ -143,9 +179,11 @@ fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
 /// - ConfigMaps: the cluster's inventory ConfigMap (list by label, get, create, patch, delete)
 ///   and the stored Cilium manifests (`--cni-stored`: get);
 /// - the Namespace `eksa-system`, applied by each pass (get, create, patch);
+/// - list and watch of everything the controller's caches hold (`snow_controller::Caches`:
+///   the Cluster API and CAPAS kinds, Secrets, ConfigMaps, the `eksa-system` Namespace);
 /// - Events about Clusters: create and patch (a server-side apply).
 pub fn cluster_rules() -> Vec<Value> {
-    const APPLY: [&str; 5] = ["get", "list", "create", "patch", "delete"];
+    const APPLY: [&str; 6] = ["get", "list", "watch", "create", "patch", "delete"];
     vec![
         rule(
             &["anywhere.eks.amazonaws.com"],
@@ -194,7 +232,11 @@ pub fn cluster_rules() -> Vec<Value> {
             &APPLY,
         ),
         rule(&[""], &["secrets", "configmaps"], &APPLY),
-        rule(&[""], &["namespaces"], &["get", "create", "patch"]),
+        rule(
+            &[""],
+            &["namespaces"],
+            &["get", "list", "watch", "create", "patch"],
+        ),
         rule(&[""], &["events"], &["create", "patch"]),
     ]
 }
@@ -214,8 +256,8 @@ pub fn leader_election_rules() -> Vec<Value> {
 /// mounted Secret, and Cilium from the manifests stored on the cluster (`--cni-stored`: the
 /// image has no helm and the site may have no network; `snowctl create`/`upgrade cluster` and
 /// `snowctl store cilium` store them).
-pub fn args() -> Vec<String> {
-    [
+pub fn args(component: &ControllerComponent) -> Vec<String> {
+    let mut args: Vec<String> = [
         "controller",
         "--log-format",
         "json",
@@ -230,7 +272,17 @@ pub fn args() -> Vec<String> {
         "--cni-stored",
     ]
     .map(String::from)
-    .to_vec()
+    .to_vec();
+    // The release catalog from the mounted ConfigMap, never fetched.
+    for (key, _) in component.release.data() {
+        let flag = if key == "bundles.yaml" {
+            "--bundles"
+        } else {
+            "--eksd-release"
+        };
+        args.extend([flag.to_owned(), format!("{RELEASE_DIR}/{key}")]);
+    }
+    args
 }
 
 fn deployment(component: &ControllerComponent) -> Value {
@@ -247,7 +299,7 @@ fn deployment(component: &ControllerComponent) -> Value {
         "name": "controller",
         "image": component.image,
         "imagePullPolicy": "IfNotPresent",
-        "args": args(),
+        "args": args(component),
         "ports": [
             {"name": "health", "containerPort": HEALTH_PORT, "protocol": "TCP"},
             {"name": "webhook", "containerPort": WEBHOOK_PORT, "protocol": "TCP"},
@@ -266,6 +318,7 @@ fn deployment(component: &ControllerComponent) -> Value {
         "volumeMounts": [
             {"name": "tmp", "mountPath": "/tmp"},
             {"name": "webhook-certs", "mountPath": CERT_DIR, "readOnly": true},
+            {"name": "release", "mountPath": RELEASE_DIR, "readOnly": true},
         ],
     });
     if !env.is_empty() {
@@ -299,11 +352,19 @@ fn deployment(component: &ControllerComponent) -> Value {
                     "volumes": [
                         {"name": "tmp", "emptyDir": {}},
                         {"name": "webhook-certs", "secret": {"secretName": CERT_SECRET, "defaultMode": 420}},
+                        {"name": "release", "configMap": {"name": RELEASE_CONFIGMAP, "defaultMode": 420}},
                     ],
                 },
             },
         },
     })
+}
+
+fn release_config_map(component: &ControllerComponent) -> Value {
+    let data: serde_json::Map<String, Value> = (component.release.data().into_iter())
+        .map(|(k, v)| (k, json!(v)))
+        .collect();
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta(RELEASE_CONFIGMAP, true), "data": data})
 }
 
 fn webhook_configuration(mutating: bool) -> Value {
@@ -354,6 +415,7 @@ pub fn objects(component: &ControllerComponent) -> Vec<Value> {
             "metadata": meta(&leader, true), "rules": leader_election_rules()}),
         json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
             "metadata": meta(&leader, true), "roleRef": role_ref("Role", &leader), "subjects": subject}),
+        release_config_map(component),
         json!({"apiVersion": "v1", "kind": "Service", "metadata": meta(WEBHOOK_SERVICE, true),
             "spec": {"selector": labels(), "ports": [{"name": "webhook", "port": 443, "targetPort": WEBHOOK_PORT, "protocol": "TCP"}]}}),
         deployment(component),
@@ -386,6 +448,7 @@ mod tests {
                 https: "http://proxy:3128".into(),
                 no_proxy: vec!["10.96.0.0/12".into(), ".svc".into()],
             }),
+            release: ReleaseFiles::default(),
         };
         let d = deployment(&component);
         let env = &d["spec"]["template"]["spec"]["containers"][0]["env"];
@@ -398,5 +461,43 @@ mod tests {
             ..component
         };
         assert!(deployment(&plain)["spec"]["template"]["spec"]["containers"][0]["env"].is_null());
+    }
+
+    #[test]
+    fn the_release_catalog_is_mounted_and_named_in_the_args() {
+        let component = ControllerComponent {
+            image: "mirror:5000/snowctl/controller:v1".into(),
+            proxy: None,
+            release: ReleaseFiles {
+                bundles: "kind: Bundles\n".into(),
+                eksd: vec!["kind: Release\n".into(), "kind: Release\n".into()],
+            },
+        };
+        let args = args(&component).join(" ");
+        assert!(
+            args.ends_with(&format!(
+                "--bundles {RELEASE_DIR}/bundles.yaml --eksd-release {RELEASE_DIR}/eksd-0.yaml --eksd-release {RELEASE_DIR}/eksd-1.yaml"
+            )),
+            "{args}"
+        );
+        let all = objects(&component);
+        let config_map = all
+            .iter()
+            .find(|o| o["metadata"]["name"] == RELEASE_CONFIGMAP)
+            .unwrap();
+        assert_eq!(config_map["data"]["eksd-1.yaml"], "kind: Release\n");
+        let deployment = all.iter().find(|o| o["kind"] == "Deployment").unwrap();
+        let volumes = &deployment["spec"]["template"]["spec"]["volumes"];
+        assert!(
+            (volumes.as_array().unwrap().iter())
+                .any(|v| v["configMap"]["name"] == RELEASE_CONFIGMAP)
+        );
+        // The ConfigMap is applied before the Deployment that mounts it.
+        let position = |kind: &str| all.iter().position(|o| o["kind"] == kind).unwrap();
+        assert!(position("ConfigMap") < position("Deployment"));
+        assert_eq!(
+            component.release.size(),
+            "bundles.yaml".len() + 14 + 2 * ("eksd-0.yaml".len() + 14)
+        );
     }
 }

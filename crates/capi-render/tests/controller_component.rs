@@ -1,7 +1,7 @@
 //! The snowctl controller's component objects, as YAML: the snapshot keeps every object, rule
 //! and setting reviewable.
 
-use capi_render::controller::{ControllerComponent, Proxy, objects};
+use capi_render::controller::{ControllerComponent, Proxy, ReleaseFiles, objects};
 use snow_api::template::{TemplateOptions, cluster_config};
 
 #[test]
@@ -26,6 +26,10 @@ fn the_component_with_the_specs_proxy() {
     let component = ControllerComponent {
         image: snow_api::release::controller_image("10.1.2.3:5000"),
         proxy: Proxy::of(&spec),
+        release: ReleaseFiles {
+            bundles: "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Bundles\n".into(),
+            eksd: vec!["apiVersion: distro.eks.amazonaws.com/v1alpha1\nkind: Release\n".into()],
+        },
     };
     let objects = objects(&component);
     let yaml: String = objects

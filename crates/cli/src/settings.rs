@@ -206,6 +206,16 @@ pub struct Catalog {
     pub eksd: Vec<(String, String)>,
 }
 
+impl Catalog {
+    /// The manifests as written, for the controller component's ConfigMap.
+    pub fn release_files(&self) -> capi_render::controller::ReleaseFiles {
+        capi_render::controller::ReleaseFiles {
+            bundles: self.bundles.clone(),
+            eksd: self.eksd.iter().map(|(_, text)| text.clone()).collect(),
+        }
+    }
+}
+
 /// The release catalog: `--artifacts`' manifests, `--bundles` (with `--eksd-release`), else
 /// as `default` says.
 pub fn catalog(
@@ -367,6 +377,8 @@ pub fn preflight(
 pub struct RenderSettings {
     /// The release catalog.
     pub inputs: ReleaseInputs,
+    /// Its manifests as written, for the controller component.
+    pub release_files: capi_render::controller::ReleaseFiles,
     /// `--contract`.
     pub contract: Option<Contract>,
     /// The device files for the identity Secret, loaded and free of errors.
@@ -383,7 +395,9 @@ impl RenderSettings {
         default: ReleaseDefault<'_>,
         io: &mut Io<'_>,
     ) -> Result<RenderSettings, ExitCode> {
-        let inputs = catalog(&args.release, default, io)?.inputs;
+        let catalog = catalog(&args.release, default, io)?;
+        let release_files = catalog.release_files();
+        let inputs = catalog.inputs;
         let contract = args
             .contract
             .as_deref()
@@ -415,6 +429,7 @@ impl RenderSettings {
         };
         Ok(RenderSettings {
             inputs,
+            release_files,
             contract,
             secrets,
             registry,
@@ -825,8 +840,9 @@ pub fn components(
 pub fn controller(
     image: Option<&str>,
     spec: Option<&ValidSpec>,
+    release: &capi_render::controller::ReleaseFiles,
     io: &mut Io<'_>,
-) -> Option<ComponentObjects> {
+) -> Result<Option<ComponentObjects>, ExitCode> {
     let mirror = spec
         .and_then(|s| s.cluster.spec.registry_mirror_configuration.as_ref())
         .map(|m| snow_api::release::controller_image(capi_render::RegistryMirror::new(m).base()));
@@ -834,13 +850,24 @@ pub fn controller(
         io.err(
             "ℹ️ The snowctl controller is not installed: no image is known (no registry publishes it). Push the controller image to a registry the cluster pulls from and pass --controller-image REF (or, for a spec with a registry mirror, import it there with snowctl import-images).\n",
         );
-        return None;
+        return Ok(None);
     };
+    let max = capi_render::controller::MAX_RELEASE_BYTES;
+    if release.size() > max {
+        let why = format!(
+            "the release catalog ({} bytes) is larger than the {max} bytes of the ConfigMap the controller reads it from",
+            release.size()
+        );
+        return Err(exit::usage(io, why));
+    }
     let component = capi_render::controller::ControllerComponent {
         image,
         proxy: spec.and_then(capi_render::controller::Proxy::of),
+        release: release.clone(),
     };
-    Some(snow_lifecycle::init::controller::component(&component))
+    Ok(Some(snow_lifecycle::init::controller::component(
+        &component,
+    )))
 }
 
 /// The bootstrap cluster: `--bootstrap-kubeconfig`'s, else a kind cluster for `spec` (none

@@ -12,7 +12,7 @@ use crate::{
     output::{self, Io},
     settings::{self, GlobalSettings, Management, RenderSettings, SpecFile},
 };
-use snow_api::release::{ClusterRelease, ReleaseInputs};
+use snow_api::release::ClusterRelease;
 use snow_lifecycle::init::InitOptions;
 use snow_lifecycle::{
     self as lifecycle, DeleteOptions, Event, LifecycleError, Timeouts, WaitOptions,
@@ -57,7 +57,7 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
     let release = release.map_err(|e| exit::lifecycle(io, &LifecycleError::Render(e)))?;
     let req = request(&spec, &render, &release, files, &dir);
     let Some(management) = management else {
-        return create_self_managed(&args, &req, &render.inputs, options, global, io);
+        return create_self_managed(&args, &req, &render, options, global, io);
     };
     run(io, async |io| {
         let (kubeconfig, context) = (&management.kubeconfig, management.context.as_deref());
@@ -79,7 +79,7 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
 fn create_self_managed(
     args: &CreateClusterArgs,
     req: &provision::Request<'_>,
-    inputs: &ReleaseInputs,
+    render: &RenderSettings,
     create: provision::CreateOptions,
     global: GlobalSettings,
     io: &mut Io<'_>,
@@ -91,12 +91,17 @@ fn create_self_managed(
     let components = settings::components(
         &args.bootstrap.components,
         &args.render.release,
-        inputs,
+        &render.inputs,
         Some(version),
         secrets,
         io,
     )?;
-    let controller = settings::controller(args.controller_image.as_deref(), Some(req.spec), io);
+    let controller = settings::controller(
+        args.controller_image.as_deref(),
+        Some(req.spec),
+        &render.release_files,
+        io,
+    )?;
     let opts = self_managed::Options {
         create,
         components,

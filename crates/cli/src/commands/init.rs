@@ -20,7 +20,9 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: boo
         cache_dir: args.components.cache_dir.as_deref(),
         ca_certs: &args.components.ca_certs,
     };
-    let inputs = settings::catalog(&args.release, default, io)?.inputs;
+    let catalog = settings::catalog(&args.release, default, io)?;
+    let release_files = catalog.release_files();
+    let inputs = catalog.inputs;
     let secrets = settings::optional_secrets(&args.device_files, io)?;
     let mut prepared = settings::components(
         &args.components,
@@ -34,8 +36,9 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: boo
     prepared.extend(settings::controller(
         args.controller_image.as_deref(),
         None,
+        &release_files,
         io,
-    ));
+    )?);
     if args.dry_run && !upgrade {
         io.out(&init::to_yaml(&prepared, args.show_secrets));
         return Ok(ExitCode::SUCCESS);

@@ -3,8 +3,8 @@
 //! real `snowctl` binary.
 
 mod controller_binary;
-mod controller_installed;
 mod controller_image;
+mod controller_installed;
 mod credentials;
 mod devices;
 mod download;

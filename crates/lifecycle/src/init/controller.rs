@@ -91,6 +91,7 @@ mod tests {
         let c = component(&ControllerComponent {
             image: "mirror:5000/snowctl/controller:v1".into(),
             proxy: None,
+            release: Default::default(),
         });
         let ranks: Vec<u8> = c.objects.iter().map(rank).collect();
         assert!(ranks.is_sorted(), "{ranks:?}");
