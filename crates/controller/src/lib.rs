@@ -427,12 +427,13 @@ pub async fn run<S: DeviceSource>(
 
     let caches = Arc::new(Caches::start(ctx.mgmt.client(), ctx.namespace.as_deref()).await);
     // Until a cache has listed, what it would hold counts as changed: passes run as before.
-    if tokio::time::timeout(Duration::from_secs(60), caches.ready())
+    // Bounded well under a probe's patience: correctness does not depend on it.
+    if tokio::time::timeout(Duration::from_secs(10), caches.ready())
         .await
         .is_err()
     {
         tracing::warn!(
-            "some caches have not listed within 60s; their objects are read with GETs until they do"
+            "some caches have not listed within 10s; their objects are read with GETs until they do"
         );
     }
     tracing::info!(

@@ -22,6 +22,16 @@ pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) ->
     let management = settings::management(&args.management, io)?;
     let spec = settings::load_spec(&args.file, io)?.spec;
     let login = settings::required_registry_login(&spec, io)?;
+    // A given manifest is read and checked before anything is fetched: a usage error first.
+    let given = match &args.cni_manifest {
+        Some(path) => {
+            let text = settings::read_text(path, "the CNI manifest", io)?;
+            let name = crate::output::source_name(path);
+            CniManifest::parse(&text).map_err(|e| exit::usage(io, format!("{name}: {e}")))?;
+            Some(text)
+        }
+        None => None,
+    };
     let default = settings::ReleaseDefault::Published {
         kube_version: Some(spec.kubernetes_version()),
         cache_dir: None,
@@ -38,12 +48,7 @@ pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) ->
     // Kept until the command ends: the chart files are removed with it.
     let mut _charts = None;
     let source = match (&args.cni_manifest, &args.release.artifacts) {
-        (Some(path), _) => {
-            let text = settings::read_text(path, "the CNI manifest", io)?;
-            let name = crate::output::source_name(path);
-            CniManifest::parse(&text).map_err(|e| exit::usage(io, format!("{name}: {e}")))?;
-            Source::Given(text)
-        }
+        (Some(_), _) => Source::Given(given.unwrap_or_default()),
         (None, Some(archive)) => {
             let (charts, _) = settings::archive_cilium_charts(archive, &inputs, io)?;
             let source = Source::ChartFiles {

@@ -11,6 +11,7 @@
 
 use super::self_managed::{CILIUM, components_dir};
 use super::{show, text};
+use capi_render::controller;
 use serde_json::Value;
 use snow_test_devices::TestCa;
 use snow_test_kube::{CapiOptions, KubeStandIn, WorkloadOptions};
@@ -60,17 +61,23 @@ fn condition(object: &Value, kind: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// The Deployment's arguments with the addresses on loopback ports and the certificate
-/// directory `certs` (what the pod's network and the mounted Secret are to a process here).
+/// The Deployment's arguments with the addresses on loopback ports, the certificate directory
+/// `certs` and the release directory `release` (what the pod's network, the mounted Secret and
+/// the mounted ConfigMap are to a process here).
 fn local_args(
     args: &[String],
     health: SocketAddr,
     webhook: SocketAddr,
     certs: &Path,
+    release: &Path,
 ) -> Vec<String> {
     let mut out = Vec::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
+        if let Some(file) = arg.strip_prefix(&format!("{}/", controller::RELEASE_DIR)) {
+            out.push(release.join(file).display().to_string());
+            continue;
+        }
         out.push(arg.clone());
         let local = match arg.as_str() {
             "--health-addr" => Some(health.to_string()),
@@ -214,6 +221,7 @@ async fn a_self_managed_cluster_runs_the_installed_controller_which_manages_the_
             "ca-bundle.pem",
         ])
         .args(["--poll-interval", "20ms"])
+        .args(["--bundles", super::SAMPLE_BUNDLES])
         .current_dir(d)
         .env_remove("KUBECONFIG")
         .env_remove("EKSA_AWS_CREDENTIALS_FILE")
@@ -286,6 +294,7 @@ async fn a_self_managed_cluster_runs_the_installed_controller_which_manages_the_
                 "ca-bundle.pem",
             ])
             .args(["--poll-interval", "20ms"])
+            .args(["--bundles", super::SAMPLE_BUNDLES])
             .current_dir(d)
             .env_remove("KUBECONFIG");
         again
@@ -324,6 +333,22 @@ async fn a_self_managed_cluster_runs_the_installed_controller_which_manages_the_
             .unwrap();
         std::fs::write(certs.join(key), bytes).unwrap();
     }
+    // The release catalog, as the mounted ConfigMap holds it.
+    let release = d.join("release");
+    std::fs::create_dir(&release).unwrap();
+    let catalog = target
+        .get("v1", "ConfigMap", Some(NS), controller::RELEASE_CONFIGMAP)
+        .expect("the release ConfigMap");
+    let files = catalog["data"].as_object().unwrap();
+    assert!(files.contains_key("bundles.yaml"), "{catalog}");
+    for (key, text) in files {
+        std::fs::write(release.join(key), text.as_str().unwrap()).unwrap();
+    }
+    assert!(
+        args.iter()
+            .any(|a| a == &format!("{}/bundles.yaml", controller::RELEASE_DIR)),
+        "{args:?}"
+    );
     let sa = d.join("controller.kubeconfig");
     std::fs::write(&sa, target.service_account_kubeconfig(NS, NAME).unwrap()).unwrap();
     let (health, webhook) = (
@@ -334,7 +359,7 @@ async fn a_self_managed_cluster_runs_the_installed_controller_which_manages_the_
     let empty = tempfile::tempdir().unwrap();
     let mut controller = Command::new(env!("CARGO_BIN_EXE_snowctl"));
     controller
-        .args(local_args(&args, health, webhook, &certs))
+        .args(local_args(&args, health, webhook, &certs, &release))
         .arg("--kubeconfig")
         .arg(&sa)
         .env("PATH", empty.path())

@@ -1900,10 +1900,15 @@ async fn the_controller_takes_the_chart_out_of_the_archive_for_its_lifetime() {
     let log = m.dir.path().join("controller.log");
     let mut child = Reaped(controller(&s.archive, &log));
     let logged = || std::fs::read_to_string(&log).unwrap_or_default();
-    wait_until("the chart to be taken out", async || {
-        logged().contains("watching")
-    })
-    .await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !logged().contains("watching") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the controller never watched:\n{}",
+            logged()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let line: Value = (logged().lines())
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .find(|l| l["message"] == "Cilium chart taken from the archive")
