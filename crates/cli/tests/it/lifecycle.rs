@@ -1867,7 +1867,7 @@ async fn upgrade_from_the_archive_alone_renders_cilium_from_its_chart_file() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_controller_takes_the_chart_out_of_the_archive_for_its_lifetime() {
     use crate::controller_binary::Reaped;
-    use snow_test_kube::probe::{free_addr, wait_until};
+    use snow_test_kube::probe::free_addr;
     let m = management().await;
     let s = site_archive(&m).await;
     let controller = |archive: &Path, log: &Path| {
