@@ -281,7 +281,7 @@ pub struct ReleaseArgs {
     #[arg(long = "eksd-release", value_name = "FILE")]
     pub eksd_releases: Vec<PathBuf>,
     /// An archive of `snowctl download artifacts` (or the directory it was unpacked to): its
-    /// Bundles and EKS-D Release manifests instead of the embedded catalog (nothing is read from
+    /// Bundles and EKS-D Release manifests instead of the published release (nothing is read from
     /// the network).
     #[arg(long, value_name = "FILE|DIR", conflicts_with_all = ["bundles", "eksd_releases"])]
     pub artifacts: Option<PathBuf>,
