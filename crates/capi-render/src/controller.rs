@@ -3,7 +3,8 @@
 //!
 //! [`objects`] gives, in apply order: the Namespace `eksa-system`; the ServiceAccount; the
 //! ClusterRole and ClusterRoleBinding of [`cluster_rules`]; the Role and RoleBinding of
-//! [`leader_election_rules`] in `eksa-system`; the Service of the webhooks (443 → 9443); the
+//! [`leader_election_rules`] in `eksa-system`; the ConfigMap [`RELEASE_CONFIGMAP`] of the
+//! release catalog the Deployment mounts; the Service of the webhooks (443 → 9443); the
 //! Deployment; a cert-manager self-signed Issuer and the Certificate of the Service's names,
 //! into the Secret [`CERT_SECRET`] the Deployment mounts; the Validating- and
 //! MutatingWebhookConfiguration (last: no object is refused for want of a webhook), whose
