@@ -1317,3 +1317,84 @@ async fn the_metrics_endpoint_counts_reconciles_writes_and_durations() {
     let _ = tx.send(());
     task.await.unwrap().unwrap();
 }
+
+/// A context whose client is the installed controller's ServiceAccount, bound to `rules` (the
+/// ClusterRole of `capi_render::controller`, or part of it): RBAC applies as on a cluster.
+async fn service_account_context(
+    s: &Setup,
+    rules: Vec<Value>,
+) -> (Context<Fleet>, tempfile::TempDir) {
+    use capi_render::controller::{NAME, NAMESPACE, ReleaseFiles, objects};
+    let component = capi_render::controller::ControllerComponent {
+        image: "mirror:5000/snowctl/controller:v1".into(),
+        proxy: None,
+        release: ReleaseFiles::default(),
+    };
+    for mut object in objects(&component) {
+        match object["kind"].as_str() {
+            Some("ClusterRole") => object["rules"] = json!(rules),
+            Some(
+                "Namespace" | "ServiceAccount" | "ClusterRoleBinding" | "Role" | "RoleBinding",
+            ) => {}
+            _ => continue,
+        }
+        s.put(object);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("controller.kubeconfig");
+    std::fs::write(
+        &path,
+        s.api.service_account_kubeconfig(NAMESPACE, NAME).unwrap(),
+    )
+    .unwrap();
+    let ctx = Context {
+        mgmt: Management::connect_for_watches(&path, None).await.unwrap(),
+        inputs: snow_api::release::ReleaseInputs::embedded().unwrap(),
+        devices: s.fleet.clone(),
+        manager: controller::FIELD_MANAGER.into(),
+        namespace: None,
+        cni: CniSource::Manifest(cilium()),
+    };
+    (ctx, dir)
+}
+
+/// The installed controller's role suffices for a declared cluster to reach Ready through its
+/// ServiceAccount's token, and a role without its status rule or without its CAPAS rule is
+/// refused by the API server (the reconcile fails, the cluster does not become Ready): the
+/// role, not a kinder stand-in, is what lets the controller work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_installed_role_suffices_and_a_missing_rule_is_refused() {
+    let all = capi_render::controller::cluster_rules();
+    for (left_out, what) in [
+        ("clusters/status", "the status rule"),
+        ("awssnowmachinetemplates", "the CAPAS rule"),
+    ] {
+        let s = setup().await;
+        let rules: Vec<Value> = (all.iter())
+            .filter(|r| {
+                !r["resources"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|x| x == left_out)
+            })
+            .cloned()
+            .collect();
+        assert_eq!(rules.len(), all.len() - 1, "{what}");
+        let (ctx, _dir) = service_account_context(&s, rules).await;
+        s.declare(&edge(&[("md-0", 1)]));
+        let pass = controller::resync(&ctx, 4).await.expect("resync");
+        let said = eksa_cluster(&s)
+            .map(|c| c["status"]["failureMessage"].to_string())
+            .unwrap_or_default();
+        assert!(
+            pass.errors > 0,
+            "without {what} a reconcile should be refused: {said}"
+        );
+        assert!(!ready(&s), "{what}");
+    }
+    let s = setup().await;
+    let (ctx, _dir) = service_account_context(&s, all).await;
+    s.declare(&edge(&[("md-0", 1)]));
+    resync_until(&ctx, &s, "Ready through the ServiceAccount", ready).await;
+}
