@@ -342,6 +342,32 @@ pub enum ControllerError {
 #[error(transparent)]
 pub struct ReconcileError(#[from] LifecycleError);
 
+/// The kind a watch-driven reconcile is for.
+#[derive(Debug, Clone, Copy)]
+enum Watched {
+    MachineConfig,
+    Cluster,
+}
+
+/// One reconcile of a watched object, counted in the queue depth while it runs.
+async fn watched<S: DeviceSource>(
+    kind: Watched,
+    object: Arc<DynamicObject>,
+    ctx: Arc<Context<S>>,
+    caches: Arc<Caches>,
+    health: Arc<Health>,
+) -> Result<Action, ReconcileError> {
+    let value = serde_json::to_value(object.as_ref()).unwrap_or_default();
+    let metrics = &health.metrics;
+    metrics.queued(1);
+    let outcome = match kind {
+        Watched::MachineConfig => reconcile_machine_config(&ctx, &caches, metrics, &value).await,
+        Watched::Cluster => reconcile_cluster(&ctx, &caches, metrics, &value).await,
+    };
+    metrics.queued(-1);
+    outcome.map(action).map_err(ReconcileError)
+}
+
 fn action(outcome: Outcome) -> Action {
     Action::requeue(outcome.requeue_after.unwrap_or(RESYNC))
 }
@@ -452,16 +478,14 @@ pub async fn run<S: DeviceSource>(
     .run(
         {
             let (caches, health) = (caches.clone(), health.clone());
-            move |object: Arc<DynamicObject>, ctx: Arc<Context<S>>| {
-                let (caches, health) = (caches.clone(), health.clone());
-                async move {
-                    let value = serde_json::to_value(object.as_ref()).unwrap_or_default();
-                    health.metrics.queued(1);
-                    let outcome =
-                        reconcile_machine_config(&ctx, &caches, &health.metrics, &value).await;
-                    health.metrics.queued(-1);
-                    outcome.map(action).map_err(ReconcileError)
-                }
+            move |object, ctx| {
+                watched(
+                    Watched::MachineConfig,
+                    object,
+                    ctx,
+                    caches.clone(),
+                    health.clone(),
+                )
             }
         },
         backoff,
@@ -496,16 +520,14 @@ pub async fn run<S: DeviceSource>(
         .run(
             {
                 let (caches, health) = (caches.clone(), health.clone());
-                move |object: Arc<DynamicObject>, ctx: Arc<Context<S>>| {
-                    let (caches, health) = (caches.clone(), health.clone());
-                    async move {
-                        let value = serde_json::to_value(object.as_ref()).unwrap_or_default();
-                        health.metrics.queued(1);
-                        let outcome =
-                            reconcile_cluster(&ctx, &caches, &health.metrics, &value).await;
-                        health.metrics.queued(-1);
-                        outcome.map(action).map_err(ReconcileError)
-                    }
+                move |object, ctx| {
+                    watched(
+                        Watched::Cluster,
+                        object,
+                        ctx,
+                        caches.clone(),
+                        health.clone(),
+                    )
                 }
             },
             backoff,
