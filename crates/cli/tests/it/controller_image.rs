@@ -19,16 +19,10 @@ use std::path::{Path, PathBuf};
 /// Where `scripts/test` puts the image's path.
 const IMAGE_VAR: &str = "SNOWCTL_TEST_CONTROLLER_IMAGE";
 
-const SAMPLE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/data/bundles/eksa-bundle-release-sample.yaml"
-);
+use super::REFERENCE_BUNDLES as SAMPLE;
 
 fn snowctl() -> Command {
-    let mut cmd = Command::cargo_bin("snowctl").unwrap();
-    cmd.env("DOCKER_CONFIG", "/nonexistent-snowctl-test")
-        .timeout(std::time::Duration::from_secs(120));
-    cmd
+    super::registry_snowctl(std::time::Duration::from_secs(120))
 }
 
 /// Runs a program to success (at most 120 s), its stdout.

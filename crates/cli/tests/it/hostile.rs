@@ -611,10 +611,7 @@ fn insecure_skip_tls_verify_is_said_once() {
 /// archive.
 #[test]
 fn download_never_writes_through_a_planted_partial_link_or_over_a_foreign_output() {
-    const SAMPLE: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/bundles/eksa-bundle-release-sample.yaml"
-    );
+    use super::REFERENCE_BUNDLES as SAMPLE;
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("out.tar");
     let partial = dir.path().join("out.tar.partial");
@@ -772,10 +769,7 @@ fn a_registry_named_as_a_path_is_a_finding_on_its_field() {
 /// `snowctl` with a deadline: a hostile archive that would keep it running fails the test
 /// instead of hanging it.
 fn snowctl_within_deadline() -> assert_cmd::Command {
-    let mut cmd = assert_cmd::Command::cargo_bin("snowctl").unwrap();
-    cmd.env("DOCKER_CONFIG", "/nonexistent-snowctl-test")
-        .timeout(std::time::Duration::from_secs(60));
-    cmd
+    super::registry_snowctl(std::time::Duration::from_secs(60))
 }
 
 /// A layout directory with one two-platform image named `name`.

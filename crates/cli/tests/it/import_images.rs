@@ -6,16 +6,10 @@ use snow_test_devices::registry as support;
 use assert_cmd::Command;
 use support::{Registry, Tls};
 
-const SAMPLE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/data/bundles/eksa-bundle-release-sample.yaml"
-);
+use super::REFERENCE_BUNDLES as SAMPLE;
 
 fn snowctl() -> Command {
-    let mut cmd = Command::cargo_bin("snowctl").unwrap();
-    cmd.env("DOCKER_CONFIG", "/nonexistent-snowctl-test")
-        .timeout(std::time::Duration::from_secs(60));
-    cmd
+    super::registry_snowctl(std::time::Duration::from_secs(60))
 }
 
 #[test]

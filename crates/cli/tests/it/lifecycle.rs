@@ -1508,11 +1508,7 @@ async fn snowctl_plain(args: Vec<String>) -> Output {
     .unwrap()
 }
 
-/// The sample Bundles manifest (EKS Anywhere's format).
-const SAMPLE_BUNDLES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/data/bundles/eksa-bundle-release-sample.yaml"
-);
+use super::REFERENCE_BUNDLES as SAMPLE_BUNDLES;
 
 /// The disconnected site of the archive tests, set up through the binary: on the "connected
 /// machine" every image of the sample bundle's 1.33/ubuntu list (the Cilium chart among them,

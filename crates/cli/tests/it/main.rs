@@ -58,6 +58,21 @@ fn sample_release<S: AsRef<str>>(args: &[S]) -> Vec<String> {
     out
 }
 
+/// The reference sample Bundles of `../shared/data` (EKS Anywhere's format, every section).
+const REFERENCE_BUNDLES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/data/bundles/eksa-bundle-release-sample.yaml"
+);
+
+/// `snowctl` for the registry commands: no Docker config of this machine's, killed after
+/// `limit` (a hung run fails its test instead of hanging it).
+fn registry_snowctl(limit: std::time::Duration) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("snowctl").unwrap();
+    cmd.env("DOCKER_CONFIG", "/nonexistent-snowctl-test")
+        .timeout(limit);
+    cmd
+}
+
 /// Bytes a process wrote, as text.
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
