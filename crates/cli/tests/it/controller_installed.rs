@@ -193,40 +193,44 @@ async fn a_self_managed_cluster_runs_the_installed_controller_which_manages_the_
     )
     .unwrap();
     let image = snow_api::release::controller_image("registry.example:5000");
-    let mut create = Command::new(env!("CARGO_BIN_EXE_snowctl"));
-    create
-        .args([
-            "create",
-            "cluster",
-            "-f",
-            "cluster.yaml",
-            "--skip-validations",
-        ])
-        .args([
-            "--bootstrap-kubeconfig",
-            "boot.kubeconfig",
-            "--cni-manifest",
-            CILIUM,
-        ])
-        .args([
-            "--components-dir",
-            "components",
-            "--controller-image",
-            &image,
-        ])
-        .args([
-            "--credentials",
-            "credentials",
-            "--ca-bundle",
-            "ca-bundle.pem",
-        ])
-        .args(["--poll-interval", "20ms"])
-        .args(["--bundles", super::SAMPLE_BUNDLES])
-        .current_dir(d)
-        .env_remove("KUBECONFIG")
-        .env_remove("EKSA_AWS_CREDENTIALS_FILE")
-        .env_remove("EKSA_AWS_CA_BUNDLES_FILE");
-    let out = run(create).await;
+    // The self-managed create, the same command for the first run and the re-run.
+    let create = || {
+        let mut create = Command::new(env!("CARGO_BIN_EXE_snowctl"));
+        create
+            .args([
+                "create",
+                "cluster",
+                "-f",
+                "cluster.yaml",
+                "--skip-validations",
+            ])
+            .args([
+                "--bootstrap-kubeconfig",
+                "boot.kubeconfig",
+                "--cni-manifest",
+                CILIUM,
+            ])
+            .args([
+                "--components-dir",
+                "components",
+                "--controller-image",
+                &image,
+            ])
+            .args([
+                "--credentials",
+                "credentials",
+                "--ca-bundle",
+                "ca-bundle.pem",
+            ])
+            .args(["--poll-interval", "20ms"])
+            .args(["--bundles", super::SAMPLE_BUNDLES])
+            .current_dir(d)
+            .env_remove("KUBECONFIG")
+            .env_remove("EKSA_AWS_CREDENTIALS_FILE")
+            .env_remove("EKSA_AWS_CA_BUNDLES_FILE");
+        create
+    };
+    let out = run(create()).await;
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let installing = "Installing the snowctl controller on management cluster";
@@ -265,41 +269,7 @@ async fn a_self_managed_cluster_runs_the_installed_controller_which_manages_the_
     assert_eq!(secret["data"]["ca.crt"], ca_bundle);
 
     // A second run converges: everything installed already.
-    let out = run({
-        let mut again = Command::new(env!("CARGO_BIN_EXE_snowctl"));
-        again
-            .args([
-                "create",
-                "cluster",
-                "-f",
-                "cluster.yaml",
-                "--skip-validations",
-            ])
-            .args([
-                "--bootstrap-kubeconfig",
-                "boot.kubeconfig",
-                "--cni-manifest",
-                CILIUM,
-            ])
-            .args([
-                "--components-dir",
-                "components",
-                "--controller-image",
-                &image,
-            ])
-            .args([
-                "--credentials",
-                "credentials",
-                "--ca-bundle",
-                "ca-bundle.pem",
-            ])
-            .args(["--poll-interval", "20ms"])
-            .args(["--bundles", super::SAMPLE_BUNDLES])
-            .current_dir(d)
-            .env_remove("KUBECONFIG");
-        again
-    })
-    .await;
+    let out = run(create()).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let version = |api_version: &str, kind: &str, name: &str| {
         target.get(api_version, kind, Some(NS), name).unwrap()["metadata"]["resourceVersion"]
