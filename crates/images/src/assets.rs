@@ -480,7 +480,15 @@ impl Cache {
         let hex = digest.trim_start_matches("sha256:");
         let write = |path: PathBuf, bytes: &[u8]| -> std::io::Result<()> {
             let tmp = path.with_extension(format!("partial-{}", std::process::id()));
-            let mut file = std::fs::File::create(&tmp)?;
+            // A leftover (or a planted link) is removed, never followed: the file is made anew.
+            match std::fs::remove_file(&tmp) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)?;
             file.write_all(bytes)?;
             file.sync_all()?;
             std::fs::rename(&tmp, &path)
@@ -585,6 +593,22 @@ mod tests {
             p("/home/u/.cache/snowctl")
         );
         assert_eq!(default_cache_dir(None, None), None);
+    }
+
+    #[test]
+    fn a_link_planted_at_a_cache_file_being_written_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::open(&dir.path().join("cache")).unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep me\n").unwrap();
+        let uri = "https://example.invalid/manifest.yaml";
+        let tmp = cache
+            .uri_entry(uri)
+            .with_extension(format!("partial-{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        cache.store(uri, b"kind: A\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+        assert_eq!(cache.lookup(uri).as_deref(), Some("kind: A\n"));
     }
 
     #[test]
