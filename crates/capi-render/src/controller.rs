@@ -15,6 +15,7 @@
 //! by (the Namespace is shared with the clusters' objects: never labelled, never pruned).
 
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 use snow_api::ValidSpec;
 
 /// The component's namespace (EKS Anywhere's, where the clusters' Cluster API objects live).
@@ -47,6 +48,10 @@ pub const RELEASE_CONFIGMAP: &str = "snowctl-controller-release";
 pub const RELEASE_DIR: &str = "/etc/snowctl/release";
 /// The most bytes of the release catalog: a ConfigMap holds at most 1 MiB.
 pub const MAX_RELEASE_BYTES: usize = 1_000_000;
+/// The Deployment's pod-template annotation holding [`ReleaseFiles::digest`]: the controller
+/// reads the release files once, at start, so a new catalog must start new pods, and a change
+/// of this annotation is what rolls a Deployment.
+pub const RELEASE_DIGEST_ANNOTATION: &str = "snowctl.anywhere.eks.amazonaws.com/release-sha256";
 
 /// One webhook the controller serves: its configuration's name, path, the kind's plural and
 /// whether it mutates. The paths are the controller's (`snow_controller::webhook::Hook::path`;
@@ -138,6 +143,19 @@ impl ReleaseFiles {
             data.push((format!("eksd-{i}.yaml"), text.as_str()));
         }
         data
+    }
+
+    /// The SHA-256 (hex) of the ConfigMap's data, key by key in order.
+    pub fn digest(&self) -> String {
+        let mut hash = Sha256::new();
+        for (key, text) in self.data() {
+            // Lengths first, so no two different data hash the same bytes.
+            hash.update((key.len() as u64).to_be_bytes());
+            hash.update(key.as_bytes());
+            hash.update((text.len() as u64).to_be_bytes());
+            hash.update(text.as_bytes());
+        }
+        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 
     /// Their size in bytes, which must be at most [`MAX_RELEASE_BYTES`].
@@ -336,7 +354,10 @@ fn deployment(component: &ControllerComponent) -> Value {
             "replicas": 1,
             "selector": {"matchLabels": labels()},
             "template": {
-                "metadata": {"labels": labels()},
+                "metadata": {
+                    "labels": labels(),
+                    "annotations": {RELEASE_DIGEST_ANNOTATION: component.release.digest()},
+                },
                 "spec": {
                     "serviceAccountName": NAME,
                     "securityContext": {

@@ -897,3 +897,136 @@ async fn a_missing_provider_is_installed_and_a_foreign_cert_manager_left_alone()
             .is_some()
     );
 }
+
+/// The snowctl controller's component for `image`, mounting `bundles` as its release catalog.
+fn controller_component(image: &str, bundles: &str) -> ComponentObjects {
+    init::controller::component(&capi_render::controller::ControllerComponent {
+        image: image.into(),
+        proxy: None,
+        release: capi_render::controller::ReleaseFiles {
+            bundles: bundles.into(),
+            eksd: vec!["kind: Release\n".into()],
+        },
+    })
+}
+
+fn recorded_release(c: &Cluster) -> Value {
+    c.api
+        .get(
+            "v1",
+            "ConfigMap",
+            Some("eksa-system"),
+            init::controller::RECORD,
+        )
+        .expect("the controller's record")["data"]
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_controller_is_installed_recorded_refused_when_it_differs_and_upgraded_with_a_new_catalog()
+ {
+    let c = cluster().await;
+    let image = "mirror.local:5000/snowctl/controller:v0.1.0";
+    let mut first = init::prepare(&sources(), &values()).unwrap();
+    first.push(controller_component(image, "kind: Bundles # first\n"));
+    // An object the next version no longer ships, carrying the component's label.
+    first.last_mut().unwrap().objects.push(serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "snowctl-controller-retired", "namespace": "eksa-system",
+                     "labels": {"app.kubernetes.io/name": "snowctl-controller"}},
+        "data": {"old": "yes"},
+    }));
+    let (done, _) = run(&c, &first, fast()).await;
+    let done = done.expect("init with the controller");
+    let last = done.components.last().unwrap();
+    assert_eq!(last.component.to_string(), "snowctl-controller");
+    assert_eq!(last.outcome, Outcome::Applied);
+    let record = recorded_release(&c);
+    assert_eq!(record["image"], image);
+    assert_eq!(
+        record["release"],
+        init::controller::release_digest(first.last().unwrap())
+    );
+    let deployment = c
+        .api
+        .get(
+            "apps/v1",
+            "Deployment",
+            Some("eksa-system"),
+            "snowctl-controller",
+        )
+        .expect("the Deployment");
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        image
+    );
+
+    // The same run again changes nothing.
+    let (again, _) = run(&c, &first, fast()).await;
+    assert!(again.expect("re-run").unchanged());
+
+    // Another image, or the same image with another catalog: init refuses, naming it.
+    let mut other_image = first.clone();
+    *other_image.last_mut().unwrap() = controller_component(
+        "other.local:5000/snowctl/controller:v0.1.0",
+        "kind: Bundles # first\n",
+    );
+    let refused = run(&c, &other_image, fast()).await.0.unwrap_err();
+    assert!(
+        refused.to_string().contains("other.local:5000")
+            || format!("{refused:?}").contains("other.local:5000"),
+        "{refused:?}"
+    );
+    let mut second = init::prepare(&sources(), &values()).unwrap();
+    second.push(controller_component(image, "kind: Bundles # second\n"));
+    let refused = run(&c, &second, fast()).await.0.unwrap_err();
+    assert!(
+        format!("{refused:?}").contains("another release catalog"),
+        "{refused:?}"
+    );
+
+    // upgrade management-components: the catalog alone changed, so the controller upgrades:
+    // its ConfigMap, a new pod template (the controller reads the catalog at start) and its
+    // record; what the new version dropped is deleted.
+    let plan = upgrade::plan(&c.mgmt, &second).await.expect("plan");
+    let row = plan.rows.last().unwrap();
+    assert_eq!(row.action, upgrade::Action::Upgrade, "{plan:?}");
+    let (upgraded, _) = upgrade(&c, &second).await;
+    let upgraded = upgraded.expect("upgrade");
+    assert_eq!(
+        upgraded.components.last().unwrap().deleted,
+        vec!["ConfigMap eksa-system/snowctl-controller-retired".to_owned()]
+    );
+    let catalog = c
+        .api
+        .get(
+            "v1",
+            "ConfigMap",
+            Some("eksa-system"),
+            capi_render::controller::RELEASE_CONFIGMAP,
+        )
+        .expect("the release ConfigMap");
+    assert_eq!(catalog["data"]["bundles.yaml"], "kind: Bundles # second\n");
+    let digest = init::controller::release_digest(second.last().unwrap());
+    assert_ne!(
+        digest,
+        init::controller::release_digest(first.last().unwrap())
+    );
+    let deployment = c
+        .api
+        .get(
+            "apps/v1",
+            "Deployment",
+            Some("eksa-system"),
+            "snowctl-controller",
+        )
+        .unwrap();
+    assert_eq!(
+        deployment["spec"]["template"]["metadata"]["annotations"]
+            [capi_render::controller::RELEASE_DIGEST_ANNOTATION],
+        digest
+    );
+    assert_eq!(recorded_release(&c)["release"], digest);
+    let plan = upgrade::plan(&c.mgmt, &second).await.expect("plan again");
+    assert_eq!(plan.rows.last().unwrap().action, upgrade::Action::UpToDate);
+}

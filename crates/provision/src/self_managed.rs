@@ -260,9 +260,10 @@ async fn identity_secret(mgmt: &Management, req: &Request<'_>) -> Result<(), Lif
 }
 
 /// The spec on the new cluster: EKS Anywhere's CRDs, each waited for `Established` (as `init`
-/// waits, within `init.crd_timeout`: the API server serves a kind only from then on), and the
+/// waits, within `init.crd_timeout`: the API server serves a kind only from then on), the
 /// spec's objects, so a controller and EKS Anywhere's tools see it (without `managed-by-cli`:
-/// EKS Anywhere's create ends by removing it); and the inventory ConfigMap the move brought
+/// EKS Anywhere's create ends by removing it), and the identity Secret its datacenter names
+/// (when the device files were given); and the inventory ConfigMap the move brought
 /// (upgrade and delete read it there).
 async fn record_spec(
     mgmt: &Management,
@@ -288,6 +289,29 @@ async fn record_spec(
             object["metadata"]["namespace"] = req.spec.namespace().into();
         }
         mgmt.apply(&object).await?;
+    }
+    // The Secret the SnowDatacenterConfig's identityRef names, in EKS Anywhere's encoding:
+    // the controller on the new cluster reads the device credentials from it, as EKS
+    // Anywhere's does, to manage this cluster and the next ones.
+    if let (Some(secrets), Some(dc)) = (req.secrets, req.spec.datacenter.as_ref()) {
+        let name = match dc.spec.identity_ref.as_ref().map(|r| r.name()) {
+            Some(name) if !name.is_empty() => name.to_owned(),
+            _ => snow_api::defaults::default_identity_secret_name(
+                dc.metadata.name.as_deref().unwrap_or_default(),
+            ),
+        };
+        let namespace = dc
+            .metadata
+            .namespace
+            .as_deref()
+            .unwrap_or(req.spec.namespace());
+        let secret = snow_credentials::encode::eksa_identity_secret(
+            &name,
+            namespace,
+            secrets.credentials,
+            secrets.ca_bundle,
+        );
+        mgmt.apply(&secret.to_json()).await?;
     }
     match snow_lifecycle::Inventory::load(mgmt, req.spec.name()).await? {
         Some(_) => Ok(()),

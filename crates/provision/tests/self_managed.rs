@@ -294,6 +294,24 @@ async fn assert_self_managed(site: &Site) {
             .any(|s| s["metadata"]["name"] == "edge-snow-credentials"),
         "the identity Secret is on the cluster"
     );
+    // The Secret the SnowDatacenterConfig's identityRef names (defaulted: `edge-snow-credentials`
+    // in the datacenter's namespace), in EKS Anywhere's encoding (base64 text as the value),
+    // from which a controller on the cluster reads the device credentials.
+    let identity = site
+        .target
+        .get("v1", "Secret", Some("default"), "edge-snow-credentials")
+        .expect("the datacenter's identity Secret is on the cluster");
+    use base64::Engine as _;
+    let engine = base64::engine::general_purpose::STANDARD;
+    for key in ["credentials", "ca-bundle"] {
+        let outer = engine
+            .decode(identity["data"][key].as_str().expect(key))
+            .expect("base64");
+        assert!(
+            engine.decode(&outer).is_ok(),
+            "`{key}` holds base64 text, as EKS Anywhere writes it"
+        );
+    }
     let out = std::process::Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(&kubeconfig)

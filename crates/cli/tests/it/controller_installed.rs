@@ -402,6 +402,18 @@ async fn a_self_managed_cluster_runs_the_installed_controller_which_manages_the_
         "its machines run in a workload cluster of their own"
     );
 
+    // The first cluster, which manages itself, is the controller's too: the create left on it
+    // the identity Secret its datacenter names, so the controller reads the device credentials
+    // and finds it Ready.
+    let first = || target.get(EKSA, "Cluster", Some("default"), "edge");
+    wait(
+        "the self-managed cluster Ready through the controller",
+        Duration::from_secs(120),
+        || first().is_some_and(|c| condition(&c, "Ready").as_deref() == Some("True")),
+        || format!("{:#}\n{}", first().unwrap_or_default(), logged()),
+    )
+    .await;
+
     // The webhook refuses an immutable change, with its words.
     std::fs::write(&second, objects(moved)).unwrap();
     let out = run(kubectl(

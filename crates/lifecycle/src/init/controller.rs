@@ -6,7 +6,7 @@
 //! `clusterctl move`, `describe`) read every `Provider` entry and look up a repository for
 //! each: an entry for a provider clusterctl does not know would break them on a cluster
 //! `snowctl init` made. The record is the ConfigMap [`RECORD`] in `eksa-system` (its
-//! `version` and `image`), written last, as a Provider entry is, so an interrupted install is
+//! `version`, `image` and the digest of its release catalog), written last, as a Provider entry is, so an interrupted install is
 //! seen as not done and done again. It carries no component label, so an upgrade's pruning
 //! never deletes it.
 
@@ -42,13 +42,31 @@ pub fn image(component: &ComponentObjects) -> &str {
         .unwrap_or_default()
 }
 
+/// The digest of the release catalog the component's Deployment mounts (its pod template's
+/// [`render::RELEASE_DIGEST_ANNOTATION`]).
+pub fn release_digest(component: &ComponentObjects) -> &str {
+    component
+        .objects
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .and_then(|d| {
+            d["spec"]["template"]["metadata"]["annotations"][render::RELEASE_DIGEST_ANNOTATION]
+                .as_str()
+        })
+        .unwrap_or_default()
+}
+
 /// The record of `component` (the ConfigMap [`RECORD`]).
 pub fn record(component: &ComponentObjects) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": RECORD, "namespace": render::NAMESPACE},
-        "data": {"version": component.version, "image": image(component)},
+        "data": {
+            "version": component.version,
+            "image": image(component),
+            "release": release_digest(component),
+        },
     })
 }
 
@@ -59,6 +77,8 @@ pub struct Recorded {
     pub version: String,
     /// Its image.
     pub image: String,
+    /// The digest of its release catalog (empty in a record written before it was kept).
+    pub release: String,
 }
 
 /// The installed controller, if recorded.
@@ -71,14 +91,18 @@ pub async fn installed(mgmt: &Management) -> Result<Option<Recorded>, LifecycleE
         Recorded {
             version: text("version"),
             image: text("image"),
+            release: text("release"),
         }
     }))
 }
 
 impl Recorded {
-    /// Whether this record is `component` (same version and image).
+    /// Whether this record is `component`: same version, image and release catalog (a new
+    /// Bundles of the same snowctl is an upgrade too: the controller reads it at start).
     pub fn is(&self, component: &ComponentObjects) -> bool {
-        self.version == component.version && self.image == image(component)
+        self.version == component.version
+            && self.image == image(component)
+            && self.release == release_digest(component)
     }
 }
 
@@ -103,10 +127,22 @@ mod tests {
             record(&c)["data"]["image"],
             "mirror:5000/snowctl/controller:v1"
         );
-        let recorded = Recorded {
+        let same = Recorded {
             version: c.version.clone(),
-            image: "other:5000/snowctl/controller:v1".into(),
+            image: "mirror:5000/snowctl/controller:v1".into(),
+            release: release_digest(&c).to_owned(),
         };
-        assert!(!recorded.is(&c));
+        assert!(same.is(&c));
+        assert_eq!(release_digest(&c).len(), 64);
+        let other_image = Recorded {
+            image: "other:5000/snowctl/controller:v1".into(),
+            ..same.clone()
+        };
+        assert!(!other_image.is(&c));
+        let other_release = Recorded {
+            release: "0".repeat(64),
+            ..same
+        };
+        assert!(!other_release.is(&c));
     }
 }

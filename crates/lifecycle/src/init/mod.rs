@@ -140,6 +140,15 @@ impl Initialized {
     }
 }
 
+/// The first 12 hex digits of a digest, or "none" for a record that kept none.
+fn shown_digest(digest: &str) -> &str {
+    match digest.get(..12) {
+        Some(short) => short,
+        None if digest.is_empty() => "none",
+        None => digest,
+    }
+}
+
 /// Refuses when a provider of another version (or the controller of another version or image)
 /// is installed (every difference at once).
 async fn check_versions(
@@ -159,6 +168,17 @@ async fn check_versions(
         .filter_map(|c| {
             if c.component == Component::Controller {
                 let found = recorded.as_ref().filter(|r| !r.is(c))?;
+                if found.version == c.version && found.image == controller::image(c) {
+                    return Some(format!(
+                        "{}: {} is installed (namespace {}) with another release catalog \
+                         (Bundles and EKS-D manifests, sha256 {}), this run has sha256 {}",
+                        c.component,
+                        found.version,
+                        c.namespace,
+                        shown_digest(&found.release),
+                        shown_digest(controller::release_digest(c))
+                    ));
+                }
                 return Some(format!(
                     "{}: {} ({}) is installed (namespace {}), this run has {} ({})",
                     c.component,
