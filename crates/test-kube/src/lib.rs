@@ -329,6 +329,14 @@ impl KubeStandIn {
         self.shared.lock().put(object, TEST_MANAGER)
     }
 
+    /// Stores `object` exactly as given (its uid, generation, managedFields and status; a new
+    /// resourceVersion and a watch event), as a restore of the API server's storage would:
+    /// for seeding many copies of objects a converged run made (the controller benchmark).
+    /// Refused when the key is taken or the object has no uid.
+    pub fn restore(&self, object: Value) -> Result<Value, ApiError> {
+        self.shared.lock().restore(object)
+    }
+
     /// Deletes an object as a DELETE would (finalizers honoured, dependents collected).
     pub fn delete(
         &self,

@@ -960,6 +960,36 @@ impl Store {
         }
     }
 
+    /// Stores `object` as given (identity, generation, managedFields and status kept; a new
+    /// resourceVersion), as a restore of the API server's storage would: no admission, no
+    /// defaulting, no field ownership of its own. An object of the same key is refused.
+    pub(crate) fn restore(&mut self, mut object: Value) -> Result<Value, ApiError> {
+        let api_version = object["apiVersion"].as_str().unwrap_or_default().to_owned();
+        let kind = object["kind"].as_str().unwrap_or_default();
+        let rt = (self.registry.by_kind(&api_version, kind).cloned()).ok_or_else(|| {
+            ApiError::new(
+                404,
+                "NotFound",
+                format!("no resource registered for {api_version} {kind}"),
+            )
+        })?;
+        let (name, ns) = (meta(&object, "name"), meta(&object, "namespace"));
+        let key = Store::key(&rt, (!ns.is_empty()).then_some(ns.as_str()), &name);
+        if meta(&object, "uid").is_empty() {
+            return Err(ApiError::invalid(
+                "metadata.uid: Required value: a restored object keeps its uid",
+            ));
+        }
+        if self.objects.contains_key(&key) {
+            return Err(ApiError::already_exists(&rt.group, &rt.plural, &key.3));
+        }
+        self.rv += 1;
+        object["metadata"]["resourceVersion"] = json!(self.rv.to_string());
+        self.objects.insert(key.clone(), object.clone());
+        self.emit("ADDED", key, object.clone(), None);
+        Ok(Store::serve(&rt, &object))
+    }
+
     /// The stored object at `key`.
     pub(crate) fn at(&self, key: &Key) -> Option<&Value> {
         self.objects.get(key)

@@ -1127,3 +1127,42 @@ async fn an_opt_in_latency_delays_each_answer_and_zero_turns_it_off() -> Result 
     })
     .await
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restored_object_keeps_its_identity_and_ownership_and_a_taken_key_is_refused() -> Result {
+    let (s, client) = start().await?;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let pp = PatchParams::apply("snowctl").force();
+    let made = api
+        .patch("first", &pp, &Patch::Apply(cm("first", json!({"k": "v"}))))
+        .await?;
+    let mut copy = serde_json::to_value(&made)?;
+    copy["metadata"]["name"] = json!("second");
+    copy["metadata"]["uid"] = json!("copied-uid");
+    copy["metadata"]["managedFields"][0]["time"] = json!("2020-01-01T00:00:00Z");
+    s.restore(copy.clone())?;
+    let restored = api.get("second").await?;
+    assert_eq!(restored.metadata.uid.as_deref(), Some("copied-uid"));
+    assert_eq!(
+        serde_json::to_value(&restored.metadata.managed_fields)?,
+        copy["metadata"]["managedFields"],
+        "the fields stay owned as they were"
+    );
+    assert_ne!(rv(&restored), rv(&made), "a new resourceVersion");
+    // An apply of the same content by the same manager is then a no-op, as on the original.
+    let again = api
+        .patch(
+            "second",
+            &pp,
+            &Patch::Apply(cm("second", json!({"k": "v"}))),
+        )
+        .await?;
+    assert_eq!(rv(&again), rv(&restored));
+    let taken = s.restore(copy).unwrap_err();
+    assert_eq!(taken.code, 409, "{taken:?}");
+    let mut no_uid = serde_json::to_value(&made)?;
+    no_uid["metadata"]["name"] = json!("third");
+    no_uid["metadata"].as_object_mut().unwrap().remove("uid");
+    assert_eq!(s.restore(no_uid).unwrap_err().code, 422);
+    Ok(())
+}
