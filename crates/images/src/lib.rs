@@ -33,6 +33,7 @@ pub mod layout;
 pub mod limits;
 pub mod list;
 pub mod platform;
+pub mod support_archive;
 mod registry;
 mod shown;
 mod tar;
