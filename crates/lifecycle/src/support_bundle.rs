@@ -342,8 +342,9 @@ pub async fn collect(
     if let Some(catalog) = &opts.catalog {
         c.bundle.add("snowctl/catalog.txt", catalog.clone().into_bytes());
     }
-    let names = management_objects(&mut c, mgmt, cluster).await;
-    management_secrets(&mut c, mgmt, cluster).await;
+    catalog_and_inventory(&mut c, mgmt, cluster).await;
+    let (names, declared_ns) = management_objects(&mut c, mgmt, cluster).await;
+    management_secrets(&mut c, mgmt, cluster, declared_ns.as_deref()).await;
     events(&mut c, mgmt, Side::Management, NAMESPACE, Some(&names)).await;
     for ns in PROVIDER_NAMESPACES {
         pods_and_logs(&mut c, mgmt, Side::Management, ns, None).await;
@@ -366,6 +367,28 @@ pub async fn collect(
     c.bundle.summary.problems.sort();
     c.bundle.summary.problems.dedup();
     Ok(c.bundle)
+}
+
+/// The release catalog the snowctl controller was installed with (its ConfigMap, when there)
+/// and the cluster's snowctl inventory (the spec it was made from, the objects it had).
+async fn catalog_and_inventory(c: &mut Collector<'_>, mgmt: &Management, cluster: &str) {
+    let inventory = crate::Inventory::name_for(cluster);
+    for (name, dir) in [
+        (capi_render::controller::RELEASE_CONFIGMAP, "snowctl/catalog"),
+        (inventory.as_str(), "snowctl/inventory"),
+    ] {
+        let what = format!("ConfigMap {NAMESPACE}/{name}");
+        let Some(Some(cm)) = c
+            .bounded(&what, mgmt.get("v1", "ConfigMap", Some(NAMESPACE), name))
+            .await
+        else {
+            continue;
+        };
+        for (key, value) in cm["data"].as_object().into_iter().flatten() {
+            let text = value.as_str().unwrap_or_default().as_bytes().to_vec();
+            c.bundle.add(&format!("{dir}/{}", plain(key)), text);
+        }
+    }
 }
 
 /// The kinds collected from `eksa-system`: (API group or full version, kind).
@@ -417,7 +440,7 @@ async fn management_objects(
     c: &mut Collector<'_>,
     mgmt: &Management,
     cluster: &str,
-) -> BTreeSet<String> {
+) -> (BTreeSet<String>, Option<String>) {
     let mut names = BTreeSet::new();
     // EKS Anywhere's objects: the Cluster and what it names, in its namespace.
     let declared = c
@@ -430,8 +453,11 @@ async fn management_objects(
     let declared = declared
         .into_iter()
         .find(|o| o["metadata"]["name"] == cluster);
+    let declared_ns = declared
+        .as_ref()
+        .and_then(|o| o["metadata"]["namespace"].as_str().map(str::to_owned));
     if let Some(root) = &declared {
-        let ns = root["metadata"]["namespace"].as_str().map(str::to_owned);
+        let ns = declared_ns.clone();
         let mut wanted = BTreeSet::new();
         referenced_names(&root["spec"], false, &mut wanted);
         let mut eksa = vec![root.clone()];
@@ -472,7 +498,7 @@ async fn management_objects(
         )
         .await;
     let Some((contract, found)) = contract else {
-        return names;
+        return (names, declared_ns);
     };
     if found.is_none() {
         c.note(format!(
@@ -489,7 +515,7 @@ async fn management_objects(
             keep_object(c, Side::Management, "management/capi", o, &mut names);
         }
     }
-    names
+    (names, declared_ns)
 }
 
 /// Every `name` under a key ending in `Ref` (or `Refs`) in `value`.
@@ -681,20 +707,30 @@ pub fn secret_shape(secret: &Value) -> Value {
     })
 }
 
-/// The Secrets of `eksa-system` that belong to `cluster`, as [`secret_shape`]s.
-async fn management_secrets(c: &mut Collector<'_>, mgmt: &Management, cluster: &str) {
-    let listed = c
-        .bounded(
-            "Secrets in eksa-system",
-            mgmt.list("v1", "Secret", Some(NAMESPACE), None),
-        )
-        .await
-        .unwrap_or_default();
-    let shapes: Vec<Value> = listed
-        .iter()
-        .filter(|s| of_cluster(s, cluster))
-        .map(secret_shape)
-        .collect();
+/// The Secrets of `eksa-system` and of the EKS Anywhere Cluster's namespace that belong to
+/// `cluster`, as [`secret_shape`]s.
+async fn management_secrets(
+    c: &mut Collector<'_>,
+    mgmt: &Management,
+    cluster: &str,
+    declared_ns: Option<&str>,
+) {
+    let mut namespaces = BTreeSet::from([NAMESPACE]);
+    namespaces.extend(declared_ns);
+    let mut shapes = Vec::new();
+    for ns in namespaces {
+        let what = format!("Secrets in {ns}");
+        let listed = c
+            .bounded(&what, mgmt.list("v1", "Secret", Some(ns), None))
+            .await
+            .unwrap_or_default();
+        shapes.extend(
+            listed
+                .iter()
+                .filter(|s| of_cluster(s, cluster))
+                .map(secret_shape),
+        );
+    }
     c.bundle
         .add_json("management/secrets.json", &Value::Array(shapes));
 }
