@@ -33,9 +33,9 @@ pub mod layout;
 pub mod limits;
 pub mod list;
 pub mod platform;
-pub mod support_archive;
 mod registry;
 mod shown;
+pub mod support_archive;
 mod tar;
 
 pub use archive::{Archive, ArchiveError, ArchiveFormat, ArchiveImage};

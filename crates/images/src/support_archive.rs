@@ -92,8 +92,9 @@ pub fn write(
     written
 }
 
-/// Refuses a target that is a link or not a regular file, and an existing one unless `replace`.
-fn check_target(path: &Path, replace: bool) -> Result<(), SupportArchiveError> {
+/// Refuses a target that is a link or not a regular file, and an existing one unless `replace`
+/// (checked again by [`write`]; for callers that check before the work of making the files).
+pub fn check_target(path: &Path, replace: bool) -> Result<(), SupportArchiveError> {
     match fs::symlink_metadata(path) {
         Ok(meta) if !meta.file_type().is_file() => Err(SupportArchiveError::NotAFile {
             path: path.to_owned(),
@@ -177,7 +178,11 @@ mod tests {
             .arg(path)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 

@@ -69,7 +69,8 @@ pub struct BundleOptions {
     pub request_timeout: Duration,
     /// The whole collection's limit: what is not read by then is left out.
     pub deadline: Duration,
-    /// snowctl's version, written as `snowctl/version.txt`.
+    /// snowctl's version, written as `snowctl/version.txt` (default: this library's, which is
+    /// the workspace's and so the snowctl binary's).
     pub snowctl_version: String,
     /// The release catalog in use, as text, written as `snowctl/catalog.txt` when given.
     pub catalog: Option<String>,
@@ -77,7 +78,7 @@ pub struct BundleOptions {
 
 impl Default for BundleOptions {
     /// 500 lines and 256 KiB a container, 50 pods a namespace, 64 MiB in all, 15 s a request,
-    /// 2 minutes in all.
+    /// 2 minutes in all; this library's version.
     fn default() -> Self {
         BundleOptions {
             log_tail_lines: 500,
@@ -86,7 +87,7 @@ impl Default for BundleOptions {
             max_bytes: 64 * 1024 * 1024,
             request_timeout: Duration::from_secs(15),
             deadline: Duration::from_secs(120),
-            snowctl_version: String::new(),
+            snowctl_version: format!("snowctl {}", env!("CARGO_PKG_VERSION")),
             catalog: None,
         }
     }
@@ -203,7 +204,10 @@ impl SupportBundle {
     pub fn files(&self) -> Vec<(String, Vec<u8>)> {
         let json = serde_json::to_vec_pretty(&self.summary).unwrap_or_default();
         let mut all = vec![
-            ("summary.txt".to_owned(), self.summary.to_text().into_bytes()),
+            (
+                "summary.txt".to_owned(),
+                self.summary.to_text().into_bytes(),
+            ),
             ("summary.json".to_owned(), json),
         ];
         all.extend(self.files.iter().cloned());
@@ -340,7 +344,8 @@ pub async fn collect(
     version.push('\n');
     c.bundle.add("snowctl/version.txt", version.into_bytes());
     if let Some(catalog) = &opts.catalog {
-        c.bundle.add("snowctl/catalog.txt", catalog.clone().into_bytes());
+        c.bundle
+            .add("snowctl/catalog.txt", catalog.clone().into_bytes());
     }
     catalog_and_inventory(&mut c, mgmt, cluster).await;
     let (names, declared_ns) = management_objects(&mut c, mgmt, cluster).await;
@@ -374,7 +379,10 @@ pub async fn collect(
 async fn catalog_and_inventory(c: &mut Collector<'_>, mgmt: &Management, cluster: &str) {
     let inventory = crate::Inventory::name_for(cluster);
     for (name, dir) in [
-        (capi_render::controller::RELEASE_CONFIGMAP, "snowctl/catalog"),
+        (
+            capi_render::controller::RELEASE_CONFIGMAP,
+            "snowctl/catalog",
+        ),
         (inventory.as_str(), "snowctl/inventory"),
     ] {
         let what = format!("ConfigMap {NAMESPACE}/{name}");
@@ -464,7 +472,10 @@ async fn management_objects(
         for kind in ["SnowDatacenterConfig", "SnowMachineConfig", "SnowIPPool"] {
             let what = format!("EKS Anywhere {kind}s");
             let listed = c
-                .bounded(&what, mgmt.list(EKSA_API_VERSION, kind, ns.as_deref(), None))
+                .bounded(
+                    &what,
+                    mgmt.list(EKSA_API_VERSION, kind, ns.as_deref(), None),
+                )
                 .await
                 .unwrap_or_default();
             for o in listed {
@@ -761,8 +772,10 @@ async fn events(
         return;
     }
     let listed: Vec<Value> = listed.iter().map(redacted).collect();
-    c.bundle
-        .add_json(&format!("{}/events/{ns}.json", dir(side)), &Value::Array(listed));
+    c.bundle.add_json(
+        &format!("{}/events/{ns}.json", dir(side)),
+        &Value::Array(listed),
+    );
 }
 
 fn dir(side: Side) -> &'static str {
@@ -949,7 +962,10 @@ mod tests {
         assert!(!text.contains("managedFields"), "{text}");
         assert!(!text.contains("last-applied"), "{text}");
         assert_eq!(clean["spec"]["containers"][0]["env"][0]["name"], "TOKEN");
-        assert_eq!(clean["spec"]["containers"][0]["env"][1]["valueFrom"]["secretKeyRef"]["key"], "k");
+        assert_eq!(
+            clean["spec"]["containers"][0]["env"][1]["valueFrom"]["secretKeyRef"]["key"],
+            "k"
+        );
         assert_eq!(clean["spec"]["files"][0]["path"], "/etc/x");
     }
 

@@ -114,7 +114,9 @@ async fn planted() -> Planted {
     });
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let mgmt = Management::connect(&kubeconfig, None).await.expect("connect");
+    let mgmt = Management::connect(&kubeconfig, None)
+        .await
+        .expect("connect");
     // The declared EKS Anywhere objects, as a user applies them (its identity Secret included).
     let declared = DeclaredCluster::new("edge", 1);
     for object in declared.objects() {
@@ -159,7 +161,12 @@ async fn planted() -> Planted {
     ))
     .unwrap();
     let long: String = (1..=2000).map(|i| format!("capas line {i}\n")).collect();
-    api.set_pod_log("capas-system", "capas-controller-manager-1", "manager", &long);
+    api.set_pod_log(
+        "capas-system",
+        "capas-controller-manager-1",
+        "manager",
+        &long,
+    );
     // A provider Deployment that is not Available (no deployment controller runs here).
     api.put(json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "capas-controller-manager", "namespace": "capas-system", "generation": 1},
@@ -169,7 +176,11 @@ async fn planted() -> Planted {
                  "env": [{"name": "TOKEN", "value": PLANTED_ENV}]}]}}}}))
         .unwrap();
     // A bootstrap config with a secret in a file's content.
-    let configs = api.list("bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfig", Some(NS));
+    let configs = api.list(
+        "bootstrap.cluster.x-k8s.io/v1beta2",
+        "KubeadmConfig",
+        Some(NS),
+    );
     if let Some(mut config) = configs.into_iter().next() {
         config["spec"]["files"] = json!([{"path": "/etc/x", "content": PLANTED_FILE}]);
         api.put(config).unwrap();
@@ -181,9 +192,19 @@ async fn planted() -> Planted {
             "type": "Opaque", "data": {"password": b64(PLANTED_WORKLOAD)}}))
         .unwrap();
     workload
-        .put(pod("kube-system", "coredns-1", &["coredns"], Some(PLANTED_ENV)))
+        .put(pod(
+            "kube-system",
+            "coredns-1",
+            &["coredns"],
+            Some(PLANTED_ENV),
+        ))
         .unwrap();
-    workload.set_pod_log("kube-system", "coredns-1", "coredns", "[INFO] plugin/reload\n");
+    workload.set_pod_log(
+        "kube-system",
+        "coredns-1",
+        "coredns",
+        "[INFO] plugin/reload\n",
+    );
     Planted {
         api,
         workload,
@@ -243,10 +264,15 @@ async fn a_bundle_holds_both_clusters_bounded_logs_and_never_a_secret() {
         );
     }
     assert!(
-        names.iter().any(|n| n.starts_with("management/capi/Machine/")),
+        names
+            .iter()
+            .any(|n| n.starts_with("management/capi/Machine/")),
         "{names:#?}"
     );
-    assert!(names.iter().any(|n| n.starts_with("workload/nodes/Node/")), "{names:#?}");
+    assert!(
+        names.iter().any(|n| n.starts_with("workload/nodes/Node/")),
+        "{names:#?}"
+    );
     // The last 100 lines of the log, not all 2000.
     let log = String::from_utf8_lossy(file(
         &files,
@@ -260,23 +286,28 @@ async fn a_bundle_holds_both_clusters_bounded_logs_and_never_a_secret() {
         b"[INFO] plugin/reload\n"
     );
     // Secrets as names, types and keys.
-    let secrets: Value =
-        serde_json::from_slice(file(&files, "management/secrets.json")).unwrap();
+    let secrets: Value = serde_json::from_slice(file(&files, "management/secrets.json")).unwrap();
     assert!(
-        secrets.as_array().unwrap().iter().any(|s| s["name"]
-            == "edge-snow-credentials"
-            && s["namespace"] == NS
-            && s["keys"] == json!(["ca-bundle", "credentials"])),
+        secrets
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "edge-snow-credentials"
+                && s["namespace"] == NS
+                && s["keys"] == json!(["ca-bundle", "credentials"])),
         "{secrets:#}"
     );
     // The devices the machine configs name.
     assert_eq!(bundle.devices(), ["192.168.1.11", "192.168.1.12"]);
     // The analysis: the provider Deployment that is not Available.
     assert!(
-        bundle.summary.problems.iter().any(|p| p.kind
-            == ProblemKind::DeploymentUnavailable
-            && p.side == Side::Management
-            && p.object == "Deployment capas-system/capas-controller-manager"),
+        bundle
+            .summary
+            .problems
+            .iter()
+            .any(|p| p.kind == ProblemKind::DeploymentUnavailable
+                && p.side == Side::Management
+                && p.object == "Deployment capas-system/capas-controller-manager"),
         "{:#?}",
         bundle.summary
     );
@@ -304,7 +335,12 @@ async fn a_bundle_holds_both_clusters_bounded_logs_and_never_a_secret() {
     // They were there to be found: the env value in the stand-in's stored pod.
     let stored = p
         .api
-        .get("v1", "Pod", Some("capas-system"), "capas-controller-manager-1")
+        .get(
+            "v1",
+            "Pod",
+            Some("capas-system"),
+            "capas-controller-manager-1",
+        )
         .unwrap();
     assert!(stored.to_string().contains(PLANTED_ENV));
 }
@@ -315,7 +351,9 @@ async fn a_missing_cluster_gives_a_bundle_that_says_so_and_an_unreachable_one_an
     api.install_capi().expect("CAPI CRDs");
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let mgmt = Management::connect(&kubeconfig, None).await.expect("connect");
+    let mgmt = Management::connect(&kubeconfig, None)
+        .await
+        .expect("connect");
     let bundle = support_bundle::collect(&mgmt, "gone", &BundleOptions::default())
         .await
         .expect("collect");
@@ -326,5 +364,8 @@ async fn a_missing_cluster_gives_a_bundle_that_says_so_and_an_unreachable_one_an
     let err = support_bundle::collect(&mgmt, "gone", &BundleOptions::default())
         .await
         .unwrap_err();
-    assert!(matches!(err, snow_lifecycle::LifecycleError::Unreachable { .. }), "{err}");
+    assert!(
+        matches!(err, snow_lifecycle::LifecycleError::Unreachable { .. }),
+        "{err}"
+    );
 }

@@ -1169,7 +1169,10 @@ async fn pod_logs_are_served_as_the_api_server_serves_them() -> Result {
     // No container named in a pod of two: 400 with the choices.
     let err = api_error(pods.logs("two", &LogParams::default()).await.unwrap_err())?;
     assert_eq!(err.code, 400, "{err:?}");
-    assert!(err.message.contains("choose one of: [app sidecar]"), "{err:?}");
+    assert!(
+        err.message.contains("choose one of: [app sidecar]"),
+        "{err:?}"
+    );
     let other = LogParams {
         container: Some("nope".into()),
         ..LogParams::default()
@@ -1186,7 +1189,11 @@ async fn pod_logs_are_served_as_the_api_server_serves_them() -> Result {
         .arg(&kubeconfig)
         .args(["logs", "one", "--tail", "1"])
         .output()?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "c\n");
     Ok(())
 }
