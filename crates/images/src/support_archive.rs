@@ -3,7 +3,7 @@
 //! exclusively beside the target (never following a link planted there), then linked or
 //! renamed into place, so a reader never sees half a bundle and nothing is written through a
 //! link. An existing file is never replaced unless asked, and a link or anything but a regular
-//! file at the target is always refused.
+//! file at the target, or a link as its directory, is always refused.
 
 use crate::tar;
 use flate2::{Compression, write::GzEncoder};
@@ -28,6 +28,12 @@ pub enum SupportArchiveError {
     #[error("{} is not a regular file (a link, a directory or a device); snowctl does not write through or over it: choose another file", path.display())]
     NotAFile {
         /// The target.
+        path: PathBuf,
+    },
+    /// The directory the file would go into is a symbolic link.
+    #[error("{} is a symbolic link; snowctl does not write through a link it did not make: give the directory it points to", path.display())]
+    LinkedDirectory {
+        /// The directory.
         path: PathBuf,
     },
     /// A file name is not fit for a tar header.
@@ -60,7 +66,18 @@ pub fn write(
         Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
         _ => PathBuf::from("."),
     };
-    fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    // The directory itself must not be a link (a link planted at `./<cluster>` would send an
+    // automatic bundle elsewhere); missing, it is made.
+    match fs::symlink_metadata(&dir) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return Err(SupportArchiveError::LinkedDirectory { path: dir });
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        }
+        Err(e) => return Err(io_err(&dir)(e)),
+    }
     let name = path
         .file_name()
         .ok_or_else(|| SupportArchiveError::NotAFile {
@@ -227,5 +244,18 @@ mod tests {
         symlink(dir.path().join("nowhere"), &dangling).unwrap();
         assert!(write(&dangling, &files(), false).is_err());
         assert!(!dir.path().join("nowhere").exists());
+    }
+
+    #[test]
+    fn a_linked_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        symlink(elsewhere.path(), dir.path().join("edge")).unwrap();
+        let err = write(&dir.path().join("edge/b.tar.gz"), &files(), false).unwrap_err();
+        assert!(
+            matches!(err, SupportArchiveError::LinkedDirectory { .. }),
+            "{err}"
+        );
+        assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0);
     }
 }

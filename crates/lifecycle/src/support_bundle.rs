@@ -214,7 +214,8 @@ impl SupportBundle {
         all
     }
 
-    /// The devices the cluster's SnowMachineConfigs name, for a device inventory.
+    /// The devices the cluster's SnowMachineConfigs and AWSSnowMachineTemplates name, for a
+    /// device inventory.
     pub fn devices(&self) -> Vec<String> {
         self.devices.iter().cloned().collect()
     }
@@ -523,6 +524,14 @@ async fn management_objects(
             .await
             .unwrap_or_default();
         for o in listed.iter().filter(|o| of_cluster(o, cluster)) {
+            // The devices CAPAS places the machines on (also when no EKS Anywhere Cluster is
+            // declared).
+            if kind == "AWSSnowMachineTemplate" {
+                let devices = o["spec"]["template"]["spec"]["devices"].as_array();
+                for d in devices.into_iter().flatten().filter_map(Value::as_str) {
+                    c.bundle.devices.insert(d.to_owned());
+                }
+            }
             keep_object(c, Side::Management, "management/capi", o, &mut names);
         }
     }

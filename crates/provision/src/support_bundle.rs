@@ -61,7 +61,9 @@ impl BundleError {
             self,
             BundleError::Devices(_)
                 | BundleError::Archive(
-                    SupportArchiveError::Exists { .. } | SupportArchiveError::NotAFile { .. }
+                    SupportArchiveError::Exists { .. }
+                        | SupportArchiveError::NotAFile { .. }
+                        | SupportArchiveError::LinkedDirectory { .. }
                 )
         )
     }

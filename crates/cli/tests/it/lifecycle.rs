@@ -16,7 +16,7 @@ use std::{
 const NS: &str = "eksa-system";
 const CORE: &str = "cluster.x-k8s.io/v1beta2";
 const INFRA: &str = "infrastructure.cluster.x-k8s.io/v1beta1";
-const DEVICES: [&str; 2] = ["192.168.1.11", "192.168.1.12"];
+pub(super) const DEVICES: [&str; 2] = ["192.168.1.11", "192.168.1.12"];
 
 /// A management cluster: the stand-in with CAPI, CAPAS and etcdadm installed and running.
 pub(super) struct Mgmt {
@@ -25,7 +25,7 @@ pub(super) struct Mgmt {
     pub(super) dir: tempfile::TempDir,
     pub(super) kubeconfig: PathBuf,
     pub(super) credentials: PathBuf,
-    ca_bundle: PathBuf,
+    pub(super) ca_bundle: PathBuf,
 }
 
 pub(super) async fn management() -> Mgmt {
@@ -1134,13 +1134,13 @@ async fn create_without_a_cni_manifest_or_identity_says_what_to_give_and_applies
 
 /// Two devices, each a moto server over TLS (EC2 on `127.0.0.x:8243`), and the device files for
 /// them written over the management fixture's.
-struct MotoDevices {
-    ips: Vec<IpAddr>,
-    _motos: Vec<snow_test_devices::Moto>,
+pub(super) struct MotoDevices {
+    pub(super) ips: Vec<IpAddr>,
+    pub(super) _motos: Vec<snow_test_devices::Moto>,
     clients: Vec<snow_validate::SnowDevice>,
 }
 
-async fn moto_devices(m: &Mgmt) -> MotoDevices {
+pub(super) async fn moto_devices(m: &Mgmt) -> MotoDevices {
     let ca = TestCa::new("moto devices").unwrap();
     let ips: Vec<IpAddr> = (0..2).map(|_| snow_test_devices::loopback_ip()).collect();
     let (bundle, mut ini, mut motos) = (ca.pem().to_owned(), String::new(), Vec::new());

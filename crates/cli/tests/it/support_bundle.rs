@@ -3,7 +3,7 @@
 //! workload cluster); the bundle unpacked by GNU tar and every byte searched for the secrets
 //! planted on both clusters, in the credentials file and in the kubeconfigs.
 
-use super::lifecycle::{CILIUM, Group, Mgmt, create, management, spec};
+use super::lifecycle::{CILIUM, DEVICES, Group, Mgmt, create, management, moto_devices, spec};
 use super::{show, text};
 use serde_json::{Value, json};
 use std::{
@@ -304,4 +304,81 @@ async fn a_failed_create_leaves_a_support_bundle_unless_told_not_to() {
         summary.starts_with("Support bundle of cluster edge"),
         "{summary}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_device_files_the_bundle_describes_the_devices_and_names_one_that_does_not_answer()
+{
+    let m = management().await;
+    let mut devices = moto_devices(&m).await;
+    let mut spec_text = spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large");
+    for (old, new) in DEVICES.iter().zip(&devices.ips) {
+        spec_text = spec_text.replace(old, &new.to_string());
+    }
+    let path = m.write_spec("c.yaml", &spec_text);
+    let out = create(&m, &path).await;
+    assert!(out.status.success(), "{}", show(&out));
+    // The second device stops answering.
+    devices._motos.truncate(1);
+    let (credentials, ca_bundle) = (
+        m.credentials.to_str().unwrap(),
+        m.ca_bundle.to_str().unwrap(),
+    );
+    let args = [
+        "support-bundle",
+        "edge",
+        "-o",
+        "b.tar.gz",
+        "--credentials",
+        credentials,
+        "--ca-bundle",
+        ca_bundle,
+        "--device-timeout",
+        "2s",
+    ];
+    let out = snowctl(&m, &args).await;
+    assert!(out.status.success(), "{}", show(&out));
+    let (dir, names) = unpack(&m.dir.path().join("b.tar.gz"));
+    assert!(
+        names.iter().any(|n| n == "devices/inventory.json"),
+        "{names:#?}"
+    );
+    let inventory: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("devices/inventory.json")).unwrap())
+            .unwrap();
+    let (up, down) = (devices.ips[0].to_string(), devices.ips[1].to_string());
+    let listed = inventory["devices"].as_array().unwrap();
+    assert_eq!(listed.len(), 2, "{inventory:#}");
+    let reachable =
+        |ip: &str| listed.iter().find(|d| d["device"] == ip).unwrap()["reachable"].clone();
+    assert_eq!(reachable(&up), true, "{inventory:#}");
+    assert_eq!(reachable(&down), false, "{inventory:#}");
+    let summary = text(&out.stdout);
+    assert!(
+        summary.contains(&format!("[device-unreachable] device {down} (device)")),
+        "{summary}"
+    );
+    assert!(!summary.contains(&format!("device {up} ")), "{summary}");
+    // The device keys of the credentials file are nowhere in it.
+    let credentials = std::fs::read_to_string(&m.credentials).unwrap();
+    let mut keys: Vec<String> = credentials
+        .lines()
+        .filter_map(|l| l.split_once(" = "))
+        .filter(|(k, _)| k.starts_with("aws_"))
+        .map(|(_, v)| v.to_owned())
+        .collect();
+    assert_eq!(keys.len(), 4);
+    keys.extend(keys.clone().iter().map(|v| b64(v)));
+    let mut files = Vec::new();
+    every_file(dir.path(), &mut files);
+    for file in &files {
+        let bytes = std::fs::read(file).unwrap();
+        for key in &keys {
+            assert!(
+                !bytes.windows(key.len()).any(|w| w == key.as_bytes()),
+                "{} holds {key}",
+                file.display()
+            );
+        }
+    }
 }
