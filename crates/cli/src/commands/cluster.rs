@@ -216,7 +216,7 @@ pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
     bundle_on_failure(outcome, io, &management, &name, args.no_support_bundle)
 }
 
-/// After a failed create, upgrade or delete on a management cluster, unless `skip`: the support
+/// After a create, upgrade or delete on a management cluster that failed (exit 1), unless `skip`: the support
 /// bundle beside the cluster's files (`./<cluster>/support-bundle-<time>.tar.gz`), its path
 /// said. No device is called (a failure may be a device that does not answer; `snowctl
 /// support-bundle --credentials` describes them). The failure's exit code stands, whether the
@@ -228,7 +228,8 @@ fn bundle_on_failure(
     cluster: &str,
     skip: bool,
 ) -> Outcome {
-    if outcome.is_ok() || skip {
+    // Input snowctl could not use (exit 2) touched no cluster: nothing to collect.
+    if skip || outcome.is_ok() || outcome == Err(ExitCode::from(exit::USAGE)) {
         return outcome;
     }
     let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));

@@ -263,6 +263,20 @@ async fn a_failed_create_leaves_a_support_bundle_unless_told_not_to() {
         }
         args
     };
+    // Input snowctl cannot use (exit 2) touches no cluster: no bundle.
+    let unusable = [
+        "create",
+        "cluster",
+        "-f",
+        spec_path,
+        "--skip-validations",
+        "--cni-manifest",
+        "/nonexistent.yaml",
+    ];
+    let out = m.snowctl(&unusable).await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert_eq!(bundles(m.dir.path()), Vec::<PathBuf>::new());
+
     let out = m.snowctl(&args(true)).await;
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     assert!(
