@@ -347,8 +347,9 @@ async fn with_the_device_files_the_bundle_describes_the_devices_and_names_one_th
         credentials,
         "--ca-bundle",
         ca_bundle,
+        // moto under load answers slowly; the stopped device is refused at once.
         "--device-timeout",
-        "2s",
+        "30s",
     ];
     let out = snowctl(&m, &args).await;
     assert!(out.status.success(), "{}", show(&out));
