@@ -69,6 +69,34 @@ pub enum Command {
     /// Build artifacts from this snowctl: the controller's container image.
     #[command(subcommand)]
     Build(BuildCommand),
+    /// Write a cluster's support bundle (.tar.gz): its objects on the management and workload
+    /// clusters, events, recent logs, the device inventory, and a summary of what looks wrong;
+    /// never a Secret's data or a credential.
+    SupportBundle(SupportBundleArgs),
+}
+
+/// `snowctl support-bundle CLUSTER -o FILE.tar.gz`
+#[derive(Debug, Args)]
+pub struct SupportBundleArgs {
+    /// The cluster name.
+    pub name: String,
+    /// The file to write (a .tar.gz); refused if it exists, unless --force.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// Replace an existing regular file at --output (a bundle of an earlier run); a link is
+    /// always refused.
+    #[arg(long)]
+    pub force: bool,
+    /// The management cluster.
+    #[command(flatten)]
+    pub management: ManagementArgs,
+    /// The device credentials and CA bundle: with both, the cluster's devices are described
+    /// (Describe calls only).
+    #[command(flatten)]
+    pub device_files: OptionalDeviceFiles,
+    /// Each device request's time limit.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    pub device_timeout: std::time::Duration,
 }
 
 /// `snowctl build …`
@@ -349,6 +377,9 @@ pub struct UpgradeClusterArgs {
     /// Timeouts.
     #[command(flatten)]
     pub waits: WaitArgs,
+    /// Do not write a support bundle (./CLUSTER/support-bundle-TIME.tar.gz) when this fails.
+    #[arg(long)]
+    pub no_support_bundle: bool,
 }
 
 /// `snowctl delete …`
@@ -392,6 +423,9 @@ pub struct DeleteClusterArgs {
     /// How often to look.
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration, hide = true)]
     pub poll_interval: std::time::Duration,
+    /// Do not write a support bundle (./CLUSTER/support-bundle-TIME.tar.gz) when this fails.
+    #[arg(long)]
+    pub no_support_bundle: bool,
 }
 
 /// `snowctl describe …`
@@ -627,6 +661,9 @@ pub struct CreateClusterArgs {
     /// Timeouts.
     #[command(flatten)]
     pub waits: WaitArgs,
+    /// Do not write a support bundle when this fails (on a management cluster).
+    #[arg(long)]
+    pub no_support_bundle: bool,
 }
 
 /// `snowctl generate …`

@@ -35,6 +35,7 @@ pub mod list;
 pub mod platform;
 mod registry;
 mod shown;
+pub mod support_archive;
 mod tar;
 
 pub use archive::{Archive, ArchiveError, ArchiveFormat, ArchiveImage};

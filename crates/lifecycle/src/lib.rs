@@ -11,7 +11,8 @@
 //! controllers that reconcile level-based instead of waiting, [`reconcile::pass`] and
 //! [`reconcile::delete_pass`], which make one non-blocking step each. [`move_cluster()`] moves a
 //! cluster's Cluster API objects to another management cluster or a backup directory, and
-//! [`restore`] brings a backup back.
+//! [`restore`] brings a backup back. [`support_bundle::collect`] reads what the people who help
+//! need when a cluster is in trouble ([`SupportBundle`], [`BundleOptions`]).
 //!
 //! Nothing here prints or reads flags: progress goes to a callback as [`Event`]s, failures are
 //! [`LifecycleError`]s. The only files touched are kubeconfigs ([`kubeconfig`]), the kind
@@ -68,6 +69,7 @@ mod providers;
 pub mod reconcile;
 mod redact;
 pub mod ssh_key;
+pub mod support_bundle;
 mod upgrade;
 mod wait;
 
@@ -85,6 +87,7 @@ pub use move_cluster::{Destination, MoveOptions, Moved, move_cluster, restore};
 pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
 pub use redact::redact_userinfo;
 pub use snow_api::immutable::immutable_changes;
+pub use support_bundle::{BundleOptions, SupportBundle, collect as collect_support_bundle};
 pub use upgrade::{UpgradeOptions, UpgradeOutcome, upgrade};
 pub use wait::{Timeouts, WaitOptions};
 

@@ -8,6 +8,7 @@
 //! [`snow_lifecycle::upgrade`] and the workload kubeconfig. [`self_managed`] makes the first
 //! cluster from nothing: a bootstrap cluster, the providers, the create, the providers on the
 //! new cluster, the move, the bootstrap cluster deleted; every step resumes when run again.
+//! [`support_bundle`] writes a cluster's support bundle, with its devices' inventory.
 //!
 //! Nothing here prints or reads flags or the environment: progress goes to a callback as
 //! [`Event`]s, failures are [`ProvisionError`]s.
@@ -16,6 +17,7 @@ mod cni;
 mod error;
 pub mod preflight;
 pub mod self_managed;
+pub mod support_bundle;
 mod workflow;
 
 pub use cni::Cni;

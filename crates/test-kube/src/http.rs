@@ -6,6 +6,7 @@ use super::Shared;
 use super::admission::{self, Operation};
 use super::auth::{self, User};
 use super::discovery;
+use super::pod_log;
 use super::rbac;
 use super::registry::ResourceType;
 use super::selector::{FieldSelector, LabelSelector};
@@ -280,6 +281,21 @@ async fn route(
             &request,
         )?;
         return Ok(ok(201, answer));
+    }
+    if let (&Method::GET, Some(name), Some(ns), Some("log")) = (
+        &parts.method,
+        t.name.as_deref(),
+        ns,
+        t.subresource.as_deref(),
+    ) && rt.group.is_empty()
+        && rt.plural == "pods"
+    {
+        let logs = shared
+            .logs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        return pod_log::answer(&shared.lock(), &logs, &rt, ns, name, params);
     }
     let status = match t.subresource.as_deref() {
         None => false,

@@ -20,7 +20,9 @@
 //!
 //! - discovery (`/version`, `/api`, `/apis`, `/api/v1`, `/apis/{group}/{version}`, plain and
 //!   aggregated v2) built from the registered resources;
-//! - built-in resources (namespaces, secrets, configmaps, events, serviceaccounts, services,
+//! - built-in resources (namespaces, secrets, configmaps, events, serviceaccounts, services, pods
+//!   (stored as given: no controller makes them; their `pods/log` serves what a test set,
+//!   `pod_log`),
 //!   deployments, daemonsets, nodes, RBAC roles and bindings, admission webhook configurations, leases,
 //!   events.k8s.io events, customresourcedefinitions) and every served version of each
 //!   CustomResourceDefinition stored (registered once Established, unregistered on delete;
@@ -57,6 +59,7 @@ mod http;
 pub mod kind;
 pub mod nodes;
 mod patch;
+mod pod_log;
 pub mod probe;
 mod rbac;
 mod registry;
@@ -125,6 +128,8 @@ pub(crate) struct Shared {
     /// The simulated kubelets and deployment controller when this stand-in is some cluster's
     /// workload cluster (weak: the simulations that use it hold it).
     workload_sims: Mutex<std::sync::Weak<capi::Workload>>,
+    /// What each pod's containers wrote ([`KubeStandIn::set_pod_log`]).
+    logs: Mutex<pod_log::Logs>,
 }
 
 impl Shared {
@@ -184,6 +189,7 @@ impl KubeStandIn {
             establisher: Default::default(),
             epoch,
             workload_sims: Mutex::new(std::sync::Weak::new()),
+            logs: Mutex::default(),
         });
         let serving = shared.clone();
         let task = snow_test_devices::https::serve(listener, acceptor, move |req| {
@@ -335,6 +341,17 @@ impl KubeStandIn {
     /// Refused when the key is taken or the object has no uid.
     pub fn restore(&self, object: Value) -> Result<Value, ApiError> {
         self.shared.lock().restore(object)
+    }
+
+    /// Sets what container `container` of pod `namespace/name` wrote, as `pods/log` serves it
+    /// (the pod itself is stored with [`KubeStandIn::put`]; no simulated controller makes pods).
+    pub fn set_pod_log(&self, namespace: &str, name: &str, container: &str, text: &str) {
+        let key = (namespace.to_owned(), name.to_owned(), container.to_owned());
+        self.shared
+            .logs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, text.to_owned());
     }
 
     /// Deletes an object as a DELETE would (finalizers honoured, dependents collected).

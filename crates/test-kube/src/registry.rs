@@ -78,6 +78,7 @@ impl Registry {
             ResourceType::new("apps/v1", "Deployment", "deployments", true, true),
             ResourceType::new("apps/v1", "DaemonSet", "daemonsets", true, true),
             ResourceType::new("v1", "Node", "nodes", false, true),
+            ResourceType::new("v1", "Pod", "pods", true, true),
             ResourceType::new("rbac.authorization.k8s.io/v1", "Role", "roles", true, false),
             ResourceType::new(
                 "rbac.authorization.k8s.io/v1",
@@ -132,6 +133,7 @@ impl Registry {
             ("deployments", "deploy"),
             ("daemonsets", "ds"),
             ("nodes", "no"),
+            ("pods", "po"),
             ("customresourcedefinitions", "crd"),
         ] {
             if let Some(t) = types.iter_mut().find(|t| t.plural == plural) {

@@ -1166,3 +1166,73 @@ async fn a_restored_object_keeps_its_identity_and_ownership_and_a_taken_key_is_r
     assert_eq!(s.restore(no_uid).unwrap_err().code, 422);
     Ok(())
 }
+
+fn pod(name: &str, containers: &[&str]) -> Value {
+    let containers: Vec<Value> = containers
+        .iter()
+        .map(|c| json!({"name": c, "image": "example.com/i:1"}))
+        .collect();
+    json!({"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": "default"},
+           "spec": {"containers": containers}})
+}
+
+/// `pods/log` as kube's `Api::logs` and kubectl read it: the container's text, its last lines,
+/// cut at a byte limit, and the API server's refusals.
+#[tokio::test(flavor = "multi_thread")]
+async fn pod_logs_are_served_as_the_api_server_serves_them() -> Result {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::LogParams;
+    let (stand_in, client) = start().await?;
+    stand_in.put(pod("one", &["app"]))?;
+    stand_in.put(pod("two", &["app", "sidecar"]))?;
+    stand_in.set_pod_log("default", "one", "app", "a\nb\nc\n");
+    stand_in.set_pod_log("default", "two", "sidecar", "side\n");
+    let pods: Api<Pod> = Api::namespaced(client, "default");
+    assert_eq!(pods.logs("one", &LogParams::default()).await?, "a\nb\nc\n");
+    let tail = LogParams {
+        tail_lines: Some(2),
+        ..LogParams::default()
+    };
+    assert_eq!(pods.logs("one", &tail).await?, "b\nc\n");
+    let limited = LogParams {
+        limit_bytes: Some(3),
+        ..LogParams::default()
+    };
+    assert_eq!(pods.logs("one", &limited).await?, "a\nb");
+    let sidecar = LogParams {
+        container: Some("sidecar".into()),
+        ..LogParams::default()
+    };
+    assert_eq!(pods.logs("two", &sidecar).await?, "side\n");
+    // No container named in a pod of two: 400 with the choices.
+    let err = api_error(pods.logs("two", &LogParams::default()).await.unwrap_err())?;
+    assert_eq!(err.code, 400, "{err:?}");
+    assert!(
+        err.message.contains("choose one of: [app sidecar]"),
+        "{err:?}"
+    );
+    let other = LogParams {
+        container: Some("nope".into()),
+        ..LogParams::default()
+    };
+    let err = api_error(pods.logs("one", &other).await.unwrap_err())?;
+    assert_eq!(err.code, 400, "{err:?}");
+    let err = api_error(pods.logs("gone", &LogParams::default()).await.unwrap_err())?;
+    assert_eq!(err.code, 404, "{err:?}");
+    // kubectl reads the same subresource.
+    let dir = tempfile::tempdir()?;
+    let kubeconfig = stand_in.write_kubeconfig(dir.path())?;
+    let out = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["logs", "one", "--tail", "1"])
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "c\n");
+    Ok(())
+}

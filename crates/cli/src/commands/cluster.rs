@@ -59,7 +59,7 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
     let Some(management) = management else {
         return create_self_managed(&args, &req, &render, options, global, io);
     };
-    run(io, async |io| {
+    let outcome = run(io, async |io| {
         let (kubeconfig, context) = (&management.kubeconfig, management.context.as_deref());
         let mut events = printer(io, global.verbose);
         let done = provision::create(kubeconfig, context, &req, &options, &mut events).await?;
@@ -71,7 +71,9 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         };
         io.err(&format!("🎉 Cluster {} {done}\n", spec.spec.name()));
         Ok(())
-    })
+    });
+    let skip = args.no_support_bundle;
+    bundle_on_failure(outcome, io, &management, spec.spec.name(), skip)
 }
 
 /// `create cluster` without a management cluster: the bootstrap cluster (given or kind), the
@@ -153,7 +155,7 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
         dry_run: args.dry_run,
     };
     let files = &args.render.device_files;
-    run(io, async move |io| {
+    let outcome = run(io, async |io| {
         let release = render.release(&spec.spec).map_err(LifecycleError::Render)?;
         let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let req = request(&spec, &render, &release, files, &dir);
@@ -166,7 +168,9 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
             false => io.err(&format!("🎉 Cluster {} upgraded!\n", outcome.cluster)),
         }
         Ok(())
-    })
+    });
+    let skip = args.no_support_bundle || args.dry_run;
+    bundle_on_failure(outcome, io, &management, spec.spec.name(), skip)
 }
 
 /// Runs `snowctl delete cluster`: on its management cluster, or, when that is the cluster
@@ -201,14 +205,61 @@ pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
     if own.map_err(|err| exit::lifecycle(io, &err))? {
         return delete_self_managed(&args, &name, spec.as_ref(), &management, wait, global, io);
     }
-    block_on(io, async move |io| {
+    let outcome = block_on(io, async |io| {
         let mgmt = management.connect_quietly().await?;
         let options = DeleteOptions { wait };
         let deleted =
             lifecycle::delete(&mgmt, &name, &options, &mut printer(io, global.verbose)).await?;
         say_deleted(io, &name, &deleted);
         Ok(())
-    })
+    });
+    bundle_on_failure(outcome, io, &management, &name, args.no_support_bundle)
+}
+
+/// After a create, upgrade or delete on a management cluster that failed (exit 1), unless `skip`: the support
+/// bundle beside the cluster's files (`./<cluster>/support-bundle-<time>.tar.gz`), its path
+/// said. No device is called (a failure may be a device that does not answer; `snowctl
+/// support-bundle --credentials` describes them). The failure's exit code stands, whether the
+/// bundle was written or not.
+fn bundle_on_failure(
+    outcome: Outcome,
+    io: &mut Io<'_>,
+    management: &Management,
+    cluster: &str,
+    skip: bool,
+) -> Outcome {
+    // Input snowctl could not use (exit 2) touched no cluster: nothing to collect.
+    if skip || outcome.is_ok() || outcome == Err(ExitCode::from(exit::USAGE)) {
+        return outcome;
+    }
+    let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let path = provision::support_bundle::automatic_path(&dir, cluster);
+    let request = provision::support_bundle::BundleRequest {
+        cluster,
+        output: &path,
+        replace: false,
+        devices: provision::DevicePaths::default(),
+        device_timeout: Duration::from_secs(10),
+        options: lifecycle::support_bundle::BundleOptions::default(),
+    };
+    let Ok(runtime) = exit::runtime(io, false) else {
+        return outcome;
+    };
+    let written = runtime.block_on(async {
+        let mgmt = management.connect_quietly().await?;
+        provision::support_bundle::write(&mgmt, &request).await
+    });
+    match written {
+        Ok(written) => {
+            let shown = written.path.strip_prefix(&dir).unwrap_or(&written.path);
+            io.err(&format!(
+                "📦 Support bundle written to ./{} (--no-support-bundle skips it)\n",
+                shown.display()
+            ));
+        }
+        Err(e) => io.err(&format!("no support bundle written: {e}\n")),
+    }
+    outcome
 }
 
 /// `delete cluster` of a self-managed cluster: the bootstrap cluster (given, or kind from the

@@ -12,6 +12,7 @@ pub mod import_images;
 pub mod init;
 pub mod render;
 pub mod store;
+pub mod support_bundle;
 pub mod validate;
 
 use crate::{
@@ -66,6 +67,7 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Init(args) => init::run(args, global, io, false),
         Command::Move(MoveCommand::Cluster(args)) => cluster::move_cluster(args, global, io),
         Command::Build(BuildCommand::ControllerImage(args)) => build::controller_image(&args, io),
+        Command::SupportBundle(args) => support_bundle::run(args, io),
     };
     outcome.unwrap_or_else(|code| code)
 }

@@ -16,19 +16,19 @@ use std::{
 const NS: &str = "eksa-system";
 const CORE: &str = "cluster.x-k8s.io/v1beta2";
 const INFRA: &str = "infrastructure.cluster.x-k8s.io/v1beta1";
-const DEVICES: [&str; 2] = ["192.168.1.11", "192.168.1.12"];
+pub(super) const DEVICES: [&str; 2] = ["192.168.1.11", "192.168.1.12"];
 
 /// A management cluster: the stand-in with CAPI, CAPAS and etcdadm installed and running.
-struct Mgmt {
-    api: KubeStandIn,
-    capi: CapiHandle,
-    dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
-    credentials: PathBuf,
-    ca_bundle: PathBuf,
+pub(super) struct Mgmt {
+    pub(super) api: KubeStandIn,
+    pub(super) capi: CapiHandle,
+    pub(super) dir: tempfile::TempDir,
+    pub(super) kubeconfig: PathBuf,
+    pub(super) credentials: PathBuf,
+    pub(super) ca_bundle: PathBuf,
 }
 
-async fn management() -> Mgmt {
+pub(super) async fn management() -> Mgmt {
     let api = KubeStandIn::start().await.expect("stand-in");
     api.install_capi().expect("CAPI CRDs");
     let capi = api.start_capi(CapiOptions {
@@ -64,9 +64,9 @@ async fn management() -> Mgmt {
 }
 
 /// A worker group: name, count, machine config.
-struct Group<'a>(&'a str, u32, &'a str);
+pub(super) struct Group<'a>(pub(super) &'a str, pub(super) u32, pub(super) &'a str);
 
-fn spec(endpoint: &str, groups: &[Group<'_>], worker_type: &str) -> String {
+pub(super) fn spec(endpoint: &str, groups: &[Group<'_>], worker_type: &str) -> String {
     let mut text = format!(
         r#"apiVersion: anywhere.eks.amazonaws.com/v1alpha1
 kind: Cluster
@@ -120,14 +120,14 @@ spec:
 }
 
 impl Mgmt {
-    fn write_spec(&self, name: &str, text: &str) -> PathBuf {
+    pub(super) fn write_spec(&self, name: &str, text: &str) -> PathBuf {
         let path = self.dir.path().join(name);
         std::fs::write(&path, text).unwrap();
         path
     }
 
     /// Runs snowctl in the test's directory with the device files in its environment.
-    async fn snowctl(&self, args: &[&str]) -> Output {
+    pub(super) async fn snowctl(&self, args: &[&str]) -> Output {
         self.snowctl_with(args, &self.kubeconfig).await
     }
 
@@ -196,7 +196,7 @@ impl Mgmt {
 }
 
 /// A Cilium manifest (a trimmed copy of EKS Anywhere's rendered test manifest).
-const CILIUM: &str = concat!(
+pub(super) const CILIUM: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../lifecycle/tests/fixtures/cilium.yaml"
 );
@@ -210,7 +210,7 @@ const FAST: [&str; 6] = [
     CILIUM,
 ];
 
-async fn create(m: &Mgmt, spec_path: &Path) -> Output {
+pub(super) async fn create(m: &Mgmt, spec_path: &Path) -> Output {
     let mut args = vec!["create", "cluster", "-f", spec_path.to_str().unwrap()];
     args.extend(FAST);
     m.snowctl(&args).await
@@ -1134,13 +1134,13 @@ async fn create_without_a_cni_manifest_or_identity_says_what_to_give_and_applies
 
 /// Two devices, each a moto server over TLS (EC2 on `127.0.0.x:8243`), and the device files for
 /// them written over the management fixture's.
-struct MotoDevices {
-    ips: Vec<IpAddr>,
-    _motos: Vec<snow_test_devices::Moto>,
+pub(super) struct MotoDevices {
+    pub(super) ips: Vec<IpAddr>,
+    pub(super) _motos: Vec<snow_test_devices::Moto>,
     clients: Vec<snow_validate::SnowDevice>,
 }
 
-async fn moto_devices(m: &Mgmt) -> MotoDevices {
+pub(super) async fn moto_devices(m: &Mgmt) -> MotoDevices {
     let ca = TestCa::new("moto devices").unwrap();
     let ips: Vec<IpAddr> = (0..2).map(|_| snow_test_devices::loopback_ip()).collect();
     let (bundle, mut ini, mut motos) = (ca.pem().to_owned(), String::new(), Vec::new());

@@ -20,6 +20,7 @@ mod render;
 mod scoped_user;
 mod self_managed;
 mod spec_commands;
+mod support_bundle;
 
 /// The embedded sample Bundles as a file.
 const SAMPLE_BUNDLES: &str = concat!(

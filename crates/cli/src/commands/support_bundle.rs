@@ -1,0 +1,44 @@
+//! `snowctl support-bundle CLUSTER -o FILE.tar.gz`: the work is
+//! `snow_provision::support_bundle::write`; this prints where it went and what it found.
+
+use crate::{
+    args::SupportBundleArgs,
+    exit::{self, Outcome},
+    output::Io,
+    settings,
+};
+use snow_lifecycle::support_bundle::BundleOptions;
+use snow_provision::support_bundle::{self as bundle, BundleError, BundleRequest};
+use std::process::ExitCode;
+
+/// Runs `snowctl support-bundle`.
+pub fn run(args: SupportBundleArgs, io: &mut Io<'_>) -> Outcome {
+    let management = settings::management(&args.management, io)?;
+    let request = BundleRequest {
+        cluster: &args.name,
+        output: &args.output,
+        replace: args.force,
+        devices: settings::device_paths(&args.device_files),
+        device_timeout: args.device_timeout,
+        options: BundleOptions::default(),
+    };
+    let runtime = exit::runtime(io, false)?;
+    let written = runtime.block_on(async {
+        let mgmt = management.connect_quietly().await?;
+        bundle::write(&mgmt, &request).await
+    });
+    match written {
+        Ok(written) => {
+            io.out(&written.summary.to_text());
+            io.err(&format!(
+                "📦 Support bundle written to {} ({} bytes)\n",
+                written.path.display(),
+                written.bytes
+            ));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(BundleError::Lifecycle(e)) => Err(exit::lifecycle(io, &e)),
+        Err(e) if e.is_input() => Err(exit::usage(io, e)),
+        Err(e) => Err(exit::failed(io, e)),
+    }
+}
