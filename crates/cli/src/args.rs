@@ -324,7 +324,21 @@ pub enum UpgradeCommand {
     /// Upgrade a cluster on a management cluster to a changed spec.
     Cluster(UpgradeClusterArgs),
     /// Upgrade the stack `init` installs to the bundle's versions (plan, apply, prune, wait).
-    ManagementComponents(InitArgs),
+    /// Every cluster snowctl manages there is backed up first (see --no-backup).
+    ManagementComponents(UpgradeManagementArgs),
+}
+
+/// `snowctl upgrade management-components --kubeconfig MGMT`
+#[derive(Debug, Args)]
+pub struct UpgradeManagementArgs {
+    /// What to install, as for `init`.
+    #[command(flatten)]
+    pub init: InitArgs,
+    /// Do not back up the clusters first (by default each cluster with a snowctl inventory on
+    /// the management cluster is written to ./<cluster>/<cluster>-backup-<UTC time>/ as
+    /// `move cluster --to-directory` writes it).
+    #[arg(long)]
+    pub no_backup: bool,
 }
 
 /// `snowctl upgrade cluster -f FILE --kubeconfig MGMT`
@@ -333,6 +347,11 @@ pub struct UpgradeClusterArgs {
     /// Print the plan and the objects instead of applying them.
     #[arg(long)]
     pub dry_run: bool,
+    /// Do not back up the cluster first (by default its Cluster API objects are written to
+    /// ./<cluster>/<cluster>-backup-<UTC time>/ as `move cluster --to-directory` writes them,
+    /// before anything is applied).
+    #[arg(long)]
+    pub no_backup: bool,
     /// Skip the device preflight (not recommended).
     #[arg(long)]
     pub skip_validations: bool,

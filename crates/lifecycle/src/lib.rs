@@ -81,7 +81,10 @@ pub use event::{Event, Milestones, Stage};
 pub use inventory::{INVENTORY_SUFFIX, Inventory, MANAGED_BY, ObjectRef};
 pub use kubeconfig_file::{KubeconfigFile, MAX_KUBECONFIG_BYTES};
 pub use management::{Management, plural};
-pub use move_cluster::{Destination, MoveOptions, Moved, move_cluster, restore};
+pub use move_cluster::{
+    Backup, Destination, MoveOptions, Moved, backup_all_before_upgrade, backup_before_upgrade,
+    move_cluster, restore,
+};
 pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
 pub use redact::redact_userinfo;
 pub use snow_api::immutable::immutable_changes;

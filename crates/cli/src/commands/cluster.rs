@@ -151,6 +151,7 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
         cni,
         wait: settings::waits(&args.waits),
         dry_run: args.dry_run,
+        backup: !args.no_backup,
     };
     let files = &args.render.device_files;
     run(io, async move |io| {
@@ -163,7 +164,16 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
         drop(events);
         match options.dry_run {
             true => io.out(&capi_render::to_yaml(&outcome.objects)),
-            false => io.err(&format!("🎉 Cluster {} upgraded!\n", outcome.cluster)),
+            false => {
+                if let Some(backup) = &outcome.backup {
+                    io.err(&format!(
+                        "Backup before the upgrade: {} (restore: snowctl move cluster --from-directory {} --to-kubeconfig MGMT)\n",
+                        backup.dir.display(),
+                        backup.dir.display()
+                    ));
+                }
+                io.err(&format!("🎉 Cluster {} upgraded!\n", outcome.cluster));
+            }
         }
         Ok(())
     })

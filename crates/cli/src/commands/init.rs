@@ -12,9 +12,25 @@ use snow_lifecycle::{
 };
 use std::process::ExitCode;
 
-/// Runs `snowctl init`, or with `upgrade` `snowctl upgrade management-components`: the plan,
-/// then (without --dry-run) the upgrade.
-pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: bool) -> Outcome {
+/// Which of the two commands runs.
+#[derive(Debug, Clone, Copy)]
+pub enum Mode {
+    /// `snowctl init`.
+    Init,
+    /// `snowctl upgrade management-components`, backing the clusters up first or not.
+    Upgrade {
+        /// Back up every cluster snowctl manages there first.
+        backup: bool,
+    },
+}
+
+/// Runs `snowctl init`, or `snowctl upgrade management-components`: the plan, then (without
+/// --dry-run) the backups and the upgrade.
+pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, mode: Mode) -> Outcome {
+    let (upgrade, backup) = match mode {
+        Mode::Init => (false, false),
+        Mode::Upgrade { backup } => (true, backup),
+    };
     let default = settings::ReleaseDefault::Published {
         kube_version: args.kubernetes_version.as_deref(),
         cache_dir: args.components.cache_dir.as_deref(),
@@ -66,6 +82,20 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, upgrade: boo
                 io.err(&format!("{line}\n"));
             }
         };
+        if backup {
+            let dir = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
+            let moving = snow_lifecycle::MoveOptions::default();
+            let written =
+                snow_lifecycle::backup_all_before_upgrade(&mgmt, &dir, &moving, &mut print).await?;
+            for backup in &written {
+                print(Event::Note(format!(
+                    "Backup of cluster {}: {} (restore: snowctl move cluster --from-directory {} --to-kubeconfig MGMT)",
+                    backup.cluster,
+                    backup.dir.display(),
+                    backup.dir.display()
+                )));
+            }
+        }
         Ok(Some(if upgrade {
             let done = init::upgrade::apply(&mgmt, &prepared, &options, &mut print).await?;
             (done.to_string(), done.unchanged())

@@ -2,6 +2,7 @@
 //! dependency tree, so one instead of eleven saves most of the link time). Each module drives the
 //! real `snowctl` binary.
 
+mod backup;
 mod controller_binary;
 mod controller_image;
 mod controller_installed;
