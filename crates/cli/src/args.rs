@@ -326,6 +326,45 @@ pub enum UpgradeCommand {
     /// Upgrade the stack `init` installs to the bundle's versions (plan, apply, prune, wait).
     /// Every cluster snowctl manages there is backed up first (see --no-backup).
     ManagementComponents(UpgradeManagementArgs),
+    /// Show what an upgrade would change, and apply nothing.
+    #[command(subcommand)]
+    Plan(UpgradePlanCommand),
+}
+
+/// `snowctl upgrade plan …`
+#[derive(Debug, Subcommand)]
+pub enum UpgradePlanCommand {
+    /// Each component's current and new version, and which machines roll with the fields that
+    /// changed (reads the management and workload clusters, writes nothing).
+    Cluster(UpgradePlanClusterArgs),
+    /// The management components' installed and new versions (as `upgrade
+    /// management-components --dry-run`).
+    ManagementComponents(UpgradePlanManagementArgs),
+}
+
+/// `snowctl upgrade plan cluster -f FILE --kubeconfig MGMT [-o json]`
+#[derive(Debug, Args)]
+pub struct UpgradePlanClusterArgs {
+    /// What to render.
+    #[command(flatten)]
+    pub render: RenderArgs,
+    /// The management cluster.
+    #[command(flatten)]
+    pub management: ManagementArgs,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// `snowctl upgrade plan management-components --kubeconfig MGMT [-o json]`
+#[derive(Debug, Args)]
+pub struct UpgradePlanManagementArgs {
+    /// What would be installed, as for `init`.
+    #[command(flatten)]
+    pub init: InitArgs,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
 }
 
 /// `snowctl upgrade management-components --kubeconfig MGMT`

@@ -67,7 +67,11 @@ impl UpgradeOutcome {
 }
 
 /// The worker groups on the cluster that the spec no longer has, as `(group, MachineDeployment)`.
-fn removed_groups(live: &Live, cluster: &str, objects: &[RenderedObject]) -> Vec<(String, Value)> {
+pub(crate) fn removed_groups(
+    live: &Live,
+    cluster: &str,
+    objects: &[RenderedObject],
+) -> Vec<(String, Value)> {
     let prefix = format!("{cluster}-");
     live.deployments
         .iter()

@@ -17,7 +17,7 @@ pub mod validate;
 use crate::{
     args::{
         BuildCommand, Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand,
-        MoveCommand, StoreCommand, UpgradeCommand,
+        MoveCommand, StoreCommand, UpgradeCommand, UpgradePlanCommand,
     },
     output::Io,
     settings::GlobalSettings,
@@ -59,6 +59,12 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Upgrade(UpgradeCommand::ManagementComponents(args)) => {
             let backup = !args.no_backup;
             init::run(args.init, global, io, init::Mode::Upgrade { backup })
+        }
+        Command::Upgrade(UpgradeCommand::Plan(UpgradePlanCommand::Cluster(args))) => {
+            cluster::upgrade_plan(args, global, io)
+        }
+        Command::Upgrade(UpgradeCommand::Plan(UpgradePlanCommand::ManagementComponents(args))) => {
+            init::plan(args, global, io)
         }
         Command::Delete(DeleteCommand::Cluster(args)) => cluster::delete(args, global, io),
         Command::Describe(DescribeCommand::Cluster(args)) => cluster::describe(args, io),

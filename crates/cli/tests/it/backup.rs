@@ -20,23 +20,23 @@ const NS: &str = "eksa-system";
 const INFRA: &str = "infrastructure.cluster.x-k8s.io/v1beta1";
 
 /// A management cluster set up by `snowctl init`.
-struct Side {
-    api: KubeStandIn,
+pub(super) struct Side {
+    pub(super) api: KubeStandIn,
     _workloads: WorkloadHandle,
-    kubeconfig: PathBuf,
+    pub(super) kubeconfig: PathBuf,
 }
 
 /// The test's directory: the components, the bundle, the device files, the specs; snowctl runs
 /// here, so the backups land here.
-struct Site {
+pub(super) struct Site {
     dir: tempfile::TempDir,
-    components: PathBuf,
-    bundles: PathBuf,
+    pub(super) components: PathBuf,
+    pub(super) bundles: PathBuf,
     credentials: PathBuf,
     ca_bundle: PathBuf,
 }
 
-async fn site() -> Site {
+pub(super) async fn site() -> Site {
     let dir = tempfile::tempdir().unwrap();
     let (components, bundles) = super::init::components_dir(dir.path());
     let ca = TestCa::new("devices").unwrap();
@@ -66,7 +66,7 @@ async fn site() -> Site {
 
 impl Site {
     /// snowctl in the site's directory with the device files in its environment.
-    async fn snowctl(&self, args: &[&str]) -> Output {
+    pub(super) async fn snowctl(&self, args: &[&str]) -> Output {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
         cmd.args(super::sample_release(args))
             .current_dir(self.dir.path())
@@ -79,7 +79,7 @@ impl Site {
     }
 
     /// A fresh stand-in with the stack `snowctl init` installs, named `name` in the directory.
-    async fn side(&self, name: &str) -> Side {
+    pub(super) async fn side(&self, name: &str) -> Side {
         let api = KubeStandIn::start().await.expect("stand-in");
         let workloads = api.start_workloads(WorkloadOptions::default());
         let kubeconfig = self.dir.path().join(format!("{name}.kubeconfig"));
@@ -105,7 +105,7 @@ impl Site {
         }
     }
 
-    fn write(&self, name: &str, text: &str) -> PathBuf {
+    pub(super) fn write(&self, name: &str, text: &str) -> PathBuf {
         let path = self.dir.path().join(name);
         std::fs::write(&path, text).unwrap();
         path
@@ -130,12 +130,12 @@ impl Site {
     }
 }
 
-fn p(path: &Path) -> &str {
+pub(super) fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
 /// Simulated Cluster API on `side`, its machines' nodes on `workload`.
-fn capi(side: &Side, workload: &Arc<KubeStandIn>) -> CapiHandle {
+pub(super) fn capi(side: &Side, workload: &Arc<KubeStandIn>) -> CapiHandle {
     side.api.start_capi(CapiOptions {
         step: Duration::from_millis(20),
         workload: Some(workload.clone()),
@@ -143,7 +143,7 @@ fn capi(side: &Side, workload: &Arc<KubeStandIn>) -> CapiHandle {
     })
 }
 
-const FAST: [&str; 6] = [
+pub(super) const FAST: [&str; 6] = [
     "--skip-validations",
     "--poll-interval",
     "50ms",

@@ -489,7 +489,7 @@ async fn upgrade_bumps_a_changed_template_rolls_its_machines_and_removes_a_dropp
     assert!(dry.status.success(), "{}", show(&dry));
     let plan = text(&dry.stderr);
     assert!(
-        plan.contains("upgrade: AWSSnowMachineTemplate/edge-md-0-2 (replaces AWSSnowMachineTemplate/edge-md-0-1)"),
+        plan.contains("upgrade: AWSSnowMachineTemplate/edge-md-0-2 (replaces AWSSnowMachineTemplate/edge-md-0-1): the machine spec changed (instanceType: sbe-c.large → sbe-c.xlarge): the machines of worker group md-0 will roll"),
         "{plan}"
     );
     assert!(

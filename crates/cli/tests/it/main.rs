@@ -21,6 +21,7 @@ mod render;
 mod scoped_user;
 mod self_managed;
 mod spec_commands;
+mod upgrade_plan;
 
 /// The embedded sample Bundles as a file.
 const SAMPLE_BUNDLES: &str = concat!(
