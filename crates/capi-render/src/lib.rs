@@ -21,11 +21,13 @@
 pub mod cilium;
 pub mod contract;
 pub mod controller;
+pub mod diff;
 mod engine;
 pub mod names;
 mod objects;
 pub mod stored_cilium;
 pub mod upgrade;
+pub mod versions;
 pub mod yaml;
 
 pub use contract::Contract;

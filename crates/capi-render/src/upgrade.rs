@@ -45,10 +45,16 @@ impl Existing {
     fn get(&self, kind: &str, name: &str) -> Option<&Value> {
         self.objects.get(&(kind.to_owned(), name.to_owned()))
     }
+
+    /// Every object, by kind and name.
+    pub fn objects(&self) -> impl Iterator<Item = &Value> {
+        self.objects.values()
+    }
 }
 
 /// One change an upgrade makes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Change {
     /// `Kind/name` of the new object.
     pub object: String,
@@ -56,6 +62,8 @@ pub struct Change {
     pub replaces: Option<String>,
     /// Why, and which machines roll.
     pub reason: String,
+    /// The template's fields (below `spec.template.spec`) that differ from the live template's.
+    pub fields: Vec<crate::diff::FieldChange>,
 }
 
 /// The outcome: names to render with, the objects, and the changes.
@@ -149,15 +157,8 @@ fn machine_template_unchanged(new: &Value, old: &Value) -> Result<(), String> {
         ));
     }
     if !derivative(new, old) {
-        let mut fields: Vec<&str> = new
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter(|(k, v)| !derivative(v, &old[k.as_str()]))
-            .map(|(k, _)| k.as_str())
-            .collect();
-        fields.sort_unstable();
-        return Err(format!("the machine spec changed ({})", fields.join(", ")));
+        let fields = crate::diff::fields_text(&crate::diff::field_changes(new, old));
+        return Err(format!("the machine spec changed ({fields})"));
     }
     Ok(())
 }
@@ -250,6 +251,7 @@ pub fn plan(
                     object: format!("{kind}/{bumped}"),
                     replaces: Some(format!("{kind}/{live_name}")),
                     reason: format!("{reason}: {rolls} will roll"),
+                    fields: crate::diff::field_changes(&new, &old),
                 });
                 Ok(bumped)
             }
@@ -361,6 +363,9 @@ mod tests {
             &old,
         )
         .unwrap_err();
-        assert!(err.contains("instanceType"), "{err}");
+        assert_eq!(
+            err,
+            "the machine spec changed (instanceType: sbe-c.large → sbe-c.xlarge)"
+        );
     }
 }

@@ -352,7 +352,60 @@ pub enum UpgradeCommand {
     /// Upgrade a cluster on a management cluster to a changed spec.
     Cluster(UpgradeClusterArgs),
     /// Upgrade the stack `init` installs to the bundle's versions (plan, apply, prune, wait).
-    ManagementComponents(InitArgs),
+    /// Every cluster snowctl manages there is backed up first (see --no-backup).
+    ManagementComponents(UpgradeManagementArgs),
+    /// Show what an upgrade would change, and apply nothing.
+    #[command(subcommand)]
+    Plan(UpgradePlanCommand),
+}
+
+/// `snowctl upgrade plan …`
+#[derive(Debug, Subcommand)]
+pub enum UpgradePlanCommand {
+    /// Each component's current and new version, and which machines roll with the fields that
+    /// changed (reads the management and workload clusters, writes nothing).
+    Cluster(UpgradePlanClusterArgs),
+    /// The management components' installed and new versions (as `upgrade
+    /// management-components --dry-run`).
+    ManagementComponents(UpgradePlanManagementArgs),
+}
+
+/// `snowctl upgrade plan cluster -f FILE --kubeconfig MGMT [-o json]`
+#[derive(Debug, Args)]
+pub struct UpgradePlanClusterArgs {
+    /// What to render.
+    #[command(flatten)]
+    pub render: RenderArgs,
+    /// The management cluster.
+    #[command(flatten)]
+    pub management: ManagementArgs,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// `snowctl upgrade plan management-components --kubeconfig MGMT [-o json]`
+#[derive(Debug, Args)]
+pub struct UpgradePlanManagementArgs {
+    /// What would be installed, as for `init`.
+    #[command(flatten)]
+    pub init: InitArgs,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// `snowctl upgrade management-components --kubeconfig MGMT`
+#[derive(Debug, Args)]
+pub struct UpgradeManagementArgs {
+    /// What to install, as for `init`.
+    #[command(flatten)]
+    pub init: InitArgs,
+    /// Do not back up the clusters first (by default each cluster with a snowctl inventory on
+    /// the management cluster is written to ./<cluster>/<cluster>-backup-<UTC time>/ as
+    /// `move cluster --to-directory` writes it).
+    #[arg(long)]
+    pub no_backup: bool,
 }
 
 /// `snowctl upgrade cluster -f FILE --kubeconfig MGMT`
@@ -361,6 +414,11 @@ pub struct UpgradeClusterArgs {
     /// Print the plan and the objects instead of applying them.
     #[arg(long)]
     pub dry_run: bool,
+    /// Do not back up the cluster first (by default its Cluster API objects are written to
+    /// ./<cluster>/<cluster>-backup-<UTC time>/ as `move cluster --to-directory` writes them,
+    /// before anything is applied).
+    #[arg(long)]
+    pub no_backup: bool,
     /// Skip the device preflight (not recommended).
     #[arg(long)]
     pub skip_validations: bool,

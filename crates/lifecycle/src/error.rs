@@ -157,6 +157,16 @@ pub enum LifecycleError {
         /// What is wrong, one line per file.
         reason: String,
     },
+    /// The backup before an upgrade failed: nothing of the upgrade was applied.
+    #[error(
+        "the backup of cluster {cluster} before the upgrade failed (nothing was upgraded): {cause}"
+    )]
+    BackupFailed {
+        /// The cluster.
+        cluster: String,
+        /// Why.
+        cause: Box<LifecycleError>,
+    },
     /// A kubeconfig read out of a Secret does not read, or authenticates otherwise than with an
     /// inline token or client certificate (see [`crate::kubeconfig::Published`]): never used.
     #[error("the kubeconfig in Secret {secret} cannot be used: {reason}")]
@@ -312,6 +322,10 @@ impl LifecycleError {
             LifecycleError::Backup { .. } => {
                 "pass the directory a backup (snowctl move cluster NAME --to-directory DIR) wrote; every *.yaml file in it must be one object of the backup".into()
             }
+            LifecycleError::BackupFailed { cause, .. } => format!(
+                "{}; or upgrade without a backup with --no-backup",
+                cause.hint().unwrap_or_else(|| "fix its cause and run the upgrade again".into())
+            ),
             LifecycleError::SecretKubeconfig { secret, .. } => format!(
                 "Cluster API publishes this Secret with an inline client certificate; see who wrote it and what it holds (kubectl get secret -n {} -o yaml)",
                 secret.replace('/', " ")

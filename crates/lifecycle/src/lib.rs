@@ -65,6 +65,7 @@ mod kubeconfig_file;
 mod live;
 mod management;
 pub mod move_cluster;
+mod plan;
 mod providers;
 pub mod reconcile;
 mod redact;
@@ -83,7 +84,11 @@ pub use event::{Event, Milestones, Stage};
 pub use inventory::{INVENTORY_SUFFIX, Inventory, MANAGED_BY, ObjectRef};
 pub use kubeconfig_file::{KubeconfigFile, MAX_KUBECONFIG_BYTES};
 pub use management::{Management, plural};
-pub use move_cluster::{Destination, MoveOptions, Moved, move_cluster, restore};
+pub use move_cluster::{
+    Backup, Destination, MoveOptions, Moved, backup_all_before_upgrade, backup_before_upgrade,
+    move_cluster, restore,
+};
+pub use plan::{ClusterPlan, ComponentPlan, upgrade_plan};
 pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
 pub use redact::redact_userinfo;
 pub use snow_api::immutable::immutable_changes;

@@ -31,6 +31,9 @@ pub struct UpgradeOptions {
     /// (unless the spec's `skipUpgrade`). Required unless `dry_run`
     /// ([`LifecycleError::NoCniManifest`], before anything is applied).
     pub cni: Option<crate::cni::CniManifest>,
+    /// Back the cluster up first ([`crate::backup_before_upgrade`]) into a new directory under
+    /// `<this>/<cluster>/`, after the refusals and before anything is applied; `None` skips it.
+    pub backup: Option<std::path::PathBuf>,
 }
 
 /// What an upgrade did, or would do (`dry_run`).
@@ -46,6 +49,8 @@ pub struct UpgradeOutcome {
     pub removed_groups: Vec<String>,
     /// Whether anything was applied.
     pub applied: bool,
+    /// The backup written before anything was applied.
+    pub backup: Option<crate::Backup>,
 }
 
 impl UpgradeOutcome {
@@ -62,7 +67,11 @@ impl UpgradeOutcome {
 }
 
 /// The worker groups on the cluster that the spec no longer has, as `(group, MachineDeployment)`.
-fn removed_groups(live: &Live, cluster: &str, objects: &[RenderedObject]) -> Vec<(String, Value)> {
+pub(crate) fn removed_groups(
+    live: &Live,
+    cluster: &str,
+    objects: &[RenderedObject],
+) -> Vec<(String, Value)> {
     let prefix = format!("{cluster}-");
     live.deployments
         .iter()
@@ -284,7 +293,8 @@ pub async fn upgrade(
     opts: &UpgradeOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<UpgradeOutcome, LifecycleError> {
-    let (dry_run, cni, opts) = (opts.dry_run, opts.cni.as_ref(), &opts.wait);
+    let (dry_run, cni, backup) = (opts.dry_run, opts.cni.as_ref(), opts.backup.as_deref());
+    let opts = &opts.wait;
     let cni = match (cni, dry_run) {
         (Some(manifest), _) => Some(create::CniStep {
             manifest,
@@ -331,6 +341,7 @@ pub async fn upgrade(
         objects: plan.objects.clone(),
         removed_groups: removed.iter().map(|(g, _)| g.clone()).collect(),
         applied: false,
+        backup: None,
     };
     // The plan is said before anything is applied, so a failed rollout still shows it.
     for line in outcome.plan_lines() {
@@ -340,6 +351,16 @@ pub async fn upgrade(
         return Ok(outcome);
     };
     let objects = apply::parse(&plan.objects)?;
+    if let Some(root) = backup {
+        let moving = crate::MoveOptions::default();
+        let written = crate::backup_before_upgrade(mgmt, &cluster, root, &moving, on_event).await?;
+        on_event(Event::Note(format!(
+            "Backup of cluster {cluster} written to {} ({} objects)",
+            written.dir.display(),
+            written.moved.objects
+        )));
+        outcome.backup = Some(written);
+    }
     let etcd_first = external_etcd && etcd_changes(&live, &objects);
     // A pause left by an interrupted etcd-first upgrade is lifted too.
     let was_paused = live

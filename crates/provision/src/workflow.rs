@@ -34,6 +34,9 @@ pub struct UpgradeOptions {
     pub wait: WaitOptions,
     /// Say what would change, apply nothing.
     pub dry_run: bool,
+    /// Back the cluster up first, beside its kubeconfig: a new directory
+    /// `<dir>/<cluster>/<cluster>-backup-<UTC time>` ([`lifecycle::backup_before_upgrade`]).
+    pub backup: bool,
 }
 
 /// A created cluster and its workload kubeconfig file.
@@ -143,6 +146,7 @@ pub async fn upgrade(
         wait: opts.wait,
         dry_run,
         cni: cni.as_ref().map(|c| c.manifest.clone()),
+        backup: opts.backup.then(|| req.dir.to_owned()),
     };
     let outcome =
         lifecycle::upgrade(&mgmt, &req.cluster(key.as_deref()), &options, on_event).await?;

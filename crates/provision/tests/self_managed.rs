@@ -565,6 +565,7 @@ async fn a_self_managed_cluster_upgrades_itself() {
         cni: opts.create.cni.clone(),
         wait: opts.create.wait,
         dry_run: false,
+        backup: false,
     };
     let kubeconfig = site.dir.path().join("edge/edge-eks-a-cluster.kubeconfig");
     let outcome =

@@ -6,7 +6,7 @@
 use crate::{
     args::{
         CreateClusterArgs, DeleteClusterArgs, DescribeClusterArgs, ManagementArgs, MoveClusterArgs,
-        OptionalDeviceFiles, OutputFormat, RenderArgs, UpgradeClusterArgs,
+        OptionalDeviceFiles, OutputFormat, RenderArgs, UpgradeClusterArgs, UpgradePlanClusterArgs,
     },
     exit::{self, Outcome},
     output::{self, Io},
@@ -153,6 +153,7 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
         cni,
         wait: settings::waits(&args.waits),
         dry_run: args.dry_run,
+        backup: !args.no_backup,
     };
     let files = &args.render.device_files;
     let outcome = run(io, async |io| {
@@ -165,7 +166,57 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
         drop(events);
         match options.dry_run {
             true => io.out(&capi_render::to_yaml(&outcome.objects)),
-            false => io.err(&format!("🎉 Cluster {} upgraded!\n", outcome.cluster)),
+            false => {
+                if let Some(backup) = &outcome.backup {
+                    io.err(&format!(
+                        "Backup before the upgrade: {} (restore: snowctl move cluster --from-directory {} --to-kubeconfig MGMT)\n",
+                        backup.dir.display(),
+                        backup.dir.display()
+                    ));
+                }
+                io.err(&format!("🎉 Cluster {} upgraded!\n", outcome.cluster));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Runs `snowctl upgrade plan cluster`: `snow_lifecycle::upgrade_plan`, as a table or JSON.
+pub fn upgrade_plan(
+    args: UpgradePlanClusterArgs,
+    global: GlobalSettings,
+    io: &mut Io<'_>,
+) -> Outcome {
+    let (spec, render, management) = open(
+        &args.render,
+        &args.management,
+        (None, &[]),
+        "upgrade plan",
+        io,
+    )?;
+    let Some(management) = management else {
+        return Err(exit::usage(
+            io,
+            "upgrade plan works on a management cluster",
+        ));
+    };
+    let files = &args.render.device_files;
+    let format = args.output;
+    block_on(io, async move |io| {
+        let release = render.release(&spec.spec).map_err(LifecycleError::Render)?;
+        let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let mgmt = management.connect_quietly().await?;
+        // The key a create recorded for machine configs without one, as `upgrade` renders it.
+        let key = lifecycle::ssh_key::recorded_name(&mgmt, spec.spec.name()).await?;
+        let req = request(&spec, &render, &release, files, &dir).cluster(key.as_deref());
+        let plan = lifecycle::upgrade_plan(&mgmt, &req, &mut printer(io, global.verbose)).await?;
+        match format {
+            OutputFormat::Json => {
+                let mut text = serde_json::to_string_pretty(&plan).unwrap_or_default();
+                text.push('\n');
+                io.out(&text);
+            }
+            OutputFormat::Text => io.out(&plan.to_text()),
         }
         Ok(())
     });

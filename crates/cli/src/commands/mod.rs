@@ -18,7 +18,7 @@ pub mod validate;
 use crate::{
     args::{
         BuildCommand, Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand,
-        MoveCommand, StoreCommand, UpgradeCommand,
+        MoveCommand, StoreCommand, UpgradeCommand, UpgradePlanCommand,
     },
     output::Io,
     settings::GlobalSettings,
@@ -58,13 +58,20 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Create(CreateCommand::Cluster(args)) => cluster::create(args, global, io),
         Command::Upgrade(UpgradeCommand::Cluster(args)) => cluster::upgrade(args, global, io),
         Command::Upgrade(UpgradeCommand::ManagementComponents(args)) => {
-            init::run(args, global, io, true)
+            let backup = !args.no_backup;
+            init::run(args.init, global, io, init::Mode::Upgrade { backup })
+        }
+        Command::Upgrade(UpgradeCommand::Plan(UpgradePlanCommand::Cluster(args))) => {
+            cluster::upgrade_plan(args, global, io)
+        }
+        Command::Upgrade(UpgradeCommand::Plan(UpgradePlanCommand::ManagementComponents(args))) => {
+            init::plan(args, global, io)
         }
         Command::Delete(DeleteCommand::Cluster(args)) => cluster::delete(args, global, io),
         Command::Describe(DescribeCommand::Cluster(args)) => cluster::describe(args, io),
         Command::Controller(args) => controller::run(args, global, io),
         Command::Devices(cmd) => devices::run(cmd, io),
-        Command::Init(args) => init::run(args, global, io, false),
+        Command::Init(args) => init::run(args, global, io, init::Mode::Init),
         Command::Move(MoveCommand::Cluster(args)) => cluster::move_cluster(args, global, io),
         Command::Build(BuildCommand::ControllerImage(args)) => build::controller_image(&args, io),
         Command::SupportBundle(args) => support_bundle::run(args, io),

@@ -2,6 +2,7 @@
 //! dependency tree, so one instead of eleven saves most of the link time). Each module drives the
 //! real `snowctl` binary.
 
+mod backup;
 mod controller_binary;
 mod controller_image;
 mod controller_installed;
@@ -21,6 +22,7 @@ mod scoped_user;
 mod self_managed;
 mod spec_commands;
 mod support_bundle;
+mod upgrade_plan;
 
 /// The embedded sample Bundles as a file.
 const SAMPLE_BUNDLES: &str = concat!(

@@ -477,6 +477,42 @@ fn type_of(component: Component) -> &'static str {
     }
 }
 
+impl UpgradePlan {
+    /// The plan as JSON (camelCase keys): one entry per component with its name, namespace,
+    /// type, current and new version and what `apply` does (`upToDate`, `upgrade`, `install`,
+    /// `leaveAlone`, `downgrade`).
+    pub fn to_json(&self) -> serde_json::Value {
+        let rows: Vec<serde_json::Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let current = match &r.current {
+                    Current::Version(v) => serde_json::Value::String(v.clone()),
+                    _ => serde_json::Value::Null,
+                };
+                let action = match r.action {
+                    Action::UpToDate => "upToDate",
+                    Action::Upgrade => "upgrade",
+                    Action::Install => "install",
+                    Action::LeaveAlone => "leaveAlone",
+                    Action::Downgrade => "downgrade",
+                };
+                serde_json::json!({
+                    "component": r.component.label(),
+                    "namespace": r.namespace,
+                    "type": type_of(r.component),
+                    "current": current,
+                    "installed": r.current.to_string(),
+                    "new": r.next,
+                    "changes": matches!(r.action, Action::Upgrade | Action::Install),
+                    "action": action,
+                })
+            })
+            .collect();
+        serde_json::json!({"components": rows, "upToDate": self.up_to_date()})
+    }
+}
+
 /// The table of `clusterctl upgrade plan` (NAME NAMESPACE TYPE CURRENT VERSION NEXT VERSION),
 /// then what `apply` will do.
 impl fmt::Display for UpgradePlan {

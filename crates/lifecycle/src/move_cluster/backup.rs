@@ -215,3 +215,184 @@ pub async fn restore(
     }
     Ok(moved)
 }
+
+/// A backup written before an upgrade ([`backup_before_upgrade`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backup {
+    /// The cluster.
+    pub cluster: String,
+    /// The new directory holding it: give it to [`restore`] (`snowctl move cluster
+    /// --from-directory`).
+    pub dir: PathBuf,
+    /// What was written.
+    pub moved: Moved,
+}
+
+/// How many directories of one second a backup tries (`…-backup-<time>`, then `-2` to `-99`)
+/// before giving up: far more upgrades than one second holds.
+const MAX_SAME_SECOND: u32 = 99;
+
+/// Makes the backup directory of `cluster` under `root`: `<root>/<cluster>/<cluster>-backup-<UTC
+/// time>` (the folder `create cluster` writes the cluster's kubeconfig in), created exclusively,
+/// so a backup never lands in a directory that was there (nor one a link points to): a name that
+/// exists, a link included, is passed over for the next (`-2`, `-3`, …).
+pub(crate) fn new_backup_dir(
+    root: &Path,
+    cluster: &str,
+    stamp: &str,
+) -> Result<PathBuf, LifecycleError> {
+    let failed = |path: &Path, e: &std::io::Error| LifecycleError::Write {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    };
+    let parent = crate::files::make_dirs(root, Path::new(cluster))
+        .map_err(|e| failed(&root.join(cluster), &e))?;
+    for n in 1..=MAX_SAME_SECOND {
+        let name = match n {
+            1 => format!("{cluster}-backup-{stamp}"),
+            n => format!("{cluster}-backup-{stamp}-{n}"),
+        };
+        let dir = parent.join(name);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(failed(&dir, &e)),
+        }
+    }
+    Err(LifecycleError::Write {
+        path: parent.clone(),
+        reason: format!("{MAX_SAME_SECOND} backups of {cluster} for {stamp} are there already"),
+    })
+}
+
+/// Now in UTC as a directory-name stamp, `2026-01-02T03-04-05Z` (no `:`, which some file
+/// systems and tools refuse).
+pub(crate) fn backup_stamp() -> String {
+    k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H-%M-%SZ")
+        .to_string()
+}
+
+/// Backs `cluster` up before an upgrade, as `move_cluster` to a directory does, into a new
+/// directory ([`new_backup_dir`]) under `root`. A directory left empty by a failed backup is
+/// removed.
+pub async fn backup_before_upgrade(
+    from: &Management,
+    cluster: &str,
+    root: &Path,
+    options: &MoveOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Backup, LifecycleError> {
+    write_backup(from, cluster, root, options, on_event)
+        .await
+        .map_err(|e| LifecycleError::BackupFailed {
+            cluster: cluster.to_owned(),
+            cause: Box::new(e),
+        })
+}
+
+async fn write_backup(
+    from: &Management,
+    cluster: &str,
+    root: &Path,
+    options: &MoveOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Backup, LifecycleError> {
+    let dir = new_backup_dir(root, cluster, &backup_stamp())?;
+    on_event(Event::Step(format!(
+        "Backing up cluster {cluster} to {}",
+        dir.display()
+    )));
+    match super::move_cluster(
+        from,
+        cluster,
+        super::Destination::Directory(&dir),
+        options,
+        on_event,
+    )
+    .await
+    {
+        Ok(moved) => Ok(Backup {
+            cluster: cluster.to_owned(),
+            dir,
+            moved,
+        }),
+        Err(e) => {
+            // Only an empty directory goes; files already written stay for a look.
+            let _ = std::fs::remove_dir(&dir);
+            Err(e)
+        }
+    }
+}
+
+/// Backs up, before the management components are upgraded, every cluster snowctl manages on
+/// `from` (each cluster with a snowctl inventory ConfigMap in `eksa-system`), one
+/// [`backup_before_upgrade`] each, in name order. Components that misbehave after an upgrade can
+/// stop reconciling or damage the clusters' objects; these are what a restore onto a fresh
+/// management cluster needs (the components themselves come back from their release with `init`).
+pub async fn backup_all_before_upgrade(
+    from: &Management,
+    root: &Path,
+    options: &MoveOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Vec<Backup>, LifecycleError> {
+    let mut clusters: Vec<String> = crate::Inventory::load_all(from)
+        .await?
+        .into_iter()
+        .map(|inventory| inventory.cluster)
+        .collect();
+    clusters.sort();
+    clusters.dedup();
+    let mut written = Vec::new();
+    for cluster in clusters {
+        written.push(backup_before_upgrade(from, &cluster, root, options, on_event).await?);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_backup_gets_a_new_directory_and_a_link_is_passed_over() {
+        let root = tempfile::tempdir().unwrap();
+        let first = new_backup_dir(root.path(), "edge", "T").unwrap();
+        assert_eq!(first, root.path().join("edge/edge-backup-T"));
+        let second = new_backup_dir(root.path(), "edge", "T").unwrap();
+        assert_eq!(second, root.path().join("edge/edge-backup-T-2"));
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), root.path().join("edge/edge-backup-T-3"))
+            .unwrap();
+        let third = new_backup_dir(root.path(), "edge", "T").unwrap();
+        assert_eq!(third, root.path().join("edge/edge-backup-T-4"));
+        assert!(
+            std::fs::read_dir(elsewhere.path())
+                .unwrap()
+                .next()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_linked_cluster_folder_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), root.path().join("edge")).unwrap();
+        let err = new_backup_dir(root.path(), "edge", "T").unwrap_err();
+        assert!(err.to_string().contains("link"), "{err}");
+        assert!(
+            std::fs::read_dir(elsewhere.path())
+                .unwrap()
+                .next()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn the_stamp_has_no_colon() {
+        let stamp = backup_stamp();
+        assert_eq!(stamp.len(), "2026-01-02T03-04-05Z".len(), "{stamp}");
+        assert!(!stamp.contains(':'));
+    }
+}

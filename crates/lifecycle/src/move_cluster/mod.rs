@@ -30,8 +30,8 @@
 mod backup;
 pub mod graph;
 
-pub use backup::restore;
 use backup::write_directory;
+pub use backup::{Backup, backup_all_before_upgrade, backup_before_upgrade, restore};
 
 use crate::{
     Event, FIELD_MANAGER, LifecycleError, Management, PAUSED, init::components, init::inventory,
