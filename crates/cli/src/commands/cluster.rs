@@ -178,7 +178,9 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
             }
         }
         Ok(())
-    })
+    });
+    let skip = args.no_support_bundle || args.dry_run;
+    bundle_on_failure(outcome, io, &management, spec.spec.name(), skip)
 }
 
 /// Runs `snowctl upgrade plan cluster`: `snow_lifecycle::upgrade_plan`, as a table or JSON.
@@ -219,9 +221,7 @@ pub fn upgrade_plan(
             OutputFormat::Text => io.out(&plan.to_text()),
         }
         Ok(())
-    });
-    let skip = args.no_support_bundle || args.dry_run;
-    bundle_on_failure(outcome, io, &management, spec.spec.name(), skip)
+    })
 }
 
 /// Runs `snowctl delete cluster`: on its management cluster, or, when that is the cluster
