@@ -14,6 +14,7 @@
 
 mod cni;
 mod error;
+pub mod import;
 pub mod preflight;
 pub mod self_managed;
 mod workflow;
