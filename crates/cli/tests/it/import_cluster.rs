@@ -331,6 +331,50 @@ fn import_observes_refreshes_refuses_and_lists_the_site_without_writing_to_devic
     };
     assert_eq!(observed(&kube)["nodes"].as_array().unwrap().len(), 3);
 
+    // describe cluster shows the observation; kubectl finds the records by their label.
+    let out = snowctl(&["describe", "cluster", "legacy", "--kubeconfig", mgmt]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        text(&out.stdout).contains(&format!(
+            "legacy-cp control-plane v1.31.4-eks-1-31-12 Ready on {ip_a} {cp} sbe-c.large"
+        )),
+        "{}",
+        show(&out)
+    );
+    let out = Command::new("kubectl")
+        .args([
+            "--kubeconfig",
+            mgmt,
+            "-n",
+            "eksa-system",
+            "get",
+            "configmaps,secrets",
+        ])
+        .args([
+            "-l",
+            "snowctl.anywhere.eks.amazonaws.com/imported=true",
+            "-o",
+            "name",
+        ])
+        .output()
+        .expect("kubectl runs");
+    assert_eq!(
+        text(&out.stdout),
+        "configmap/legacy-observed\nsecret/legacy-kubeconfig\n",
+        "{}",
+        show(&out)
+    );
+    // An import never takes over a cluster that was not imported.
+    let mut over_alpha = import_args;
+    over_alpha[2] = "alpha";
+    let out = snowctl(&over_alpha);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("was not imported"),
+        "{}",
+        show(&out)
+    );
+
     // A re-run after a worker left: the observation follows; still no device write.
     workload.delete("v1", "Node", None, "legacy-w2").unwrap();
     let before = [f.motos[0].actions().len(), f.motos[1].actions().len()];
