@@ -101,7 +101,7 @@ pub struct ImportClusterArgs {
     #[arg(long, value_name = "FILE")]
     pub workload_kubeconfig: PathBuf,
     /// The devices to read, comma-separated (default: every profile of the credentials file;
-    /// no device is read without --credentials).
+    /// no device is read without a credentials file).
     #[arg(long, value_delimiter = ',', value_name = "IP,...")]
     pub devices: Vec<snow_api::DeviceIp>,
     /// The device credentials (a read-only user's suffices) and CA bundle.
@@ -128,7 +128,7 @@ pub struct GetClustersArgs {
     #[command(flatten)]
     pub management: ManagementArgs,
     /// The devices to read for unaccounted instances (default: every profile of the
-    /// credentials file; none without --credentials).
+    /// credentials file; none without a credentials file).
     #[arg(long, value_delimiter = ',', value_name = "IP,...")]
     pub devices: Vec<snow_api::DeviceIp>,
     /// The device credentials and CA bundle.

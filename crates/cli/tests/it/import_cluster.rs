@@ -561,3 +561,31 @@ fn import_observes_refreshes_refuses_and_lists_the_site_without_writing_to_devic
         assert!(!log.contains("AccessDenied"), "{log}");
     }
 }
+
+#[test]
+fn a_workload_kubeconfig_that_would_run_a_program_is_refused_before_any_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = |server: &str, user: &str| {
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\nusers:\n- name: u\n  user:\n{user}"
+        )
+    };
+    let mgmt = dir.path().join("mgmt");
+    std::fs::write(&mgmt, kubeconfig("https://127.0.0.1:1", "    token: t\n")).unwrap();
+    let workload = dir.path().join("workload");
+    let exec = "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/touch\n      args: [/tmp/snowctl-import-ran]\n";
+    std::fs::write(&workload, kubeconfig("https://127.0.0.1:1", exec)).unwrap();
+    let out = snowctl(&[
+        "import",
+        "cluster",
+        "legacy",
+        "--kubeconfig",
+        mgmt.to_str().unwrap(),
+        "--workload-kubeconfig",
+        workload.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("has `exec`"), "{}", show(&out));
+    assert!(stderr.contains("must stand alone"), "{}", show(&out));
+}
