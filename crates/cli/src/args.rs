@@ -73,6 +73,12 @@ pub enum Command {
     /// clusters, events, recent logs, the device inventory, and a summary of what looks wrong;
     /// never a Secret's data or a credential.
     SupportBundle(SupportBundleArgs),
+    /// Record an existing cluster on the management cluster, observe-only.
+    #[command(subcommand)]
+    Import(ImportCommand),
+    /// List resources.
+    #[command(subcommand)]
+    Get(GetCommand),
 }
 
 /// `snowctl support-bundle CLUSTER -o FILE.tar.gz`
@@ -97,6 +103,71 @@ pub struct SupportBundleArgs {
     /// Each device request's time limit.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
     pub device_timeout: std::time::Duration,
+}
+
+/// `snowctl import …`
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Read an existing cluster (its nodes; with device files, the instances behind them, by
+    /// Describe calls only) and record it on the management cluster: a Cluster, an
+    /// AWSSnowCluster annotated cluster.x-k8s.io/managed-by: snowctl, the <NAME>-kubeconfig
+    /// Secret and the observation in ConfigMap <NAME>-observed. Nothing is written to the
+    /// devices or the workload cluster; a re-run refreshes the observation.
+    Cluster(ImportClusterArgs),
+}
+
+/// `snowctl import cluster NAME --kubeconfig MGMT --workload-kubeconfig FILE`
+#[derive(Debug, Args)]
+pub struct ImportClusterArgs {
+    /// The name to record the cluster under.
+    pub name: String,
+    /// The management cluster.
+    #[command(flatten)]
+    pub management: ManagementArgs,
+    /// The existing cluster's kubeconfig (inline credentials only: it is published as the
+    /// <NAME>-kubeconfig Secret).
+    #[arg(long, value_name = "FILE")]
+    pub workload_kubeconfig: PathBuf,
+    /// The devices to read, comma-separated (default: every profile of the credentials file;
+    /// no device is read without a credentials file).
+    #[arg(long, value_delimiter = ',', value_name = "IP,...")]
+    pub devices: Vec<snow_api::DeviceIp>,
+    /// The device credentials (a read-only user's suffices) and CA bundle.
+    #[command(flatten)]
+    pub device_files: OptionalDeviceFiles,
+    /// Each device request's time limit.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    pub timeout: std::time::Duration,
+}
+
+/// `snowctl get …`
+#[derive(Debug, Subcommand)]
+pub enum GetCommand {
+    /// Every cluster the management cluster knows, managed and imported: kind, Kubernetes
+    /// version, nodes, readiness, devices; with device files, the instances on the devices that
+    /// belong to no listed cluster.
+    Clusters(GetClustersArgs),
+}
+
+/// `snowctl get clusters --kubeconfig MGMT`
+#[derive(Debug, Args)]
+pub struct GetClustersArgs {
+    /// The management cluster.
+    #[command(flatten)]
+    pub management: ManagementArgs,
+    /// The devices to read for unaccounted instances (default: every profile of the
+    /// credentials file; none without a credentials file).
+    #[arg(long, value_delimiter = ',', value_name = "IP,...")]
+    pub devices: Vec<snow_api::DeviceIp>,
+    /// The device credentials and CA bundle.
+    #[command(flatten)]
+    pub device_files: OptionalDeviceFiles,
+    /// Each device request's time limit.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    pub timeout: std::time::Duration,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
 }
 
 /// `snowctl build …`
@@ -484,6 +555,10 @@ pub struct DeleteClusterArgs {
     /// Do not write a support bundle (./CLUSTER/support-bundle-TIME.tar.gz) when this fails.
     #[arg(long)]
     pub no_support_bundle: bool,
+    /// For an imported cluster: remove only its records on the management cluster (Cluster,
+    /// AWSSnowCluster, kubeconfig Secret, observation); nothing on the devices or the cluster.
+    #[arg(long)]
+    pub records_only: bool,
 }
 
 /// `snowctl describe …`
@@ -841,6 +916,10 @@ pub struct CreateScopedUserArgs {
     /// Replace FILE even when snowctl did not write it (what is in it is lost).
     #[arg(long)]
     pub force: bool,
+    /// Give the user only the Describe calls `devices describe` and `import cluster` make
+    /// (policy snowctl-read-only) instead of EKS Anywhere's Snow policy.
+    #[arg(long)]
+    pub read_only: bool,
     /// The devices' IAM port.
     #[arg(long, value_name = "PORT", default_value_t = 6078)]
     pub iam_port: u16,

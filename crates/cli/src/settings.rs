@@ -341,6 +341,28 @@ pub fn device_paths(files: &OptionalDeviceFiles) -> DevicePaths<'_> {
     }
 }
 
+/// The device clients of `devices` (every profile when empty) for a command whose device files
+/// are optional (`import cluster`, `get clusters`): `None` without `--credentials`; the files'
+/// findings on stderr, exit 2 for files that cannot be used.
+pub fn optional_fleet(
+    devices: &[snow_api::DeviceIp],
+    files: &OptionalDeviceFiles,
+    timeout: std::time::Duration,
+    io: &mut Io<'_>,
+) -> Result<Option<snow_validate::FilesFleet>, ExitCode> {
+    if files.credentials.is_none() {
+        return Ok(None);
+    }
+    let loaded = preflight::device_files(device_paths(files), timeout);
+    let fleet = loaded.and_then(|f| snow_validate::fleet_from_files(f, devices));
+    let fleet = fleet.map_err(|f| {
+        io.err(&output::diagnostic(&f, "devices", None));
+        ExitCode::from(exit::USAGE)
+    })?;
+    file_findings(&fleet.findings, "devices", files, io);
+    Ok(Some(fleet))
+}
+
 /// Preflight of `spec` against its devices (`snow_provision::preflight::run`), each request
 /// bounded by `timeout`; with a terminal, one progress line per device. `Err` is input that
 /// cannot be used at all (a file missing or unreadable), as one finding that says what to do.

@@ -177,7 +177,14 @@ async fn converge<S: DeviceSource>(
         default_ssh_key_name: None,
         registry_credentials: None,
     };
-    let pass = reconcile::pass(mgmt, &request, &ctx.manager).await?;
+    let pass = match reconcile::pass(mgmt, &request, &ctx.manager).await {
+        Ok(pass) => pass,
+        // A cluster of this name was imported observe-only: said on the Cluster, never taken over.
+        Err(e @ LifecycleError::Imported { .. }) => {
+            return Ok(Err(fail("ImportedCluster", e.to_string(), None)));
+        }
+        Err(e) => return Err(e),
+    };
     out.writes += pass.writes;
     for object in &pass.applied {
         tracing::info!(cluster = spec.name(), %object, "applied");

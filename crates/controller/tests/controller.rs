@@ -1398,3 +1398,43 @@ async fn the_installed_role_suffices_and_a_missing_rule_is_refused() {
     s.declare(&edge(&[("md-0", 1)]));
     resync_until(&ctx, &s, "Ready through the ServiceAccount", ready).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_cluster_named_like_an_imported_one_is_refused_and_never_applied() {
+    let s = setup().await;
+    let ctx = s.context(controller::FIELD_MANAGER).await;
+    s.put(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}));
+    // What `snowctl import cluster edge` records.
+    s.put(json!({
+        "apiVersion": INFRA, "kind": "AWSSnowCluster",
+        "metadata": {"name": "edge", "namespace": NS, "annotations": {"cluster.x-k8s.io/managed-by": "snowctl"}},
+        "spec": {"controlPlaneEndpoint": {"host": "192.168.1.50", "port": 6443}},
+    }));
+    s.put(json!({
+        "apiVersion": CORE, "kind": "Cluster",
+        "metadata": {"name": "edge", "namespace": NS, "labels": {"snowctl.anywhere.eks.amazonaws.com/imported": "true"}},
+        "spec": {"infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "AWSSnowCluster", "name": "edge"}},
+    }));
+    s.declare(&edge(&[("md-0", 1)]));
+    resync_until(&ctx, &s, "the refusal on the Cluster", |s| {
+        eksa_cluster(s).is_some_and(|c| c["status"]["failureReason"] == "ImportedCluster")
+    })
+    .await;
+    let status = eksa_cluster(&s).unwrap()["status"].clone();
+    let message = status["failureMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("imported observe-only"), "{status:#}");
+    assert!(names(&s, CORE, "MachineDeployment").is_empty());
+    assert!(
+        names(
+            &s,
+            "controlplane.cluster.x-k8s.io/v1beta2",
+            "KubeadmControlPlane"
+        )
+        .is_empty()
+    );
+    let infra = s
+        .api
+        .get(INFRA, "AWSSnowCluster", Some(NS), "edge")
+        .unwrap();
+    assert!(infra["spec"]["identityRef"].is_null(), "{infra:#}");
+}

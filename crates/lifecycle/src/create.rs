@@ -362,6 +362,7 @@ pub async fn create(
     let opts = &opts.wait;
     require_identity(mgmt, req).await?;
     let live = Live::read(mgmt, &cluster, contract).await?;
+    crate::import::refuse_live(live.cluster.as_ref(), &cluster, "create cluster")?;
     let plan = plan_against(req, &live)?;
     if !plan.changes.is_empty() {
         return Err(LifecycleError::ExistsDiffers {

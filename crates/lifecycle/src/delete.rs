@@ -96,7 +96,7 @@ pub(crate) async fn find_cluster(
 }
 
 /// Deletes the Cluster and waits until it and every machine labelled with it are gone.
-async fn delete_cluster(
+pub(crate) async fn delete_cluster(
     mgmt: &Management,
     contract: Contract,
     cluster: &str,
@@ -170,6 +170,7 @@ pub async fn delete(
         contract,
         cluster: live,
     } = locate(mgmt, cluster).await?;
+    crate::import::refuse_live(live.as_ref(), cluster, "delete cluster")?;
     if live.is_none() && inventory.is_none() {
         return Ok(Deleted {
             cluster: cluster.to_owned(),

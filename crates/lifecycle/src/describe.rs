@@ -56,6 +56,9 @@ pub struct Described {
     /// declared on the management cluster (the kubectl and GitOps path).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub controller: Option<Reconciled>,
+    /// For an imported cluster: what its last import observed (not a desired state).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed: Option<crate::import::Observation>,
 }
 
 /// What a controller last recorded in an EKS Anywhere Cluster's status. A reconcile that finds
@@ -230,6 +233,7 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
             root: None,
             cni: None,
             controller,
+            observed: None,
         });
     };
     let ns = Some(NAMESPACE);
@@ -309,11 +313,16 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
         Ok(None) => Some("the workload cluster's kubeconfig is not published yet".into()),
         Err(e) => Some(format!("unknown: {e}")),
     };
+    let observed = match crate::import::is_imported(&root) {
+        true => crate::import::observed(mgmt, cluster).await?,
+        false => None,
+    };
     Ok(Described {
         cluster: cluster.to_owned(),
         root: Some(node(&root, children)),
         cni,
         controller,
+        observed,
     })
 }
 
@@ -336,6 +345,40 @@ impl Described {
         }
         if let Some(controller) = &self.controller {
             out.push_str(&controller.to_text());
+        }
+        if let Some(o) = &self.observed {
+            let _ = writeln!(
+                out,
+                "Imported observe-only; observed (not desired): endpoint {}:{}, {} node(s)",
+                o.endpoint.host,
+                o.endpoint.port,
+                o.nodes.len()
+            );
+            for n in &o.nodes {
+                let role = if n.is_control_plane() {
+                    "control-plane"
+                } else {
+                    "worker"
+                };
+                let place = n.instance.as_ref().map_or_else(
+                    || "no instance found".to_owned(),
+                    |i| {
+                        format!(
+                            "{} {} {} {}",
+                            i.device,
+                            i.id,
+                            i.instance_type,
+                            i.image_id.as_deref().unwrap_or("-")
+                        )
+                    },
+                );
+                let ready = if n.ready { "Ready" } else { "NotReady" };
+                let _ = writeln!(
+                    out,
+                    "  {} {role} {} {ready} on {place}",
+                    n.name, n.kubelet_version
+                );
+            }
         }
         out
     }
@@ -405,6 +448,7 @@ mod tests {
                 root: Some(node(&kcp(api), Vec::new())),
                 cni: None,
                 controller: None,
+                observed: None,
             }
             .to_text()
         };

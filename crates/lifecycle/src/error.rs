@@ -91,6 +91,24 @@ pub enum LifecycleError {
         /// The file.
         path: PathBuf,
     },
+    /// The cluster was imported (observe-only): snowctl does not act on its infrastructure.
+    #[error(
+        "cluster {cluster} was imported observe-only (its AWSSnowCluster is annotated cluster.x-k8s.io/managed-by: snowctl): {action} is refused; snowctl never changes or removes what an imported cluster runs on"
+    )]
+    Imported {
+        /// The cluster.
+        cluster: String,
+        /// What was refused (`upgrade cluster`, `delete cluster`, …).
+        action: String,
+    },
+    /// An import-only step met a cluster that was not imported.
+    #[error("cluster {cluster}: {reason}")]
+    NotImported {
+        /// The cluster.
+        cluster: String,
+        /// What is in the way.
+        reason: String,
+    },
     /// The object asked for is not there.
     #[error("{what} is not on the management cluster")]
     NotFound {
@@ -319,6 +337,12 @@ impl LifecycleError {
             LifecycleError::MoveRefused { .. } => {
                 "nothing was changed; fix every reason and run the move again".into()
             }
+            LifecycleError::NotImported { .. } => {
+                "nothing was changed; pick another name for the import, or use the commands for managed clusters (snowctl delete cluster NAME)".into()
+            }
+            LifecycleError::Imported { cluster, .. } => format!(
+                "nothing was changed; to forget the cluster, remove only its records: snowctl delete cluster {cluster} --records-only"
+            ),
             LifecycleError::Backup { .. } => {
                 "pass the directory a backup (snowctl move cluster NAME --to-directory DIR) wrote; every *.yaml file in it must be one object of the backup".into()
             }

@@ -69,6 +69,8 @@ pub async fn pass(
     let name = req.spec.name().to_owned();
     let contract = req.release.contract;
     let live = Live::read(mgmt, &name, contract).await?;
+    // A declared cluster of an imported one's name would take it over: never reconciled.
+    crate::import::refuse_live(live.cluster.as_ref(), &name, "reconcile")?;
     let plan = plan_against(req, &live)?;
     let objects = apply::parse(&plan.objects)?;
     let mut inventory = Inventory::load(mgmt, &name)
@@ -354,6 +356,7 @@ pub async fn delete_pass(mgmt: &Management, cluster: &str) -> Result<DeletePass,
         contract,
         cluster: live,
     } = locate(mgmt, cluster).await?;
+    crate::import::refuse_live(live.as_ref(), cluster, "delete (reconcile)")?;
     if let Some(capi) = live {
         let started = capi["metadata"]["deletionTimestamp"].is_null();
         if started {

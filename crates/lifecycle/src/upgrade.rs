@@ -307,6 +307,7 @@ pub async fn upgrade(
     let contract = create::check_management(mgmt, req, on_event).await?;
     let external_etcd = req.spec.cluster.spec.external_etcd_configuration.is_some();
     let live = Live::read(mgmt, &cluster, contract).await?;
+    crate::import::refuse_live(live.cluster.as_ref(), &cluster, "upgrade cluster")?;
     if live.cluster.is_none() {
         return Err(LifecycleError::Rejected {
             cluster: cluster.clone(),

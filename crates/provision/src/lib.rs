@@ -15,6 +15,7 @@
 
 mod cni;
 mod error;
+pub mod import;
 pub mod preflight;
 pub mod self_managed;
 pub mod support_bundle;

@@ -42,12 +42,15 @@ impl FleetDevice for SnowDevice {
                     .tags()
                     .iter()
                     .filter_map(|t| Some((t.key()?, t.value().unwrap_or_default())));
-                all.push(instance_from_tags(
-                    id.to_owned(),
-                    state,
-                    instance_type,
-                    tags,
-                ));
+                let mut instance = instance_from_tags(id.to_owned(), state, instance_type, tags);
+                instance.image_id = i.image_id().map(str::to_owned);
+                instance.key_name = i.key_name().map(str::to_owned);
+                instance.addresses = [i.private_ip_address(), i.public_ip_address()]
+                    .into_iter()
+                    .flatten()
+                    .map(str::to_owned)
+                    .collect();
+                all.push(instance);
             }
             token = next_page(out.next_token());
             if token.is_none() {

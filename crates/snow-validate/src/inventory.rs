@@ -34,6 +34,15 @@ pub struct Instance {
     /// The keys of the instance's cluster tags (cleanup deletes them).
     #[serde(skip)]
     pub cluster_tag_keys: Vec<String>,
+    /// The AMI it runs (`ImageId`), for `import cluster`.
+    #[serde(skip)]
+    pub image_id: Option<String>,
+    /// Its key pair (`KeyName`), for `import cluster`.
+    #[serde(skip)]
+    pub key_name: Option<String>,
+    /// Its private and public IPv4 addresses, for `import cluster` to find a node's instance.
+    #[serde(skip)]
+    pub addresses: Vec<String>,
 }
 
 impl Instance {
@@ -70,6 +79,9 @@ pub fn instance_from_tags<'a>(
         instance_type,
         cluster: None,
         cluster_tag_keys: Vec::new(),
+        image_id: None,
+        key_name: None,
+        addresses: Vec::new(),
     };
     for (key, value) in tags {
         if key == "Name" {

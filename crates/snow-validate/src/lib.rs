@@ -42,6 +42,7 @@ pub mod iam;
 pub mod imds;
 pub mod inventory;
 pub mod limits;
+pub mod observe;
 pub mod plan;
 pub mod preflight;
 pub mod scoped_user;

@@ -67,6 +67,65 @@ pub const POLICY: &str = r#"{
   ]
 }"#;
 
+/// The inline policy of a read-only user ([`Policy::ReadOnly`]).
+pub const READ_ONLY_POLICY_NAME: &str = "snowctl-read-only";
+
+/// The policy of a read-only user: exactly the calls of `snowctl devices describe` and
+/// `snowctl import cluster` ([`crate::inventory::describe`]): DescribeDevice,
+/// DescribeDeviceSoftware and DescribeDirectNetworkInterfaces on the Device API,
+/// DescribeInstances, DescribeImages and DescribeKeyPairs on EC2. No action that writes.
+pub const READ_ONLY_POLICY: &str = r#"{
+  "Version": "2012-10-17",
+  "Statement": [
+    {
+      "Effect": "Allow",
+      "Action": [
+        "snowballdevice:DescribeDevice",
+        "snowballdevice:DescribeDirectNetworkInterfaces",
+        "snowballdevice:DescribeDeviceSoftware"
+      ],
+      "Resource": ["*"]
+    },
+    {
+      "Effect": "Allow",
+      "Action": [
+        "ec2:DescribeInstances",
+        "ec2:DescribeKeyPairs",
+        "ec2:DescribeImages"
+      ],
+      "Resource": ["*"]
+    }
+  ]
+}"#;
+
+/// Which policy the user gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Policy {
+    /// [`POLICY`], named [`POLICY_NAME`]: what EKS Anywhere's Snow provider needs.
+    #[default]
+    Provider,
+    /// [`READ_ONLY_POLICY`], named [`READ_ONLY_POLICY_NAME`]: Describe calls only.
+    ReadOnly,
+}
+
+impl Policy {
+    /// The inline policy's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Provider => POLICY_NAME,
+            Policy::ReadOnly => READ_ONLY_POLICY_NAME,
+        }
+    }
+
+    /// The policy document.
+    pub fn document(self) -> &'static str {
+        match self {
+            Policy::Provider => POLICY,
+            Policy::ReadOnly => READ_ONLY_POLICY,
+        }
+    }
+}
+
 /// An IAM user name: 1 to 64 of `A-Z a-z 0-9 + = , . @ _ -` (IAM's rule).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UserName(String);
@@ -109,6 +168,8 @@ pub struct ScopedUserOptions {
     /// Make a new key even where the file has a working one; the old key is deleted after the
     /// file holding the new one is written.
     pub rotate: bool,
+    /// The policy the user gets (and whose name is compared on a re-run).
+    pub policy: Policy,
     /// Timeouts, retries and ports ([`ClientConfig::iam_port`]: 6078 on a device).
     pub config: ClientConfig,
 }
@@ -423,17 +484,17 @@ async fn on_device(
     let current = match user_step {
         UserStep::Created => None,
         UserStep::Existed => iam
-            .get_user_policy(user, POLICY_NAME)
+            .get_user_policy(user, options.policy.name())
             .await
             .map_err(call("GetUserPolicy"))?,
     };
     let policy_step = match (user_step, current) {
-        (_, Some(doc)) if same_policy(&doc, POLICY) => PolicyStep::Unchanged,
+        (_, Some(doc)) if same_policy(&doc, options.policy.document()) => PolicyStep::Unchanged,
         (UserStep::Created, _) => PolicyStep::Set,
         (UserStep::Existed, _) => PolicyStep::Fixed,
     };
     if policy_step != PolicyStep::Unchanged {
-        iam.put_user_policy(user, POLICY_NAME, POLICY)
+        iam.put_user_policy(user, options.policy.name(), options.policy.document())
             .await
             .map_err(call("PutUserPolicy"))?;
     }
@@ -444,7 +505,7 @@ async fn on_device(
             .await
             .map_err(call("ListUserPolicies"))?
             .into_iter()
-            .filter(|p| p != POLICY_NAME)
+            .filter(|p| p != options.policy.name())
             .collect(),
     };
 

@@ -34,6 +34,7 @@ fn options(rotate: bool) -> ScopedUserOptions {
     ScopedUserOptions {
         user: UserName::parse(USER).unwrap(),
         rotate,
+        policy: Default::default(),
         config: moto_config(),
     }
 }

@@ -146,6 +146,9 @@ impl Moto {
             .env("SNOW_TYPES", json_types(&types))
             .env("SNOW_ONLY", "1")
             .env("SNOW_DROP_TYPES", json_names(drop_types))
+            // moto's request recorder: every request, appended to a file `actions` reads.
+            .env("MOTO_ENABLE_RECORDING", "1")
+            .env("MOTO_RECORDER_FILEPATH", dir.path().join("recording"))
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -211,6 +214,37 @@ impl Moto {
                 String::from_utf8_lossy(&out.stderr)
             ))
         }
+    }
+
+    /// The `Action` of every request moto answered so far, in order (from moto's request
+    /// recorder: one JSON line per request, the body base64-encoded when it was bytes).
+    /// Requests to `/moto-api/` are not recorded.
+    pub fn actions(&self) -> Vec<String> {
+        use base64::Engine as _;
+        let text = std::fs::read_to_string(self.dir.path().join("recording")).unwrap_or_default();
+        let mut actions = Vec::new();
+        for line in text.lines() {
+            let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            let body = entry["body"].as_str().unwrap_or_default();
+            let body = if entry["body_encoded"] == true {
+                base64::engine::general_purpose::STANDARD
+                    .decode(body)
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default()
+            } else {
+                body.to_owned()
+            };
+            let url = entry["url"].as_str().unwrap_or_default();
+            let query = url.split_once('?').map_or("", |(_, q)| q);
+            let action = body
+                .split('&')
+                .chain(query.split('&'))
+                .find_map(|kv| kv.strip_prefix("Action="));
+            actions.push(action.unwrap_or("(no Action)").to_owned());
+        }
+        actions
     }
 
     /// What moto wrote so far.

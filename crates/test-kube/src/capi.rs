@@ -32,6 +32,20 @@
 //! MachineDeployments, control plane, etcd cluster and infrastructure cluster, then drops the
 //! finalizer.
 //!
+//! Externally managed infrastructure is honoured as Cluster API's contract has it
+//! (kubernetes-sigs/cluster-api `docs/book/src/developer/providers/contracts/infra-cluster.md`,
+//! `util/annotations.IsExternallyManaged`, `core/reconcilers/cluster`): an AWSSnowCluster with
+//! the `cluster.x-k8s.io/managed-by` annotation (any value) is never written by the simulated
+//! CAPAS; the Cluster controller still owns it and reads its `status.ready` (or v1beta2
+//! `status.initialization.provisioned`) set by the external system. A Cluster without
+//! `controlPlaneRef` has no control plane to wait for: `ControlPlaneInitialized` stays False (Cluster
+//! API takes it from control-plane Machines with a `nodeRef`, and such a cluster has none here),
+//! and its phase is `Provisioned` once the infrastructure is and the endpoint is set (Cluster
+//! API's `setPhase`). Cluster API would then write `<cluster>-kubeconfig` from a `<cluster>-ca`
+//! Secret when no kubeconfig Secret exists; that is not simulated (no such cluster here has a CA
+//! Secret: an import writes the kubeconfig Secret itself and no CA Secret, so Cluster API leaves
+//! it alone).
+//!
 //! Pause is honoured as Cluster API does: a Cluster with `spec.paused: true` or the
 //! `cluster.x-k8s.io/paused` annotation, and everything of that cluster (and any object carrying
 //! the annotation), is left alone. Like Cluster API's MachineDeployment, KubeadmControlPlane and
@@ -54,6 +68,10 @@ use std::time::Duration;
 
 /// The annotation that pauses reconciliation of an object (and, on a Cluster, of its objects).
 pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
+
+/// Cluster API's externally-managed annotation: the infrastructure provider leaves the object
+/// alone.
+pub const MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/managed-by";
 
 /// The field manager of the simulated controllers.
 pub const MANAGER: &str = "capi-controller";
@@ -296,6 +314,12 @@ fn owned_by(object: &Value, uid: &str) -> bool {
 }
 
 /// Whether an object carries the pause annotation (or, for a Cluster, `spec.paused: true`).
+/// Cluster API's `IsExternallyManaged`: the `cluster.x-k8s.io/managed-by` annotation is there
+/// (its value is not looked at).
+fn externally_managed(object: &Value) -> bool {
+    object["metadata"]["annotations"][MANAGED_BY_ANNOTATION].is_string()
+}
+
 fn paused(object: &Value) -> bool {
     object["metadata"]["annotations"][PAUSED_ANNOTATION].is_string()
         || (s(object, &["kind"]) == "Cluster" && object["spec"]["paused"] == json!(true))
@@ -768,7 +792,11 @@ impl Pass<'_> {
         let mut infra_ready = false;
         if let Some((_, infra)) = &infra {
             self.adopt(infra, &cluster);
-            if !self.stalled(infra) {
+            if externally_managed(infra) {
+                let st = &infra["status"];
+                infra_ready = st["ready"] == json!(true)
+                    || st["initialization"]["provisioned"] == json!(true);
+            } else if !self.stalled(infra) {
                 let mut status = infra["status"].clone();
                 if !status.is_object() {
                     status = json!({});
@@ -841,13 +869,17 @@ impl Pass<'_> {
         if !status.is_object() {
             status = json!({});
         }
-        status["phase"] = json!(if ready {
-            "Provisioned"
-        } else if infra_ready {
-            "Provisioning"
-        } else {
-            "Pending"
-        });
+        let no_control_plane = reference(&cluster["spec"]["controlPlaneRef"]).is_none();
+        let endpoint_set = !s(&cluster, &["spec", "controlPlaneEndpoint", "host"]).is_empty();
+        status["phase"] = json!(
+            if ready || (no_control_plane && infra_ready && endpoint_set) {
+                "Provisioned"
+            } else if infra_ready {
+                "Provisioning"
+            } else {
+                "Pending"
+            }
+        );
         status["infrastructureReady"] = json!(infra_ready);
         status["controlPlaneReady"] = json!(cp_ready);
         status["observedGeneration"] = cluster["metadata"]["generation"].clone();

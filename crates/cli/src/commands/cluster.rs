@@ -249,6 +249,19 @@ pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         },
         poll: args.poll_interval,
     };
+    if args.records_only {
+        return block_on(io, async move |io| {
+            let mgmt = management.connect_quietly().await?;
+            let removed = lifecycle::import::remove_records(&mgmt, &name, &wait).await?;
+            for object in &removed {
+                io.err(&format!("removed {object}\n"));
+            }
+            io.err(&format!(
+                "🎉 Records of imported cluster {name} removed; nothing on its devices or nodes was touched\n"
+            ));
+            Ok(())
+        });
+    }
     let own = exit::runtime(io, false)?.block_on(async {
         let mgmt = management.connect_quietly().await?;
         self_managed::is_self_managed(&mgmt, &name).await

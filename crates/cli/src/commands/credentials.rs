@@ -119,6 +119,11 @@ fn create_scoped_user(args: &CreateScopedUserArgs, io: &mut Io<'_>) -> Outcome {
     let options = ScopedUserOptions {
         user,
         rotate: args.rotate,
+        policy: if args.read_only {
+            scoped_user::Policy::ReadOnly
+        } else {
+            scoped_user::Policy::Provider
+        },
         config: snow_validate::ClientConfig {
             iam_port: args.iam_port,
             ..loaded.config

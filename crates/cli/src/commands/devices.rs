@@ -65,11 +65,19 @@ fn clean(args: &DevicesCleanupArgs, runtime: &tokio::runtime::Runtime, io: &mut 
             let mgmt = snow_lifecycle::Management::connect(kubeconfig, None).await?;
             snow_lifecycle::locate(&mgmt, &args.cluster).await
         });
+        let found = found.map_err(|e| exit::lifecycle(io, &e))?;
         if found
-            .map_err(|e| exit::lifecycle(io, &e))?
             .cluster
-            .is_some()
+            .as_ref()
+            .is_some_and(snow_lifecycle::import::is_imported)
         {
+            let e = snow_lifecycle::LifecycleError::Imported {
+                cluster: args.cluster.clone(),
+                action: "devices cleanup".into(),
+            };
+            return Err(exit::lifecycle(io, &e));
+        }
+        if found.cluster.is_some() {
             let why = format!(
                 "cluster {} still exists on the management cluster, whose controllers would recreate its machines: delete it there first (snowctl delete cluster {})",
                 args.cluster, args.cluster

@@ -8,6 +8,7 @@ pub mod credentials;
 pub mod devices;
 pub mod download;
 pub mod generate;
+pub mod import;
 pub mod import_images;
 pub mod init;
 pub mod render;
@@ -18,7 +19,7 @@ pub mod validate;
 use crate::{
     args::{
         BuildCommand, Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand,
-        MoveCommand, StoreCommand, UpgradeCommand, UpgradePlanCommand,
+        GetCommand, ImportCommand, MoveCommand, StoreCommand, UpgradeCommand, UpgradePlanCommand,
     },
     output::Io,
     settings::GlobalSettings,
@@ -75,6 +76,8 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::Move(MoveCommand::Cluster(args)) => cluster::move_cluster(args, global, io),
         Command::Build(BuildCommand::ControllerImage(args)) => build::controller_image(&args, io),
         Command::SupportBundle(args) => support_bundle::run(args, io),
+        Command::Import(ImportCommand::Cluster(args)) => import::cluster(args, io),
+        Command::Get(GetCommand::Clusters(args)) => import::clusters(args, io),
     };
     outcome.unwrap_or_else(|code| code)
 }

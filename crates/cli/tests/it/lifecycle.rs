@@ -2075,3 +2075,53 @@ async fn store_cilium_stores_each_manifest_once_and_a_rerun_finishes_what_failed
     assert_eq!(m.api.writes(), writes);
     assert_eq!(helm_runs(), 2 + versions.len());
 }
+
+/// `create cluster` and `upgrade cluster` of a spec named like an imported cluster are refused
+/// before anything is applied (`snow_lifecycle::import`), so no control plane or machine is made
+/// for the cluster an import recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_and_upgrade_refuse_a_cluster_that_was_imported() {
+    let m = management().await;
+    m.api
+        .put(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}))
+        .unwrap();
+    m.api
+        .put(serde_json::json!({
+            "apiVersion": INFRA, "kind": "AWSSnowCluster",
+            "metadata": {"name": "edge", "namespace": NS, "annotations": {"cluster.x-k8s.io/managed-by": "snowctl"}},
+            "spec": {"controlPlaneEndpoint": {"host": "192.168.1.50", "port": 6443}},
+        }))
+        .unwrap();
+    m.api
+        .put(serde_json::json!({
+            "apiVersion": CORE, "kind": "Cluster",
+            "metadata": {"name": "edge", "namespace": NS, "labels": {"snowctl.anywhere.eks.amazonaws.com/imported": "true"}},
+            "spec": {"infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "AWSSnowCluster", "name": "edge"}},
+        }))
+        .unwrap();
+    let path = m.write_spec(
+        "edge.yaml",
+        &spec("192.168.1.50", &[Group("md-0", 1, "edge")], "sbe-c.large"),
+    );
+    let out = create(&m, &path).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("was imported observe-only")
+            && text(&out.stderr).contains("create cluster is refused"),
+        "{}",
+        show(&out)
+    );
+    let mut args = vec!["upgrade", "cluster", "-f", path.to_str().unwrap()];
+    args.extend(FAST);
+    let out = m.snowctl(&args).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("upgrade cluster is refused"),
+        "{}",
+        show(&out)
+    );
+    assert!(m.names(CORE, "MachineDeployment").is_empty());
+    assert!(m.names(CORE, "Machine").is_empty());
+    let infra = m.get(INFRA, "AWSSnowCluster", "edge").unwrap();
+    assert!(infra["spec"]["identityRef"].is_null(), "{infra:#}");
+}

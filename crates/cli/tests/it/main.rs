@@ -11,6 +11,7 @@ mod devices;
 mod download;
 mod e2e_management;
 mod hostile;
+mod import_cluster;
 mod import_images;
 mod init;
 mod lifecycle;

@@ -604,6 +604,7 @@ pub async fn move_cluster(
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Moved, LifecycleError> {
     let ns = options.namespace.as_str();
+    crate::import::refuse_imported(from, name, "move cluster").await?;
     on_event(Event::Step(format!(
         "Discovering the objects of cluster {name}"
     )));
