@@ -80,7 +80,10 @@ fn device_files(dir: &Path) -> (PathBuf, PathBuf) {
 #[test]
 fn validate_spec_passes_the_full_spec_and_fails_a_broken_one() {
     let valid = repo("crates/snow-api/tests/specs/valid-full.yaml");
-    assert_eq!(validate_spec::run(std::slice::from_ref(&valid)), ExitCode::SUCCESS);
+    assert_eq!(
+        validate_spec::run(std::slice::from_ref(&valid)),
+        ExitCode::SUCCESS
+    );
     // The same spec with a control plane of no machines.
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(&valid).unwrap();

@@ -8,7 +8,7 @@ use snow_lifecycle::{
     kubeconfig::{self, Written},
     ssh_key,
 };
-use std::{path::Path, path::PathBuf, time::Duration};
+use std::{path::Path, path::PathBuf};
 
 /// How [`create`] runs.
 #[derive(Debug, Clone)]
@@ -214,7 +214,7 @@ pub async fn default_key(
         name: key.name.clone(),
         findings,
     };
-    let files = preflight::device_files(req.devices, Duration::from_secs(10))
+    let files = preflight::device_files(req.devices, snow_validate::limits::REQUEST_TIMEOUT)
         .map_err(|f| rejected(vec![*f]))?;
     let import = snow_validate::chores::import_default_key(
         spec,
