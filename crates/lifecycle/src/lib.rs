@@ -71,7 +71,6 @@ pub mod ssh_key;
 mod upgrade;
 mod wait;
 
-pub use applied::{fieldset, managed_fieldset, up_to_date};
 pub use cni::{CniManifest, CniManifestError};
 pub use create::{CreateOptions, Created, create, published_kubeconfig};
 pub use delete::{DeleteOptions, Deleted, Located, delete, locate};
@@ -84,7 +83,6 @@ pub use management::{Management, plural};
 pub use move_cluster::{Destination, MoveOptions, Moved, move_cluster, restore};
 pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
 pub use redact::redact_userinfo;
-pub use snow_api::immutable::immutable_changes;
 pub use upgrade::{UpgradeOptions, UpgradeOutcome, upgrade};
 pub use wait::{Timeouts, WaitOptions};
 
