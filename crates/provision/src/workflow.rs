@@ -56,7 +56,7 @@ pub async fn create(
     opts: &CreateOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Provisioned, ProvisionError> {
-    let cni = opts.cni.clone().render(req, on_event)?;
+    let cni = opts.cni.clone().render(req, on_event).await?;
     preflight::checks(req.spec, req.devices, opts.checks, on_event).await?;
     let mgmt = connect(kubeconfig, context, on_event).await?;
     let made = create_on(&mgmt, req, cni.manifest.clone(), opts, on_event).await?;
@@ -116,7 +116,7 @@ pub async fn upgrade(
     let dry_run = opts.dry_run;
     let cni = match dry_run {
         true => None,
-        false => Some(opts.cni.clone().render(req, on_event)?),
+        false => Some(opts.cni.clone().render(req, on_event).await?),
     };
     if !dry_run {
         // An existing cluster's endpoint answers: the in-use probe is for create only.
