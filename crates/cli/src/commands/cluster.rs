@@ -502,7 +502,7 @@ fn failure(io: &mut Io<'_>, err: &ProvisionError) -> ExitCode {
             io.err(&format!("❌ {e}\n"));
             ExitCode::from(exit::FINDINGS)
         }
-        e if e.is_input() => exit::usage(io, e),
+        e if exit::is_input(e) => exit::usage(io, e),
         e => exit::failed(io, e),
     }
 }
