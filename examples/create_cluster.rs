@@ -1,12 +1,16 @@
 //! Create a Snow cluster on a management cluster from a program: check the spec, connect, apply
-//! the Cluster API and CAPAS objects, wait until the cluster is ready, and write its kubeconfig.
+//! the Cluster API and CAPAS objects, install Cilium on the workload cluster, wait until the
+//! cluster is ready, and write its kubeconfig.
 //!
 //! ```text
-//! cargo run -p snowctl-examples --example create_cluster -- cluster.yaml mgmt.kubeconfig
-//! cargo run -p snowctl-examples --example create_cluster -- cluster.yaml mgmt.kubeconfig credentials.ini ca-bundle.pem
+//! cargo run -p snowctl-examples --example create_cluster -- cluster.yaml mgmt.kubeconfig cilium.yaml
+//! cargo run -p snowctl-examples --example create_cluster -- cluster.yaml mgmt.kubeconfig cilium.yaml credentials.ini ca-bundle.pem
 //! ```
 //!
-//! The management cluster must run Cluster API and CAPAS (and etcdadm for external etcd). With
+//! `cilium.yaml` is a rendered Cilium manifest (`helm template` output, or what
+//! `snow_lifecycle::cni::helm` renders): Cluster API installs no CNI, and without one no node
+//! becomes ready. The management cluster must run Cluster API and CAPAS (and etcdadm for
+//! external etcd). With
 //! the credentials and CA bundle, the CAPAS identity Secret is rendered and applied; without
 //! them it must already be on the management cluster. Progress goes to stderr; the workload
 //! kubeconfig is written to `./<cluster>/<cluster>-eks-a-cluster.kubeconfig`. Exits 1 on
@@ -21,21 +25,49 @@
 use snow_api::release::ReleaseInputs;
 use snow_lifecycle::{
     self as lifecycle, ClusterRequest, CreateOptions, LifecycleError, Management, SecretInputs,
+    cni::CniManifest,
 };
 use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (spec_path, kubeconfig, device_files) = match args.as_slice() {
-        [spec, kubeconfig] => (spec, kubeconfig, None),
-        [spec, kubeconfig, credentials, bundle] => (spec, kubeconfig, Some((credentials, bundle))),
+    let Ok(dir) = std::env::current_dir() else {
+        eprintln!("cannot read the current directory");
+        return ExitCode::from(2);
+    };
+    run(&args, &dir)
+}
+
+/// The program, on its arguments, writing the kubeconfig under `dir` (`tests/examples.rs` runs
+/// it against the Kubernetes API stand-in).
+pub(crate) fn run(args: &[String], dir: &Path) -> ExitCode {
+    let (spec_path, kubeconfig, cilium, device_files) = match args {
+        [spec, kubeconfig, cilium] => (spec, kubeconfig, cilium, None),
+        [spec, kubeconfig, cilium, credentials, bundle] => {
+            (spec, kubeconfig, cilium, Some((credentials, bundle)))
+        }
         _ => {
             eprintln!(
-                "usage: create_cluster <cluster.yaml> <mgmt.kubeconfig> [credentials.ini ca-bundle.pem]"
+                "usage: create_cluster <cluster.yaml> <mgmt.kubeconfig> <cilium.yaml> [credentials.ini ca-bundle.pem]"
             );
             return ExitCode::from(2);
         }
+    };
+    // The Cilium manifest, checked for the objects create waits for.
+    let cni = match std::fs::read_to_string(cilium)
+        .map_err(|e| e.to_string())
+        .and_then(|text| CniManifest::parse(&text).map_err(|e| e.to_string()))
+    {
+        Ok(cni) => cni,
+        Err(err) => {
+            eprintln!("{cilium}: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = CreateOptions {
+        cni: Some(cni),
+        ..CreateOptions::default()
     };
 
     // The spec, read strictly and checked offline.
@@ -126,7 +158,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(create(Path::new(kubeconfig), &request)) {
+    match runtime.block_on(create(Path::new(kubeconfig), &request, &options, dir)) {
         Ok(path) => {
             eprintln!(
                 "cluster {} is ready; kubeconfig: {}",
@@ -153,22 +185,19 @@ fn main() -> ExitCode {
     }
 }
 
-/// Connects, creates (or converges) the cluster, and writes its kubeconfig in the current
-/// directory.
+/// Connects, creates (or converges) the cluster, and writes its kubeconfig under `dir`.
 async fn create(
     kubeconfig: &Path,
     request: &ClusterRequest<'_>,
+    options: &CreateOptions,
+    dir: &Path,
 ) -> Result<std::path::PathBuf, LifecycleError> {
     let mgmt = Management::connect(kubeconfig, None).await?;
-    let created = lifecycle::create(&mgmt, request, &CreateOptions::default(), &mut |event| {
+    let created = lifecycle::create(&mgmt, request, options, &mut |event| {
         eprintln!("{event}");
     })
     .await?;
-    let dir = std::env::current_dir().map_err(|e| LifecycleError::Write {
-        path: ".".into(),
-        reason: e.to_string(),
-    })?;
     let (path, _) =
-        lifecycle::kubeconfig::write(&dir, &created.cluster, &created.kubeconfig, false)?;
+        lifecycle::kubeconfig::write(dir, &created.cluster, &created.kubeconfig, false)?;
     Ok(path)
 }

@@ -21,24 +21,28 @@ use snow_credentials::{
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-fn arg_or_env(index: usize, var: &str) -> Option<PathBuf> {
-    std::env::args()
-        .nth(index)
+fn arg_or_env(args: &[String], index: usize, var: &str) -> Option<PathBuf> {
+    args.get(index)
+        .cloned()
         .or_else(|| std::env::var(var).ok().filter(|v| !v.is_empty()))
         .map(PathBuf::from)
 }
 
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    run(&args)
+}
+
+/// The program, on its arguments (`tests/examples.rs` runs it against the stand-ins).
+pub(crate) fn run(args: &[String]) -> ExitCode {
     let (Some(creds_path), Some(bundle_path)) = (
-        arg_or_env(1, "EKSA_AWS_CREDENTIALS_FILE"),
-        arg_or_env(2, "EKSA_AWS_CA_BUNDLES_FILE"),
+        arg_or_env(args, 0, "EKSA_AWS_CREDENTIALS_FILE"),
+        arg_or_env(args, 1, "EKSA_AWS_CA_BUNDLES_FILE"),
     ) else {
         eprintln!("usage: encode_credentials <credentials.ini> <ca-bundle.pem> [cluster-name]");
         return ExitCode::from(2);
     };
-    let cluster = std::env::args()
-        .nth(3)
-        .unwrap_or_else(|| "my-cluster".into());
+    let cluster = args.get(2).cloned().unwrap_or_else(|| "my-cluster".into());
 
     // Read and parse both files: every problem is a finding with file, line and hint.
     let (credentials, mut findings) = match load_credentials(&creds_path) {

@@ -6,7 +6,16 @@ use snow_api::release::ReleaseInputs;
 use snow_images::{BundleData, Selection, image_list};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    run(&args, &mut std::io::stdout())
+}
+
+/// The program, on its arguments, writing the list to `out` (`tests/examples.rs` runs it).
+pub(crate) fn run(
+    args: &[String],
+    out: &mut dyn std::io::Write,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = args.iter();
     let (bundle, inputs) = match args.next() {
         Some(path) => {
             let text = std::fs::read_to_string(path)?;
@@ -19,13 +28,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let selection = Selection {
-        kube_versions: args.next().into_iter().collect(),
+        kube_versions: args.next().cloned().into_iter().collect(),
         os_families: vec![],
     };
-    let mut out = String::new();
+    let mut list = String::new();
     for image in image_list(&bundle, &inputs.distros, &selection)? {
-        out.push_str(&format!("{}  ({})\n", image.uri, image.used_by.join(", ")));
+        list.push_str(&format!("{}  ({})\n", image.uri, image.used_by.join(", ")));
     }
-    std::io::Write::write_all(&mut std::io::stdout(), out.as_bytes())?;
+    out.write_all(list.as_bytes())?;
     Ok(())
 }

@@ -22,6 +22,11 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    run(&args)
+}
+
+/// The program, on its arguments (`tests/examples.rs` runs it against the stand-ins).
+pub(crate) fn run(args: &[String]) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -32,7 +37,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let findings = match args.as_slice() {
+    let findings = match args {
         [spec, credentials, bundle] => match runtime.block_on(real(
             Path::new(spec),
             Path::new(credentials),

@@ -9,11 +9,17 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let Some(path) = std::env::args().nth(1) else {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    run(&args)
+}
+
+/// The program, on its arguments (`tests/examples.rs` runs it against the stand-ins).
+pub(crate) fn run(args: &[String]) -> ExitCode {
+    let Some(path) = args.first() else {
         eprintln!("usage: render_cluster <cluster.yaml>");
         return ExitCode::from(2);
     };
-    let text = match std::fs::read_to_string(&path) {
+    let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) => {
             eprintln!("cannot read {path}: {err}");

@@ -11,11 +11,17 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let Some(path) = std::env::args().nth(1) else {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    run(&args)
+}
+
+/// The program, on its arguments (`tests/examples.rs` runs it against the stand-ins).
+pub(crate) fn run(args: &[String]) -> ExitCode {
+    let Some(path) = args.first() else {
         eprintln!("usage: validate_spec <cluster.yaml>");
         return ExitCode::from(2);
     };
-    let bytes = match std::fs::read(&path) {
+    let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(err) => {
             eprintln!("cannot read {path}: {err}");

@@ -23,7 +23,7 @@ use snow_api::{
 /// The namespace Cilium is rendered into.
 pub const NAMESPACE: &str = "kube-system";
 /// The namespace of the Snow provider (CAPAS), allowed when policy enforcement is `always`.
-const PROVIDER_NAMESPACE: &str = "capas-system";
+const PROVIDER_NAMESPACE: &str = snow_credentials::encode::CAPAS_NAMESPACE;
 
 /// Everything needed to run `helm template` for a cluster's Cilium.
 #[derive(Debug, Clone, PartialEq)]

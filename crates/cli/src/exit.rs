@@ -1,12 +1,13 @@
 //! Exit codes, the same for every command, and the one way a command says why it stops.
 
 use crate::output::Io;
-use snow_lifecycle::LifecycleError;
+use snow_lifecycle::{LifecycleError, cni::helm::HelmError};
+use snow_provision::ProvisionError;
 use std::{fmt::Display, process::ExitCode};
 
 /// Everything passed.
 pub const OK: u8 = 0;
-/// The input was read, and it has findings of severity error.
+/// The input was read and has findings of severity error, or the work failed.
 pub const FINDINGS: u8 = 1;
 /// Usage error, or an input that could not be read at all.
 pub const USAGE: u8 = 2;
@@ -46,11 +47,34 @@ pub fn lifecycle(io: &mut Io<'_>, err: &LifecycleError) -> ExitCode {
     if let Some(hint) = err.hint() {
         io.err(&format!("  hint: {hint}\n"));
     }
-    match err {
+    ExitCode::from(if lifecycle_input(err) {
+        USAGE
+    } else {
+        FINDINGS
+    })
+}
+
+/// Whether a lifecycle error is input that cannot be used (exit 2): a kubeconfig, the
+/// components, a backup directory. The one place this is decided, for [`lifecycle`] and
+/// [`is_input`].
+fn lifecycle_input(err: &LifecycleError) -> bool {
+    matches!(
+        err,
         LifecycleError::Kubeconfig { .. }
-        | LifecycleError::Components { .. }
-        | LifecycleError::Backup { .. } => ExitCode::from(USAGE),
-        _ => ExitCode::from(FINDINGS),
+            | LifecycleError::Components { .. }
+            | LifecycleError::Backup { .. }
+    )
+}
+
+/// Whether a provisioning error (the step behind an interruption) is input that cannot be used
+/// (exit 2), as opposed to findings or a failure (exit 1).
+pub fn is_input(err: &ProvisionError) -> bool {
+    match err.cause() {
+        ProvisionError::Input(_)
+        | ProvisionError::HelmManifest(_)
+        | ProvisionError::Helm(HelmError::NotFound { .. }) => true,
+        ProvisionError::Lifecycle(e) => lifecycle_input(e),
+        _ => false,
     }
 }
 

@@ -277,12 +277,9 @@ async fn cni_manifest<S: DeviceSource>(
     if template.login.is_some() && options.login.is_none() {
         options.login = Some(mirror_login(&ctx.mgmt).await?);
     }
-    let rendered = tokio::task::spawn_blocking(move || {
-        snow_lifecycle::cni::helm::render_template(&template, &options)
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| e.to_string())?;
+    let rendered = snow_lifecycle::cni::helm::spawn_render(template, options)
+        .await
+        .map_err(|e| e.to_string())?;
     snow_lifecycle::CniManifest::parse(&rendered).map_err(|e| e.to_string())
 }
 

@@ -11,7 +11,10 @@ use snow_validate::{ClientConfig, Device, SnowDevice, Trust};
 use std::{future::Future, time::Duration};
 
 /// The CAPAS bootstrap Secret the devices' credentials come from (EKS Anywhere's `pkg/aws` and Snow credentials Secret).
-pub const BOOTSTRAP_SECRET: (&str, &str) = ("capas-system", "capas-manager-bootstrap-credentials");
+pub const BOOTSTRAP_SECRET: (&str, &str) = (
+    snow_credentials::encode::CAPAS_NAMESPACE,
+    snow_credentials::encode::CAPAS_BOOTSTRAP_SECRET,
+);
 
 /// How long to wait before checking a config again whose devices could not be asked.
 const RETRY: Duration = Duration::from_secs(60);

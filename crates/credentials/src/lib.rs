@@ -20,6 +20,10 @@
 pub mod bundle;
 mod check;
 pub mod encode;
+// The fuzz targets' bodies: public only for `fuzz/` (a separate package) and this crate's
+// never-panic tests, not API (hidden from the docs; a feature would make every test build
+// select it).
+#[doc(hidden)]
 pub mod fuzz;
 pub mod ini;
 mod input;

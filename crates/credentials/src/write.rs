@@ -110,6 +110,16 @@ impl fmt::Debug for CredentialsWriter {
     }
 }
 
+/// Whether `output` is the file `input` names, however either is spelled (relative, through a
+/// link): a writer must not replace the root credentials file it was given to read. A path that
+/// does not exist yet is no file, so not the same.
+pub fn same_file(output: &Path, input: &Path) -> bool {
+    match (std::fs::canonicalize(output), std::fs::canonicalize(input)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 impl CredentialsWriter {
     /// Opens `path` for writing. An absent file starts empty. An existing file is taken over with
     /// its profiles when this writer wrote it; any other file is [`WriteError::Different`],
@@ -313,6 +323,19 @@ fn render(profiles: &BTreeMap<DeviceIp, AccessKey>) -> Zeroizing<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_same_file_is_found_through_a_link_and_a_new_path_is_not() {
+        use super::same_file;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("credentials");
+        std::fs::write(&root, "[192.168.1.11]\n").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&root, &link).unwrap();
+        assert!(same_file(&link, &root));
+        assert!(same_file(&dir.path().join(".").join("credentials"), &root));
+        assert!(!same_file(&dir.path().join("scoped"), &root));
+    }
+
     use super::*;
 
     fn ip(s: &str) -> DeviceIp {

@@ -373,17 +373,7 @@ fn http_client(config: &FetchConfig) -> Result<reqwest::Client, AssetsError> {
 
 /// An error and its causes, so a TLS failure says what the certificate check found.
 fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = s.source();
-    }
-    text
+    snow_api::error_chain(e)
 }
 
 async fn fetch(

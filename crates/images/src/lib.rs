@@ -27,6 +27,10 @@ pub mod assets;
 pub mod controller_image;
 pub mod copy;
 pub mod download;
+// The fuzz targets' bodies: public only for `fuzz/` (a separate package) and this crate's
+// never-panic tests, not API (hidden from the docs; a feature would make every test build
+// select it).
+#[doc(hidden)]
 pub mod fuzz;
 pub mod import;
 pub mod layout;

@@ -23,8 +23,9 @@ use std::time::Instant;
 pub struct CreateOptions {
     /// Per-stage timeouts and the poll interval.
     pub wait: WaitOptions,
-    /// The rendered Cilium manifest installed on the workload cluster. Required: without it
-    /// [`create`] fails before applying anything ([`LifecycleError::NoCniManifest`]).
+    /// The rendered Cilium manifest installed on the workload cluster. `None` (the default) makes
+    /// [`create`] fail before applying anything ([`LifecycleError::NoCniManifest`]): Cluster API
+    /// installs no CNI, and without one no node becomes ready.
     pub cni: Option<CniManifest>,
 }
 

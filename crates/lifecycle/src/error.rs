@@ -234,6 +234,14 @@ pub enum LifecycleError {
         /// Why.
         reason: String,
     },
+    /// A local file could not be read, or what it holds cannot be used.
+    #[error("cannot read {}: {reason}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// A tool the kind bootstrap cluster needs is not installed.
     #[error(
         "`{tool}` was not found ({searched}): the built-in bootstrap cluster runs kind, which needs kind and docker; or pass --bootstrap-kubeconfig FILE to use a cluster you already have (k3s, kind, any Kubernetes) as the bootstrap cluster"
@@ -334,6 +342,7 @@ impl LifecycleError {
                 "move the file away or pass --force to overwrite it".into()
             }
             LifecycleError::Write { .. } => "check the directory and its permissions".into(),
+            LifecycleError::Read { .. } => "check the file and its permissions".into(),
             LifecycleError::MoveRefused { .. } => {
                 "nothing was changed; fix every reason and run the move again".into()
             }
@@ -398,17 +407,7 @@ impl LifecycleError {
 /// the user information of any URL in it redacted (a kubeconfig's server URL can hold a
 /// password, and a transport error may quote it).
 pub(crate) fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let more = cause.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = cause.source();
-    }
-    crate::redact::redact_userinfo(&text).into_owned()
+    crate::redact::redact_userinfo(&snow_api::error_chain(err)).into_owned()
 }
 
 #[cfg(test)]

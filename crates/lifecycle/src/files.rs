@@ -36,15 +36,28 @@ pub(crate) fn existing(path: &Path, limit: u64) -> io::Result<Existing> {
     if !meta.file_type().is_file() || meta.len() > limit {
         return Ok(Existing::Other);
     }
+    match read_bounded(path, limit) {
+        Ok(bytes) => Ok(Existing::File(bytes)),
+        // It grew between the look and the read.
+        Err(e) if e.kind() == io::ErrorKind::FileTooLarge => Ok(Existing::Other),
+        Err(e) => Err(e),
+    }
+}
+
+/// The bytes of the file at `path`, at most `limit` of them: a larger file is an error
+/// ([`io::ErrorKind::FileTooLarge`]), never cut short. The one bounded reader of this crate.
+pub(crate) fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     fs::File::open(path)?
         .take(limit + 1)
         .read_to_end(&mut bytes)?;
-    // It grew between the look and the read.
     if bytes.len() as u64 > limit {
-        return Ok(Existing::Other);
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("it is larger than {limit} bytes, the most snowctl reads from it"),
+        ));
     }
-    Ok(Existing::File(bytes))
+    Ok(bytes)
 }
 
 /// Makes `root` (which the caller chose, and may itself be a link) and the directories of

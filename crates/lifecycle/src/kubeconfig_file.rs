@@ -9,10 +9,7 @@
 
 use crate::{LifecycleError, error::chain};
 use kube::config::Kubeconfig;
-use std::{
-    io::Read,
-    path::{Path, PathBuf},
-};
+use std::path::{Path, PathBuf};
 
 /// The most bytes read from a kubeconfig file, and the largest file it may name (a CA bundle):
 /// kubeconfigs of hundreds of clusters with inline certificates stay under a few MiB.
@@ -32,16 +29,15 @@ impl KubeconfigFile {
             path: path.to_owned(),
             reason,
         };
-        let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|f| f.take(MAX_KUBECONFIG_BYTES + 1).read_to_end(&mut bytes))
-            .map_err(|e| bad(e.to_string()))?;
-        if bytes.len() as u64 > MAX_KUBECONFIG_BYTES {
-            return Err(bad(format!(
-                "it is larger than {} MiB, the most snowctl reads from a kubeconfig",
-                MAX_KUBECONFIG_BYTES >> 20
-            )));
-        }
+        let bytes = crate::files::read_bounded(path, MAX_KUBECONFIG_BYTES).map_err(|e| {
+            bad(match e.kind() {
+                std::io::ErrorKind::FileTooLarge => format!(
+                    "it is larger than {} MiB, the most snowctl reads from a kubeconfig",
+                    MAX_KUBECONFIG_BYTES >> 20
+                ),
+                _ => e.to_string(),
+            })
+        })?;
         let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
         let text = std::str::from_utf8(text).map_err(|e| {
             bad(format!(

@@ -76,7 +76,6 @@ pub mod support_bundle;
 mod upgrade;
 mod wait;
 
-pub use applied::{fieldset, managed_fieldset, up_to_date};
 pub use cni::{CniManifest, CniManifestError};
 pub use create::{CreateOptions, Created, create, published_kubeconfig};
 pub use delete::{DeleteOptions, Deleted, Located, delete, locate};
@@ -93,7 +92,6 @@ pub use move_cluster::{
 pub use plan::{ClusterPlan, ComponentPlan, upgrade_plan};
 pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
 pub use redact::redact_userinfo;
-pub use snow_api::immutable::immutable_changes;
 pub use support_bundle::{BundleOptions, SupportBundle, collect as collect_support_bundle};
 pub use upgrade::{UpgradeOptions, UpgradeOutcome, upgrade};
 pub use wait::{Timeouts, WaitOptions};

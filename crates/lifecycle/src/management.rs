@@ -36,25 +36,11 @@ impl std::fmt::Debug for Management {
     }
 }
 
-/// The resource (plural) name of a kind, as the API server serves it.
+/// The resource (plural) name of a kind, as the API server serves it: kube's own rule
+/// ([`ApiResource::from_gvk`]: `-es` after s, x, z, ch, sh; `-ies` after a consonant and y;
+/// `Endpoints` unchanged).
 pub fn plural(kind: &str) -> String {
-    match kind {
-        "Cluster" => "clusters".into(),
-        "KubeadmControlPlane" => "kubeadmcontrolplanes".into(),
-        "KubeadmConfigTemplate" => "kubeadmconfigtemplates".into(),
-        "MachineDeployment" => "machinedeployments".into(),
-        "MachineHealthCheck" => "machinehealthchecks".into(),
-        "EtcdadmCluster" => "etcdadmclusters".into(),
-        "Endpoints" => "endpoints".into(),
-        other => {
-            let lower = other.to_ascii_lowercase();
-            if lower.ends_with('s') {
-                format!("{lower}es")
-            } else {
-                format!("{lower}s")
-            }
-        }
-    }
+    ApiResource::from_gvk(&GroupVersionKind::gvk("", "", kind)).plural
 }
 
 /// Kinds that live outside namespaces.
@@ -411,6 +397,9 @@ mod tests {
     #[test]
     fn plurals_follow_the_api_server() {
         assert_eq!(plural("AWSSnowMachineTemplate"), "awssnowmachinetemplates");
+        // kube's rule (the hand-written one said `networkpolicys`).
+        assert_eq!(plural("NetworkPolicy"), "networkpolicies");
+        assert_eq!(plural("ClusterClass"), "clusterclasses");
         assert_eq!(plural("AWSSnowIPPool"), "awssnowippools");
         assert_eq!(plural("KubeadmControlPlane"), "kubeadmcontrolplanes");
         assert_eq!(plural("Secret"), "secrets");

@@ -7,9 +7,9 @@ use capi_render::{
     contract::{ETCD_API_VERSION, INFRA_API_VERSION},
 };
 
-/// The CAPAS controller Deployment (EKS Anywhere waits for it: `GetDeployments`).
-pub const CAPAS_NAMESPACE: &str = "capas-system";
-/// Its name.
+/// The CAPAS controller Deployment's namespace (EKS Anywhere waits for it: `GetDeployments`).
+pub use snow_credentials::encode::CAPAS_NAMESPACE;
+/// The CAPAS controller Deployment's name.
 pub const CAPAS_DEPLOYMENT: &str = "capas-controller-manager";
 
 /// What a cluster of this shape needs served.

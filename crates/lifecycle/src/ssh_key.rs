@@ -214,15 +214,14 @@ fn create_exclusive(path: &Path) -> std::io::Result<fs::File> {
 }
 
 fn read_public(path: &Path) -> Result<String, LifecycleError> {
-    use std::io::Read as _;
-    let failed = |reason: String| LifecycleError::Write {
+    let failed = |reason: String| LifecycleError::Read {
         path: path.to_owned(),
         reason,
     };
-    let mut text = String::new();
-    fs::File::open(path)
-        .and_then(|f| f.take(MAX_PUBLIC_KEY_BYTES).read_to_string(&mut text))
-        .map_err(|e| failed(format!("cannot read it: {e}")))?;
+    // A longer file is refused, not cut: a cut key line could still look like one.
+    let bytes = crate::files::read_bounded(path, MAX_PUBLIC_KEY_BYTES)
+        .map_err(|e| failed(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|_| failed("it is not UTF-8 text".into()))?;
     let line = text.trim();
     if !line.starts_with("ssh-rsa ") || line.lines().count() != 1 {
         return Err(failed(
@@ -286,6 +285,24 @@ mod tests {
         let err = files(dir.path(), "edge", None).unwrap_err().to_string();
         assert!(err.contains("never overwrites"), "{err}");
         assert_eq!(fs::read(&private).unwrap(), pem);
+    }
+
+    /// A public key file past the limit is refused: read cut at the limit, its first line would
+    /// have passed for a key.
+    #[test]
+    fn a_public_key_file_past_the_limit_is_refused_not_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = files(dir.path(), "edge", None).unwrap();
+        let (_, public) = paths(dir.path(), "edge");
+        let line = first.public_key.clone().unwrap();
+        let long = format!("{line}{}", "A".repeat(MAX_PUBLIC_KEY_BYTES as usize));
+        fs::write(&public, long).unwrap();
+        let err = files(dir.path(), "edge", None).unwrap_err();
+        assert!(
+            matches!(&err, LifecycleError::Read { path, .. } if *path == public),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("larger than 16384 bytes"), "{err}");
     }
 
     #[test]

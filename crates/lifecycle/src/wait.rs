@@ -245,17 +245,9 @@ pub(crate) struct Target<'a> {
     pub timeout: Option<Duration>,
 }
 
-/// `1h 5m 3s` style.
+/// `1h5m` style ([`snow_api::short_duration`]).
 pub(crate) fn human(d: Duration) -> String {
-    let s = d.as_secs();
-    match (s / 3600, (s % 3600) / 60, s % 60) {
-        (0, 0, 0) => format!("{}ms", d.as_millis()),
-        (0, 0, sec) => format!("{sec}s"),
-        (0, m, 0) => format!("{m}m"),
-        (0, m, sec) => format!("{m}m{sec}s"),
-        (h, 0, 0) => format!("{h}h"),
-        (h, m, _) => format!("{h}h{m}m"),
-    }
+    snow_api::short_duration(d)
 }
 
 /// Polls `target` in `eksa-system` until it is ready, reporting each change.
@@ -428,13 +420,5 @@ mod tests {
         assert_eq!(etcd_readiness(&etcd(true)).ready, 3);
         assert!(!etcd_readiness(&etcd(false)).done);
         assert_eq!(etcd_readiness(&etcd(false)).ready, 2);
-    }
-
-    #[test]
-    fn durations_read_like_flags() {
-        assert_eq!(human(Duration::from_secs(3600)), "1h");
-        assert_eq!(human(Duration::from_secs(600)), "10m");
-        assert_eq!(human(Duration::from_secs(90)), "1m30s");
-        assert_eq!(human(Duration::from_millis(300)), "300ms");
     }
 }

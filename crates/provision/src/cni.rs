@@ -37,16 +37,17 @@ pub struct Rendered {
 
 impl Cni {
     /// The manifest: the given one, or helm's.
-    pub fn manifest(
+    pub async fn manifest(
         self,
         req: &Request<'_>,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<CniManifest, ProvisionError> {
-        Ok(self.render(req, on_event)?.manifest)
+        Ok(self.render(req, on_event).await?.manifest)
     }
 
     /// [`Cni::manifest`], with helm's output and the source of the other manifests to store.
-    pub fn render(
+    /// helm runs on tokio's blocking pool ([`helm::spawn_render`]), not on a runtime worker.
+    pub async fn render(
         self,
         req: &Request<'_>,
         on_event: &mut dyn FnMut(Event),
@@ -99,7 +100,7 @@ impl Cni {
             stored::Source::Helm(o) | stored::Source::ChartFiles { options: o, .. } => o.clone(),
             stored::Source::Given(_) => HelmOptions::default(),
         };
-        let output = helm::render_template(&bare, &helm_options)?;
+        let output = helm::spawn_render(bare, helm_options).await?;
         let mut text = output.clone();
         if let Some(extra) = &append {
             capi_render::cilium::append_documents(&mut text, extra);

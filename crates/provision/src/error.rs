@@ -52,21 +52,4 @@ impl ProvisionError {
             other => other,
         }
     }
-
-    /// Whether the input could not be used (exit 2 in the CLI), as opposed to findings or a
-    /// failure.
-    pub fn is_input(&self) -> bool {
-        match self.cause() {
-            ProvisionError::Input(_)
-            | ProvisionError::HelmManifest(_)
-            | ProvisionError::Helm(HelmError::NotFound { .. }) => true,
-            ProvisionError::Lifecycle(e) => matches!(
-                e,
-                LifecycleError::Kubeconfig { .. }
-                    | LifecycleError::Components { .. }
-                    | LifecycleError::Backup { .. }
-            ),
-            _ => false,
-        }
-    }
 }

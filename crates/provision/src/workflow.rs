@@ -8,7 +8,7 @@ use snow_lifecycle::{
     kubeconfig::{self, Written},
     ssh_key,
 };
-use std::{path::Path, path::PathBuf, time::Duration};
+use std::{path::Path, path::PathBuf};
 
 /// How [`create`] runs.
 #[derive(Debug, Clone)]
@@ -59,7 +59,7 @@ pub async fn create(
     opts: &CreateOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Provisioned, ProvisionError> {
-    let cni = opts.cni.clone().render(req, on_event)?;
+    let cni = opts.cni.clone().render(req, on_event).await?;
     preflight::checks(req.spec, req.devices, opts.checks, on_event).await?;
     let mgmt = connect(kubeconfig, context, on_event).await?;
     let made = create_on(&mgmt, req, cni.manifest.clone(), opts, on_event).await?;
@@ -119,7 +119,7 @@ pub async fn upgrade(
     let dry_run = opts.dry_run;
     let cni = match dry_run {
         true => None,
-        false => Some(opts.cni.clone().render(req, on_event)?),
+        false => Some(opts.cni.clone().render(req, on_event).await?),
     };
     if !dry_run {
         // An existing cluster's endpoint answers: the in-use probe is for create only.
@@ -218,7 +218,7 @@ pub async fn default_key(
         name: key.name.clone(),
         findings,
     };
-    let files = preflight::device_files(req.devices, Duration::from_secs(10))
+    let files = preflight::device_files(req.devices, snow_validate::limits::REQUEST_TIMEOUT)
         .map_err(|f| rejected(vec![*f]))?;
     let import = snow_validate::chores::import_default_key(
         spec,

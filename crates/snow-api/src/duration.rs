@@ -178,6 +178,23 @@ fn number_times(whole: &str, fraction: &str, factor: u128) -> Result<u128, Durat
     Ok(nanos)
 }
 
+/// A duration for a message, as a flag takes it: `1h5m`, `10m`, `1m30s`, `10s`, `300ms` (seconds
+/// dropped past an hour, milliseconds under a minute when not whole seconds: `1500ms`).
+pub fn short_duration(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 && d.subsec_millis() != 0 {
+        return format!("{}ms", d.as_millis());
+    }
+    match (s / 3600, (s % 3600) / 60, s % 60) {
+        (0, 0, 0) => format!("{}ms", d.as_millis()),
+        (0, 0, sec) => format!("{sec}s"),
+        (0, m, 0) => format!("{m}m"),
+        (0, m, sec) => format!("{m}m{sec}s"),
+        (h, 0, 0) => format!("{h}h"),
+        (h, m, _) => format!("{h}h{m}m"),
+    }
+}
+
 impl fmt::Display for GoDuration {
     /// Go's own form (`time.Duration.String`): `1h30m0s`, `1.5s`, `500ms`, `0s`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -218,6 +235,19 @@ fn decimal(n: u64, size: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn short_durations_read_like_flags() {
+        use super::short_duration;
+        use std::time::Duration;
+        assert_eq!(short_duration(Duration::from_secs(3600)), "1h");
+        assert_eq!(short_duration(Duration::from_secs(3900)), "1h5m");
+        assert_eq!(short_duration(Duration::from_secs(600)), "10m");
+        assert_eq!(short_duration(Duration::from_secs(90)), "1m30s");
+        assert_eq!(short_duration(Duration::from_secs(10)), "10s");
+        assert_eq!(short_duration(Duration::from_millis(1500)), "1500ms");
+        assert_eq!(short_duration(Duration::from_millis(300)), "300ms");
+    }
+
     use super::*;
 
     fn parse(s: &str) -> Result<GoDuration, DurationError> {

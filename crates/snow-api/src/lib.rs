@@ -27,8 +27,13 @@ pub mod crd;
 pub mod defaults;
 pub mod device;
 pub mod duration;
+mod error_chain;
 pub mod finding;
 pub mod finding_text;
+// The fuzz targets' bodies: public only for `fuzz/` (a separate package) and this crate's
+// never-panic tests, not API (hidden from the docs; a feature would make every test build
+// select it).
+#[doc(hidden)]
 pub mod fuzz;
 pub mod immutable;
 pub mod limits;
@@ -44,6 +49,7 @@ pub use check::{Report, ValidSpec, check};
 pub use crd::{Kind, crds, crds_yaml};
 pub use defaults::AppliedDefault;
 pub use device::{DeviceIp, InvalidDeviceIp};
-pub use duration::{DurationError, GoDuration};
+pub use duration::{DurationError, GoDuration, short_duration};
+pub use error_chain::error_chain;
 pub use finding::{Finding, Location, Severity, has_errors};
 pub use spec::{ClusterSpec, InputError, Parsed, decode};

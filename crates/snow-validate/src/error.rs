@@ -224,11 +224,7 @@ impl DeviceError {
 }
 
 fn human(d: Duration) -> String {
-    if d.subsec_millis() == 0 {
-        format!("{} s", d.as_secs())
-    } else {
-        format!("{} ms", d.as_millis())
-    }
+    snow_api::short_duration(d)
 }
 
 /// AWS error codes that mean the credentials were refused.

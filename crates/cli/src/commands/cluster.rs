@@ -18,7 +18,7 @@ use snow_lifecycle::{
     self as lifecycle, DeleteOptions, Event, LifecycleError, Timeouts, WaitOptions,
 };
 use snow_provision::{self as provision, Checks, Cni, ProvisionError, self_managed};
-use std::{path::PathBuf, process::ExitCode, time::Duration};
+use std::{path::PathBuf, process::ExitCode};
 
 /// Runs `snowctl create cluster` (its `--dry-run` is `render`): on the management cluster given,
 /// or, with none, from nothing through a bootstrap cluster (the cluster then manages itself).
@@ -303,7 +303,7 @@ fn bundle_on_failure(
         output: &path,
         replace: false,
         devices: provision::DevicePaths::default(),
-        device_timeout: Duration::from_secs(10),
+        device_timeout: snow_validate::limits::REQUEST_TIMEOUT,
         options: lifecycle::support_bundle::BundleOptions::default(),
     };
     let Ok(runtime) = exit::runtime(io, false) else {
@@ -558,7 +558,7 @@ fn checks(skip: bool, skip_ip_check: bool) -> Checks {
         true => Checks::Skip,
         false => Checks::Run {
             skip_ip_check,
-            timeout: Duration::from_secs(10),
+            timeout: snow_validate::limits::REQUEST_TIMEOUT,
             device_lines: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         },
     }
@@ -617,7 +617,7 @@ fn failure(io: &mut Io<'_>, err: &ProvisionError) -> ExitCode {
             io.err(&format!("❌ {e}\n"));
             ExitCode::from(exit::FINDINGS)
         }
-        e if e.is_input() => exit::usage(io, e),
+        e if exit::is_input(e) => exit::usage(io, e),
         e => exit::failed(io, e),
     }
 }

@@ -88,10 +88,8 @@ fn load(
 fn create_scoped_user(args: &CreateScopedUserArgs, io: &mut Io<'_>) -> Outcome {
     let user = UserName::parse(&args.user).map_err(|e| exit::usage(io, format!("--user: {e}")))?;
     let loaded = load_root_files(&args.targets, io)?;
-    if same_file(
-        &args.output,
-        args.targets.device_files.credentials.as_deref(),
-    ) {
+    let input = args.targets.device_files.credentials.as_deref();
+    if input.is_some_and(|input| snow_credentials::write::same_file(&args.output, input)) {
         return Err(exit::usage(
             io,
             format!(
@@ -166,13 +164,4 @@ fn load_root_files(
     })?;
     settings::file_findings(&loaded.findings, "credentials", &targets.device_files, io);
     Ok(loaded)
-}
-
-/// Whether `output` is the file `input` names (the same file, however it is spelled).
-fn same_file(output: &std::path::Path, input: Option<&std::path::Path>) -> bool {
-    let Some(input) = input else { return false };
-    match (std::fs::canonicalize(output), std::fs::canonicalize(input)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }

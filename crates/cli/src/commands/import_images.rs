@@ -26,9 +26,8 @@ fn config(args: &ImportImagesArgs, io: &mut Io<'_>) -> Result<CopyConfig, ExitCo
         TargetRegistry::parse(registry).map_err(|e| exit::usage(io, format!("--registry: {e}")))?;
     let (ca_certs_pem, mut credentials) = settings::registry_access(&args.source, io)?;
     if let (Some(user), true) = (&args.username, args.password_stdin) {
-        let mut password = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut password)
-            .map_err(|e| exit::usage(io, format!("cannot read the password from stdin: {e}")))?;
+        // Bounded like every input (settings::read_bytes): stdin may be endless.
+        let password = settings::read_text(std::path::Path::new("-"), "the password from", io)?;
         let password = password.trim_end_matches(['\r', '\n']).to_owned();
         credentials.insert(&target.host, user.clone(), password);
     }

@@ -7,6 +7,7 @@ mod controller_binary;
 mod controller_image;
 mod controller_installed;
 mod credentials;
+mod dependencies;
 mod devices;
 mod download;
 mod e2e_management;

@@ -147,6 +147,22 @@ pub fn render_chart_file(
     render_template(&template, opts)
 }
 
+/// [`render_template`] on tokio's blocking pool, for async code: helm runs for up to
+/// [`HelmOptions::timeout`], which must not hold a runtime worker. A panic in it is resumed here.
+pub async fn spawn_render(template: HelmTemplate, opts: HelmOptions) -> Result<String, HelmError> {
+    let helm = opts.helm.clone();
+    match tokio::task::spawn_blocking(move || render_template(&template, &opts)).await {
+        Ok(result) => result,
+        Err(e) => match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(e) => Err(HelmError::Spawn {
+                path: helm,
+                message: e.to_string(),
+            }),
+        },
+    }
+}
+
 /// [`render`] for an already computed invocation.
 pub fn render_template(template: &HelmTemplate, opts: &HelmOptions) -> Result<String, HelmError> {
     if let Some(registry) = &template.login {

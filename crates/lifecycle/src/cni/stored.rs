@@ -260,9 +260,8 @@ async fn render_one(
         "Rendering Cilium for Kubernetes {} ({what}) to store in {name}",
         stored.kube_version
     )));
-    tokio::task::spawn_blocking(move || super::helm::render_template(&template, &options))
+    super::helm::spawn_render(template, options)
         .await
-        .map_err(|e| e.to_string())?
         .map(Some)
         .map_err(|e| e.to_string())
 }
