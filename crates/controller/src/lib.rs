@@ -245,9 +245,12 @@ pub async fn resync_cached<S: DeviceSource>(
         .buffer_unordered(concurrency.max(1))
         .collect()
         .await;
+    let deployments = caches.machine_deployments();
     let more: Vec<_> = stream::iter(clusters.iter())
         .map(|c| async {
-            let outcome = reconcile_cluster(ctx, caches, metrics, c).await;
+            let fingerprint =
+                (deployments.as_ref()).and_then(|mds| caches.cluster_fingerprint_in(c, mds));
+            let outcome = reconcile_cluster_with(ctx, caches, metrics, c, fingerprint).await;
             metrics.queued(-1);
             outcome
         })
@@ -296,8 +299,18 @@ pub async fn reconcile_cluster<S: DeviceSource>(
     metrics: &Metrics,
     cluster: &Value,
 ) -> Result<Outcome, LifecycleError> {
-    let pass = cluster::reconcile(ctx, cluster);
     let fingerprint = caches.cluster_fingerprint(cluster);
+    reconcile_cluster_with(ctx, caches, metrics, cluster, fingerprint).await
+}
+
+async fn reconcile_cluster_with<S: DeviceSource>(
+    ctx: &Context<S>,
+    caches: &Caches,
+    metrics: &Metrics,
+    cluster: &Value,
+    fingerprint: Option<u64>,
+) -> Result<Outcome, LifecycleError> {
+    let pass = cluster::reconcile(ctx, cluster);
     let settled = cluster::settled(cluster);
     (caches.reconcile(metrics, "Cluster", cluster, fingerprint, settled, pass)).await
 }
