@@ -13,7 +13,10 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 fn snowctl(args: &[&str]) -> Output {
+    // A directory of its own: a refused command writes its support bundle under ./CLUSTER/.
+    let cwd = tempfile::tempdir().expect("a working directory");
     Command::new(env!("CARGO_BIN_EXE_snowctl"))
+        .current_dir(cwd.path())
         .args(args)
         .env_remove("KUBECONFIG")
         .env_remove("EKSA_AWS_CREDENTIALS_FILE")
