@@ -90,6 +90,10 @@ fn wait() -> WaitOptions {
 }
 
 async fn made() -> Made {
+    made_from(SPEC).await
+}
+
+async fn made_from(text: &'static str) -> Made {
     let api = KubeStandIn::start().await.expect("stand-in");
     api.install_capi().expect("CAPI CRDs");
     let capi = api.start_capi(CapiOptions {
@@ -101,12 +105,12 @@ async fn made() -> Made {
     let mgmt = Management::connect(&kubeconfig, None)
         .await
         .expect("connect");
-    let spec = snow_api::check(SPEC).unwrap().into_valid().unwrap();
+    let spec = snow_api::check(text).unwrap().into_valid().unwrap();
     let inputs = snow_api::release::ReleaseInputs::embedded().unwrap();
     let release = inputs.resolve(&spec, None).unwrap();
     let request = ClusterRequest {
         spec: &spec,
-        spec_text: SPEC,
+        spec_text: text,
         release: &release,
         secrets: None,
         default_ssh_key_name: None,
@@ -276,5 +280,70 @@ async fn renew_rolls_every_control_plane_machine_and_refuses_an_imported_cluster
     assert_eq!(
         err.to_string(),
         "cluster nope is not on the management cluster"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_external_etcd_only_the_control_plane_rolls_and_that_is_said() {
+    // The same cluster with three external etcd machines.
+    // Unstacked etcd takes static addresses (a SnowIPPool), as EKS Anywhere requires.
+    let text: &'static str = (SPEC.replace(
+        "  datacenterRef:",
+        "  externalEtcdConfiguration:\n    count: 3\n    machineGroupRef: {kind: SnowMachineConfig, name: edge-etcd}\n  datacenterRef:",
+    ) + "---
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: SnowMachineConfig
+metadata:
+  name: edge-etcd
+spec:
+  devices: [\"192.168.1.11\", \"192.168.1.12\"]
+  instanceType: sbe-c.large
+  network:
+    directNetworkInterfaces:
+    - {index: 1, primary: true, ipPoolRef: {kind: SnowIPPool, name: etcd-pool}}
+  osFamily: ubuntu
+  physicalNetworkConnector: SFP_PLUS
+---
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: SnowIPPool
+metadata:
+  name: etcd-pool
+spec:
+  pools:
+  - {ipStart: 10.0.1.10, ipEnd: 10.0.1.50, subnet: 10.0.1.0/24, gateway: 10.0.1.1}
+")
+    .leak();
+    let m = made_from(text).await;
+    let etcd = |api: &KubeStandIn| -> Vec<String> {
+        let mut names: Vec<String> = api
+            .list(CORE, "Machine", Some(NS))
+            .iter()
+            .filter(|m| m["metadata"]["labels"]["cluster.x-k8s.io/etcd-cluster"].is_string())
+            .map(|m| m["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let etcd_before = etcd(&m.api);
+    assert_eq!(etcd_before.len(), 3);
+    let before = control_plane_machines(&m.api);
+    let renewed = snow_lifecycle::renew_certificates(
+        &m.mgmt,
+        "edge",
+        &RenewOptions { wait: wait() },
+        &mut |_| {},
+    )
+    .await
+    .expect("renew");
+    assert!(renewed.external_etcd);
+    let after = control_plane_machines(&m.api);
+    assert!(
+        before.iter().all(|b| !after.contains(b)),
+        "{before:?} {after:?}"
+    );
+    assert_eq!(
+        etcd(&m.api),
+        etcd_before,
+        "etcd machines have no rollout field to roll them"
     );
 }
