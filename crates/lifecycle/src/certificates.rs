@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long the TCP connect and TLS handshake may take together.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The serving certificate an API server presented.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -215,10 +215,10 @@ impl ServerCertVerifier for Recording {
                 CertificateError::Expired | CertificateError::ExpiredContext { .. }
             ))
         );
-        if verdict.is_ok() || expired {
-            if let Ok(mut leaf) = self.leaf.lock() {
-                *leaf = Some((end_entity.to_vec(), expired));
-            }
+        if (verdict.is_ok() || expired)
+            && let Ok(mut leaf) = self.leaf.lock()
+        {
+            *leaf = Some((end_entity.to_vec(), expired));
         }
         verdict
     }
