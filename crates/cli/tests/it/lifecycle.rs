@@ -2120,6 +2120,13 @@ async fn create_and_upgrade_refuse_a_cluster_that_was_imported() {
         "{}",
         show(&out)
     );
+    let out = m.snowctl(&["renew", "certificates", "edge"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("renew certificates is refused"),
+        "{}",
+        show(&out)
+    );
     assert!(m.names(CORE, "MachineDeployment").is_empty());
     assert!(m.names(CORE, "Machine").is_empty());
     let infra = m.get(INFRA, "AWSSnowCluster", "edge").unwrap();
