@@ -32,7 +32,7 @@ pub mod yaml;
 
 pub use contract::Contract;
 pub use names::Names;
-pub use objects::{Mirror as RegistryMirror, NAMESPACE};
+pub use objects::{CERTIFICATES_EXPIRY_DAYS, Mirror as RegistryMirror, NAMESPACE};
 
 use objects::{Ctx, Planned, WorkerNames};
 use snow_api::{

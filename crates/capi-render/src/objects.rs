@@ -838,21 +838,39 @@ fn kcp_spec(
         ),
     };
     spec.insert("replicas".into(), json!(cp.count.unwrap_or(1)));
-    if let Some(ru) = cp
+    let before = json!({"certificatesExpiryDays": CERTIFICATES_EXPIRY_DAYS});
+    let strategy = cp
         .upgrade_rollout_strategy
         .as_ref()
         .and_then(|r| r.rolling_update.as_ref())
-    {
-        let strategy =
-            json!({"rollingUpdate": {"maxSurge": ru.max_surge}, "type": "RollingUpdate"});
-        match c {
-            Contract::V1Beta1 => spec.insert("rolloutStrategy".into(), strategy),
-            Contract::V1Beta2 => spec.insert("rollout".into(), json!({"strategy": strategy})),
-        };
+        .map(|ru| json!({"rollingUpdate": {"maxSurge": ru.max_surge}, "type": "RollingUpdate"}));
+    match c {
+        Contract::V1Beta1 => {
+            spec.insert("rolloutBefore".into(), before);
+            if let Some(strategy) = strategy {
+                spec.insert("rolloutStrategy".into(), strategy);
+            }
+        }
+        Contract::V1Beta2 => {
+            let mut rollout = Map::new();
+            rollout.insert("before".into(), before);
+            if let Some(strategy) = strategy {
+                rollout.insert("strategy".into(), strategy);
+            }
+            spec.insert("rollout".into(), Value::Object(rollout));
+        }
     }
     spec.insert("version".into(), json!(ctx.distro.kubernetes.tag));
     spec
 }
+
+/// The days before a control-plane machine's certificates expire at which its
+/// KubeadmControlPlane replaces it (`rolloutBefore.certificatesExpiryDays` in v1beta1,
+/// `rollout.before.certificatesExpiryDays` in v1beta2). EKS Anywhere's Cluster has no field for
+/// it, so it is fixed: kubeadm's certificates last one year, and 30 days leaves a month in
+/// which a failed roll (a device down, no capacity for the surge machine) can be seen and fixed
+/// by hand before the API server's certificate lapses. Cluster API's webhook requires at least 7.
+pub const CERTIFICATES_EXPIRY_DAYS: u32 = 30;
 
 /// A JSON object being built.
 type Object = Map<String, Value>;

@@ -384,6 +384,63 @@ fn control_plane_details_follow_eksa() {
 }
 
 #[test]
+fn the_control_plane_rolls_before_its_certificates_expire() {
+    let case = Case {
+        bottlerocket: false,
+        external_etcd: false,
+        proxy: false,
+        mirror: false,
+        version: "1.33",
+    };
+    let days = capi_render::CERTIFICATES_EXPIRY_DAYS;
+    // Cluster API's webhook refuses fewer than 7 days.
+    assert!(days >= 7);
+    // With the spec's rollout strategy (the matrix) and without one: the days are always set,
+    // beside the strategy in v1beta2's `rollout`.
+    let with = kcp(case, Contract::V1Beta1);
+    assert_eq!(
+        with["spec"]["rolloutBefore"]["certificatesExpiryDays"],
+        days
+    );
+    let with = kcp(case, Contract::V1Beta2);
+    assert_eq!(
+        with["spec"]["rollout"]["before"]["certificatesExpiryDays"],
+        days
+    );
+    assert_eq!(with["spec"]["rollout"]["strategy"]["type"], "RollingUpdate");
+    let text = spec_text(case).replace(
+        "    upgradeRolloutStrategy: {rollingUpdate: {maxSurge: 1}}\n",
+        "",
+    );
+    assert_ne!(text, spec_text(case), "the strategy is taken out");
+    let spec = snow_api::check(&text).unwrap().into_valid().unwrap();
+    for contract in [Contract::V1Beta1, Contract::V1Beta2] {
+        let objects = render_as(&spec, &inputs(), Some(contract)).unwrap();
+        let k = docs(
+            &objects
+                .iter()
+                .find(|o| o.kind == "KubeadmControlPlane")
+                .unwrap()
+                .yaml,
+        )
+        .remove(0);
+        match contract {
+            Contract::V1Beta1 => {
+                assert!(k["spec"]["rolloutStrategy"].is_null());
+                assert_eq!(k["spec"]["rolloutBefore"]["certificatesExpiryDays"], days);
+            }
+            Contract::V1Beta2 => {
+                assert!(k["spec"]["rollout"]["strategy"].is_null());
+                assert_eq!(
+                    k["spec"]["rollout"]["before"]["certificatesExpiryDays"],
+                    days
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn bottlerocket_and_external_etcd() {
     let br = Case {
         bottlerocket: true,

@@ -51,6 +51,9 @@ pub enum Command {
     /// Show resources and their state.
     #[command(subcommand)]
     Describe(DescribeCommand),
+    /// Renew certificates by replacing the machines that hold them.
+    #[command(subcommand)]
+    Renew(RenewCommand),
     /// Reconcile Snow clusters declared on the management cluster (kubectl, GitOps).
     Controller(ControllerArgs),
     /// Chores on the devices: inventory, cleanup of a cluster's leftovers, usable AMIs, SSH keys.
@@ -579,6 +582,27 @@ pub struct DescribeClusterArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
+}
+
+/// `snowctl renew …`
+#[derive(Debug, Subcommand)]
+pub enum RenewCommand {
+    /// Roll a cluster's control plane (every machine replaced, one at a time) so kubeadm issues
+    /// new certificates, and wait as an upgrade does. External etcd machines are not rolled.
+    Certificates(RenewCertificatesArgs),
+}
+
+/// `snowctl renew certificates NAME --kubeconfig MGMT`
+#[derive(Debug, Args)]
+pub struct RenewCertificatesArgs {
+    /// The cluster name.
+    pub name: String,
+    /// The management cluster.
+    #[command(flatten)]
+    pub management: ManagementArgs,
+    /// Timeouts (the control-plane one bounds the roll).
+    #[command(flatten)]
+    pub waits: WaitArgs,
 }
 
 /// `snowctl render -f FILE`

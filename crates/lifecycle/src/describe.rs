@@ -2,7 +2,9 @@
 //! `clusterctl describe cluster`.
 
 use super::{LifecycleError, Management, delete::find_cluster, live::cluster_selector};
+use crate::certificates::CertificateState;
 use capi_render::{NAMESPACE, contract::ETCD_API_VERSION};
+use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -52,6 +54,10 @@ pub struct Described {
     pub root: Option<Node>,
     /// The CNI on the workload cluster (installed images, agents ready), or why it is unknown.
     pub cni: Option<String>,
+    /// The workload API server's serving certificate (from a TLS handshake), or why it is
+    /// unknown; `None` when the cluster is not there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_server_certificate: Option<crate::certificates::CertificateState>,
     /// What the controller recorded on the EKS Anywhere Cluster of this name, when one is
     /// declared on the management cluster (the kubectl and GitOps path).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -207,6 +213,13 @@ fn node(object: &Value, children: Vec<Node>) -> Node {
     {
         summary.push(version.to_owned());
     }
+    if kind == "Machine"
+        && let Some(age) = object["metadata"]["creationTimestamp"]
+            .as_str()
+            .and_then(|t| crate::certificates::age(t, Timestamp::now()))
+    {
+        summary.push(format!("age {age}"));
+    }
     Node {
         kind,
         name: object["metadata"]["name"]
@@ -232,6 +245,7 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
             cluster: cluster.to_owned(),
             root: None,
             cni: None,
+            api_server_certificate: None,
             controller,
             observed: None,
         });
@@ -313,6 +327,20 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
         Ok(None) => Some("the workload cluster's kubeconfig is not published yet".into()),
         Err(e) => Some(format!("unknown: {e}")),
     };
+    let api_server_certificate = Some(
+        match crate::create::published_kubeconfig(mgmt, cluster).await {
+            Ok(Some(kubeconfig)) => {
+                match crate::certificates::serving_certificate(cluster, &kubeconfig).await {
+                    Ok(read) => CertificateState::Read(read),
+                    Err(e) => CertificateState::Unknown(e.to_string()),
+                }
+            }
+            Ok(None) => CertificateState::Unknown(
+                "the workload cluster's kubeconfig is not published yet".into(),
+            ),
+            Err(e) => CertificateState::Unknown(e.to_string()),
+        },
+    );
     let observed = match crate::import::is_imported(&root) {
         true => crate::import::observed(mgmt, cluster).await?,
         false => None,
@@ -321,6 +349,7 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
         cluster: cluster.to_owned(),
         root: Some(node(&root, children)),
         cni,
+        api_server_certificate,
         controller,
         observed,
     })
@@ -342,6 +371,9 @@ impl Described {
         }
         if let Some(cni) = &self.cni {
             let _ = writeln!(out, "CNI: {cni}");
+        }
+        if let Some(certificate) = &self.api_server_certificate {
+            let _ = writeln!(out, "API server certificate: {certificate}");
         }
         if let Some(controller) = &self.controller {
             out.push_str(&controller.to_text());
@@ -447,6 +479,7 @@ mod tests {
                 cluster: "edge".into(),
                 root: Some(node(&kcp(api), Vec::new())),
                 cni: None,
+                api_server_certificate: None,
                 controller: None,
                 observed: None,
             }

@@ -50,6 +50,7 @@
 mod applied;
 mod apply;
 pub mod bootstrap;
+pub mod certificates;
 pub mod cni;
 mod create;
 mod delete;
@@ -70,6 +71,7 @@ mod plan;
 mod providers;
 pub mod reconcile;
 mod redact;
+mod renew;
 pub mod site;
 pub mod ssh_key;
 pub mod support_bundle;
@@ -92,6 +94,7 @@ pub use move_cluster::{
 pub use plan::{ClusterPlan, ComponentPlan, upgrade_plan};
 pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
 pub use redact::redact_userinfo;
+pub use renew::{RENEW_FIELD_MANAGER, RenewOptions, Renewed, renew_certificates};
 pub use support_bundle::{BundleOptions, SupportBundle, collect as collect_support_bundle};
 pub use upgrade::{UpgradeOptions, UpgradeOutcome, upgrade};
 pub use wait::{Timeouts, WaitOptions};

@@ -506,6 +506,35 @@ struct Desired {
     machine_api_version: String,
     cluster: String,
     create: bool,
+    /// A KubeadmControlPlane's `rolloutAfter` (v1beta1) / `rollout.after` (v1beta2), as
+    /// `YYYY-MM-DDTHH:MM:SSZ`: once it has passed, a Machine created before it is outdated.
+    rollout_after: Option<String>,
+}
+
+/// A KubeadmControlPlane's `rolloutAfter` (v1beta1) or `rollout.after` (v1beta2) as the
+/// stand-in's clock writes times (`YYYY-MM-DDTHH:MM:SSZ`, so they compare as text): a fraction
+/// of a second is dropped, as Kubernetes' `metav1.Time` keeps whole seconds; any other form is
+/// ignored.
+fn rollout_after(kcp: &Value) -> Option<String> {
+    let after = if is_v1beta1(kcp) {
+        &kcp["spec"]["rolloutAfter"]
+    } else {
+        &kcp["spec"]["rollout"]["after"]
+    };
+    let text = after.as_str()?;
+    let whole = text.get(..19)?;
+    let rest = &text[19..];
+    let fraction_then_z = rest
+        .strip_prefix('.')
+        .and_then(|r| r.strip_suffix('Z'))
+        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
+    let shape = whole.bytes().enumerate().all(|(i, b)| match i {
+        4 | 7 => b == b'-',
+        10 => b == b'T',
+        13 | 16 => b == b':',
+        _ => b.is_ascii_digit(),
+    });
+    (shape && (rest == "Z" || fraction_then_z)).then(|| format!("{whole}Z"))
 }
 
 /// Machine counts after a pass.
@@ -982,8 +1011,16 @@ impl Pass<'_> {
                         ),
                 )
         });
-        let current =
-            |m: &Value| s(m, &["metadata", "annotations", TEMPLATE_ANNOTATION]) == desired.template;
+        let now = clock::now_rfc3339();
+        // Cluster API's rule: rolloutAfter in the past and the machine created before it.
+        let due = |m: &Value| {
+            desired.rollout_after.as_deref().is_some_and(|after| {
+                after <= now.as_str() && s(m, &["metadata", "creationTimestamp"]) < after
+            })
+        };
+        let current = |m: &Value| {
+            s(m, &["metadata", "annotations", TEMPLATE_ANNOTATION]) == desired.template && !due(m)
+        };
         let outdated: Vec<Key> = mine
             .iter()
             .filter(|(_, m)| !current(m))
@@ -1118,6 +1155,8 @@ impl Pass<'_> {
                 && !self.stalled(etcd)
                 && !cluster.as_ref().is_some_and(terminating)
                 && !terminating(etcd),
+            // The EtcdadmCluster has no rollout field: only a template change rolls it.
+            rollout_after: None,
         };
         let counts = self.machines(etcd, &desired);
         let ready = counts.replicas == replicas && counts.updated == replicas && desired.create;
@@ -1185,6 +1224,7 @@ impl Pass<'_> {
                 && !self.stalled(kcp)
                 && !cluster.as_ref().is_some_and(terminating)
                 && !terminating(kcp),
+            rollout_after: rollout_after(kcp),
         };
         let counts = self.machines(kcp, &desired);
         // Initialized once the first machine's API server answers: its workload cluster is up
@@ -1321,6 +1361,8 @@ impl Pass<'_> {
                 && !self.stalled(md)
                 && !cluster.as_ref().is_some_and(terminating)
                 && !terminating(md),
+            // Not simulated for MachineDeployments.
+            rollout_after: None,
         };
         let counts = self.machines(md, &desired);
         let ready = counts.ready == replicas
@@ -1377,4 +1419,30 @@ impl Pass<'_> {
 pub fn field<'a>(object: &'a Value, dotted: &str) -> Option<&'a Value> {
     let path: Vec<String> = dotted.split('.').map(str::to_owned).collect();
     get_path(object, &path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rollout_after_is_read_per_contract_in_whole_seconds() {
+        let v1 = |t: &str| json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "spec": {"rolloutAfter": t}});
+        let v2 = |t: &str| json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "spec": {"rollout": {"after": t}}});
+        assert_eq!(
+            rollout_after(&v1("2026-11-27T06:10:01Z")).as_deref(),
+            Some("2026-11-27T06:10:01Z")
+        );
+        assert_eq!(
+            rollout_after(&v2("2026-11-27T06:10:01.25Z")).as_deref(),
+            Some("2026-11-27T06:10:01Z")
+        );
+        // The other contract's field, or a time in another form, is not a rollout time.
+        let mut wrong = v2("2026-11-27T06:10:01Z");
+        wrong["apiVersion"] = json!("controlplane.cluster.x-k8s.io/v1beta1");
+        assert_eq!(rollout_after(&wrong), None);
+        assert_eq!(rollout_after(&v2("2026-11-27T06:10:01+02:00")), None);
+        assert_eq!(rollout_after(&v2("2026-11-27 06:10:01Z")), None);
+        assert_eq!(rollout_after(&v2("soon")), None);
+    }
 }

@@ -146,6 +146,7 @@ impl Shared {
 pub struct KubeStandIn {
     shared: Arc<Shared>,
     ca: TestCa,
+    certificate: String,
     task: Mutex<Option<snow_test_devices::https::Serving>>,
 }
 
@@ -198,6 +199,7 @@ impl KubeStandIn {
         Ok(KubeStandIn {
             shared,
             ca,
+            certificate: certificate.cert_pem.clone(),
             task: Mutex::new(Some(task)),
         })
     }
@@ -205,6 +207,12 @@ impl KubeStandIn {
     /// The address served.
     pub fn addr(&self) -> SocketAddr {
         self.shared.addr
+    }
+
+    /// The serving certificate it presents in every TLS handshake, PEM (issued by
+    /// [`KubeStandIn::ca_pem`]).
+    pub fn certificate_pem(&self) -> &str {
+        &self.certificate
     }
 
     /// `https://127.0.0.1:PORT`.

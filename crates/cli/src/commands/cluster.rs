@@ -6,7 +6,8 @@
 use crate::{
     args::{
         CreateClusterArgs, DeleteClusterArgs, DescribeClusterArgs, ManagementArgs, MoveClusterArgs,
-        OptionalDeviceFiles, OutputFormat, RenderArgs, UpgradeClusterArgs, UpgradePlanClusterArgs,
+        OptionalDeviceFiles, OutputFormat, RenderArgs, RenewCertificatesArgs, UpgradeClusterArgs,
+        UpgradePlanClusterArgs,
     },
     exit::{self, Outcome},
     output::{self, Io},
@@ -434,6 +435,37 @@ pub fn describe(args: DescribeClusterArgs, io: &mut Io<'_>) -> Outcome {
             }
             OutputFormat::Text => io.out(&described.to_text()),
         }
+        Ok(())
+    })
+}
+
+/// Runs `snowctl renew certificates`: the control plane rolled by `snow_lifecycle`.
+pub fn renew_certificates(
+    args: RenewCertificatesArgs,
+    global: GlobalSettings,
+    io: &mut Io<'_>,
+) -> Outcome {
+    let management = settings::management(&args.management, io)?;
+    let options = lifecycle::RenewOptions {
+        wait: settings::waits(&args.waits),
+    };
+    let name = args.name;
+    block_on(io, async move |io| {
+        let mgmt = management.connect_quietly().await?;
+        let mut events = printer(io, global.verbose);
+        let renewed = lifecycle::renew_certificates(&mgmt, &name, &options, &mut events).await?;
+        drop(events);
+        io.err(&format!(
+            "✅ Control-plane machines replaced: {} → {}\n",
+            renewed.replaced.join(", "),
+            renewed.machines.join(", ")
+        ));
+        if renewed.external_etcd {
+            io.err("⚠️  External etcd was not rolled: the EtcdadmCluster has no rollout field, so its machines' certificates are renewed only when a template change replaces them (upgrade cluster)\n");
+        }
+        io.err(&format!(
+            "🎉 Control-plane certificates of cluster {name} renewed\n"
+        ));
         Ok(())
     })
 }

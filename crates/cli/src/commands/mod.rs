@@ -19,7 +19,8 @@ pub mod validate;
 use crate::{
     args::{
         BuildCommand, Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand,
-        GetCommand, ImportCommand, MoveCommand, StoreCommand, UpgradeCommand, UpgradePlanCommand,
+        GetCommand, ImportCommand, MoveCommand, RenewCommand, StoreCommand, UpgradeCommand,
+        UpgradePlanCommand,
     },
     output::Io,
     settings::GlobalSettings,
@@ -70,6 +71,9 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         }
         Command::Delete(DeleteCommand::Cluster(args)) => cluster::delete(args, global, io),
         Command::Describe(DescribeCommand::Cluster(args)) => cluster::describe(args, io),
+        Command::Renew(RenewCommand::Certificates(args)) => {
+            cluster::renew_certificates(args, global, io)
+        }
         Command::Controller(args) => controller::run(args, global, io),
         Command::Devices(cmd) => devices::run(cmd, io),
         Command::Init(args) => init::run(args, global, io, init::Mode::Init),

@@ -2120,8 +2120,111 @@ async fn create_and_upgrade_refuse_a_cluster_that_was_imported() {
         "{}",
         show(&out)
     );
+    let out = m.snowctl(&["renew", "certificates", "edge"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("renew certificates is refused"),
+        "{}",
+        show(&out)
+    );
     assert!(m.names(CORE, "MachineDeployment").is_empty());
     assert!(m.names(CORE, "Machine").is_empty());
     let infra = m.get(INFRA, "AWSSnowCluster", "edge").unwrap();
     assert!(infra["spec"]["identityRef"].is_null(), "{infra:#}");
+}
+
+/// Issue 30: `describe cluster` says when the API server's serving certificate expires (read
+/// from the handshake) and each machine's age; `renew certificates` replaces every
+/// control-plane machine and waits for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renew_certificates_replaces_every_control_plane_machine_and_describe_shows_expiry() {
+    let m = management().await;
+    let created = create(
+        &m,
+        &m.write_spec(
+            "c.yaml",
+            &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large"),
+        ),
+    )
+    .await;
+    assert!(created.status.success(), "{}", show(&created));
+    let workload = m.capi.workload("edge").expect("a workload cluster");
+    let (bundle, _) =
+        snow_credentials::CaBundle::parse("served", workload.certificate_pem().as_bytes().to_vec());
+    let served = snow_credentials::format_utc(bundle.certificates()[0].not_after);
+
+    let described = m
+        .snowctl(&["describe", "cluster", "edge", "-o", "json"])
+        .await;
+    assert!(described.status.success(), "{}", show(&described));
+    let json: Value = serde_json::from_slice(&described.stdout).unwrap();
+    let read = &json["api_server_certificate"]["read"];
+    assert_eq!(read["not_after"], served.as_str(), "{json}");
+    assert_eq!(read["server"], workload.url().as_str());
+    let described = m.snowctl(&["describe", "cluster", "edge"]).await;
+    let tree = text(&described.stdout);
+    assert!(
+        tree.contains(&format!("API server certificate: expires {served} (in ")),
+        "{tree}"
+    );
+    assert!(
+        tree.lines()
+            .filter(|l| l.contains("Machine/"))
+            .all(|l| l.contains(", age ")),
+        "{tree}"
+    );
+
+    let control_plane = |m: &Mgmt| -> Vec<String> {
+        let mut names: Vec<String> = m
+            .api
+            .list(CORE, "Machine", Some(NS))
+            .iter()
+            .filter(|o| o["metadata"]["labels"]["cluster.x-k8s.io/control-plane"].is_string())
+            .map(|o| o["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = control_plane(&m);
+    assert_eq!(before.len(), 3);
+    let out = m
+        .snowctl(&[
+            "renew",
+            "certificates",
+            "edge",
+            "--poll-interval",
+            "50ms",
+            "--control-plane-wait-timeout",
+            "60s",
+        ])
+        .await;
+    assert!(out.status.success(), "{}", show(&out));
+    let after = control_plane(&m);
+    assert_eq!(after.len(), 3);
+    assert!(
+        before.iter().all(|b| !after.contains(b)),
+        "{before:?} {after:?}"
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "✅ Control-plane machines replaced: {} → {}",
+            before.join(", "),
+            after.join(", ")
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("🎉 Control-plane certificates of cluster edge renewed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("External etcd"), "{stderr}");
+
+    let missing = m.snowctl(&["renew", "certificates", "nope"]).await;
+    assert_eq!(missing.status.code(), Some(1), "{}", show(&missing));
+    assert!(
+        text(&missing.stderr).contains("cluster nope is not on the management cluster"),
+        "{}",
+        show(&missing)
+    );
 }
