@@ -120,6 +120,10 @@ pub enum ProblemKind {
     Condition,
     /// A device did not answer.
     DeviceUnreachable,
+    /// The API server's serving certificate expires within
+    /// [`capi_render::CERTIFICATES_EXPIRY_DAYS`] days (the control plane should have rolled), or
+    /// has expired.
+    CertificateExpiring,
 }
 
 /// One finding of the analysis.
@@ -365,14 +369,41 @@ pub async fn collect(
     pods_and_logs(&mut c, mgmt, Side::Management, NAMESPACE, Some(&controller)).await;
     deployments(&mut c, mgmt, Side::Management, NAMESPACE).await;
     workload(&mut c, mgmt, cluster).await;
-    c.note(
-        "certificates: not checked (describe the control plane's certificates with kubeadm on a \
-         control-plane machine)"
-            .into(),
-    );
+    certificate(&mut c, mgmt, cluster).await;
     c.bundle.summary.problems.sort();
     c.bundle.summary.problems.dedup();
     Ok(c.bundle)
+}
+
+/// The workload API server's serving certificate, read from a TLS handshake with the server
+/// of the published kubeconfig (`crate::certificates`): a problem when it expires within the
+/// days the rendered control plane rolls before (`capi_render::CERTIFICATES_EXPIRY_DAYS`), so
+/// a roll that did not happen is seen. The other control-plane certificates (etcd, the
+/// front proxy) are on the machines, out of reach of a bundle.
+async fn certificate(c: &mut Collector<'_>, mgmt: &Management, cluster: &str) {
+    let what = format!("the API server certificate of cluster {cluster}");
+    let Some(Some(kubeconfig)) = c
+        .bounded(&what, crate::create::published_kubeconfig(mgmt, cluster))
+        .await
+    else {
+        return;
+    };
+    let read = crate::certificates::serving_certificate(cluster, &kubeconfig);
+    let Some(certificate) = c.bounded(&what, read).await else {
+        return;
+    };
+    if certificate.days_left < i64::from(capi_render::CERTIFICATES_EXPIRY_DAYS) {
+        c.problem(
+            ProblemKind::CertificateExpiring,
+            Side::Workload,
+            format!("the API server of cluster {cluster}"),
+            format!("its serving certificate {certificate}"),
+        );
+    }
+    c.bundle.add(
+        "workload/api-server-certificate.txt",
+        format!("{certificate}\n").into_bytes(),
+    );
 }
 
 /// The release catalog the snowctl controller was installed with (its ConfigMap, when there)
