@@ -1,6 +1,6 @@
 //! Exit codes, the same for every command, and the one way a command says why it stops.
 
-use crate::output::Io;
+use crate::output::{self, Io};
 use snow_lifecycle::{LifecycleError, cni::helm::HelmError};
 use snow_provision::ProvisionError;
 use std::{fmt::Display, process::ExitCode};
@@ -64,6 +64,43 @@ fn lifecycle_input(err: &LifecycleError) -> bool {
             | LifecycleError::Components { .. }
             | LifecycleError::Backup { .. }
     )
+}
+
+/// Says why a workflow stopped, with its findings and what to do; exit 2 for input that cannot be
+/// used, else 1.
+pub fn provision(io: &mut Io<'_>, err: &ProvisionError) -> ExitCode {
+    if let ProvisionError::Interrupted { step, source, left } = err {
+        io.err(&format!("❌ {step} failed\n"));
+        let code = provision(io, source);
+        io.err(&format!("  {left}\n"));
+        return code;
+    }
+    match err {
+        ProvisionError::Lifecycle(e) => lifecycle(io, e),
+        ProvisionError::Input(finding) => {
+            io.err(&output::diagnostic(finding, "preflight", None));
+            ExitCode::from(USAGE)
+        }
+        e @ ProvisionError::Preflight { findings } => {
+            io.err(&snow_api::finding_text::text(
+                findings,
+                "preflight",
+                None,
+                &[],
+            ));
+            io.err(&format!("❌ {e}\n"));
+            ExitCode::from(FINDINGS)
+        }
+        e @ ProvisionError::ClusterExists { cluster } => {
+            let code = failed(io, e);
+            io.err(&format!(
+                "  hint: delete it there first (snowctl delete cluster {cluster})\n"
+            ));
+            code
+        }
+        e if is_input(e) => usage(io, e),
+        e => failed(io, e),
+    }
 }
 
 /// Whether a provisioning error (the step behind an interruption) is input that cannot be used

@@ -32,6 +32,15 @@ pub enum ProvisionError {
         /// `namespace/name` of every other Cluster API Cluster on it.
         others: Vec<String>,
     },
+    /// `devices cleanup` of a cluster the management cluster still has, whose controllers would
+    /// recreate its machines: it is deleted there first.
+    #[error(
+        "cluster {cluster} still exists on the management cluster, whose controllers would recreate its machines"
+    )]
+    ClusterExists {
+        /// The cluster.
+        cluster: String,
+    },
     /// A step of the first cluster's create failed: what is left and how to go on.
     #[error("{step} failed: {source}")]
     Interrupted {

@@ -9,10 +9,12 @@
 //! cluster from nothing: a bootstrap cluster, the providers, the create, the providers on the
 //! new cluster, the move, the bootstrap cluster deleted; every step resumes when run again.
 //! [`support_bundle`] writes a cluster's support bundle, with its devices' inventory.
+//! [`cleanup`] plans `devices cleanup` only once the management cluster no longer has the cluster.
 //!
 //! Nothing here prints or reads flags or the environment: progress goes to a callback as
 //! [`Event`]s, failures are [`ProvisionError`]s.
 
+pub mod cleanup;
 mod cni;
 mod error;
 pub mod import;

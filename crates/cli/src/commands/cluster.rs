@@ -9,7 +9,7 @@ use crate::{
         OptionalDeviceFiles, OutputFormat, RenderArgs, UpgradeClusterArgs, UpgradePlanClusterArgs,
     },
     exit::{self, Outcome},
-    output::{self, Io},
+    output::Io,
     settings::{self, GlobalSettings, Management, RenderSettings, SpecFile},
 };
 use snow_api::release::ClusterRelease;
@@ -593,35 +593,6 @@ fn cni(
     Ok((Cni::HelmChartFile(file), Some(charts)))
 }
 
-/// Says why a workflow stopped, with its findings; exit 2 for input that cannot be used, else 1.
-fn failure(io: &mut Io<'_>, err: &ProvisionError) -> ExitCode {
-    if let ProvisionError::Interrupted { step, source, left } = err {
-        io.err(&format!("❌ {step} failed\n"));
-        let code = failure(io, source);
-        io.err(&format!("  {left}\n"));
-        return code;
-    }
-    match err {
-        ProvisionError::Lifecycle(e) => exit::lifecycle(io, e),
-        ProvisionError::Input(finding) => {
-            io.err(&output::diagnostic(finding, "preflight", None));
-            ExitCode::from(exit::USAGE)
-        }
-        e @ ProvisionError::Preflight { findings } => {
-            io.err(&snow_api::finding_text::text(
-                findings,
-                "preflight",
-                None,
-                &[],
-            ));
-            io.err(&format!("❌ {e}\n"));
-            ExitCode::from(exit::FINDINGS)
-        }
-        e if exit::is_input(e) => exit::usage(io, e),
-        e => exit::failed(io, e),
-    }
-}
-
 /// Prints milestones, and detail with `-v` (`snow_lifecycle::Milestones`).
 fn printer<'a, 'b>(io: &'a mut Io<'b>, verbose: u8) -> impl FnMut(Event) + 'a {
     let mut milestones = lifecycle::Milestones::new(verbose > 0);
@@ -640,7 +611,7 @@ fn run<'b>(
     let runtime = exit::runtime(io, false)?;
     match runtime.block_on(body(&mut *io)) {
         Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(err) => Err(failure(io, &err)),
+        Err(err) => Err(exit::provision(io, &err)),
     }
 }
 
