@@ -25,7 +25,6 @@ use snow_lifecycle::{
     init::{self, components::ComponentObjects},
 };
 use snow_provision::{DevicePaths, preflight};
-use snow_validate::FilesReport;
 use std::{
     io::Read,
     path::{Path, PathBuf},
@@ -111,9 +110,14 @@ pub const MIRROR_CA_VAR: &str = "EKSA_REGISTRY_MIRROR_CA";
 pub fn registry_login(
     spec: &snow_api::ClusterSpec,
 ) -> Result<Option<RegistryCredentials>, Vec<Finding>> {
+    let (username, password) = registry_env();
+    registry::from_env(spec, username, password)
+}
+
+/// The registry mirror's username and password as the environment gives them.
+pub fn registry_env() -> (Option<String>, Option<SecretString>) {
     let var = |name| std::env::var(name).ok();
-    registry::from_env(
-        spec,
+    (
         var(registry::USERNAME_VAR),
         var(registry::PASSWORD_VAR).map(SecretString::new),
     )
@@ -361,38 +365,6 @@ pub fn optional_fleet(
     })?;
     file_findings(&fleet.findings, "devices", files, io);
     Ok(Some(fleet))
-}
-
-/// Preflight of `spec` against its devices (`snow_provision::preflight::run`), each request
-/// bounded by `timeout`; with a terminal, one progress line per device. `Err` is input that
-/// cannot be used at all (a file missing or unreadable), as one finding that says what to do.
-pub fn preflight(
-    spec: &snow_api::ClusterSpec,
-    files: &OptionalDeviceFiles,
-    timeout: std::time::Duration,
-    skip_ip_check: bool,
-    io: &mut Io<'_>,
-) -> Result<FilesReport, Box<Finding>> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build();
-    let runtime = runtime.map_err(|e| {
-        let why = format!("cannot start the async runtime: {e}");
-        Box::new(Finding::error("preflight.runtime", why))
-    })?;
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let paths = device_paths(files);
-    runtime.block_on(preflight::run(
-        spec,
-        paths,
-        timeout,
-        skip_ip_check,
-        &mut |p| {
-            if tty {
-                io.err(&format!("{}\n", preflight::progress_line(p)));
-            }
-        },
-    ))
 }
 
 /// What rendering needs besides the spec: release inputs, a forced contract, identity files.

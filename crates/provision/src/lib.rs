@@ -9,6 +9,7 @@
 //! cluster from nothing: a bootstrap cluster, the providers, the create, the providers on the
 //! new cluster, the move, the bootstrap cluster deleted; every step resumes when run again.
 //! [`support_bundle`] writes a cluster's support bundle, with its devices' inventory.
+//! [`validate`] merges the static, catalog, environment and preflight findings of `validate`.
 //! [`cleanup`] plans `devices cleanup` only once the management cluster no longer has the cluster.
 //!
 //! Nothing here prints or reads flags or the environment: progress goes to a callback as
@@ -21,6 +22,7 @@ pub mod import;
 pub mod preflight;
 pub mod self_managed;
 pub mod support_bundle;
+pub mod validate;
 mod workflow;
 
 pub use cni::Cni;
