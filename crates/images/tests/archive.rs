@@ -1015,3 +1015,58 @@ fn the_helm_chart_is_read_from_the_archive_with_its_digest_checked() {
         "{error}"
     );
 }
+
+#[test]
+fn release_files_are_read_back_as_the_release_manifests_and_the_image_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("artifacts.tar");
+    let eksd = vec![
+        (
+            "https://distro.eks.amazonaws.com/kubernetes-1-33/kubernetes-1-33-eks-9.yaml".into(),
+            "kind: Release\n".to_owned(),
+        ),
+        (
+            "kubernetes-1-32-eks-12.yaml".into(),
+            "kind: Release\n# 1.32\n".to_owned(),
+        ),
+    ];
+    let images = vec![snow_images::ListedImage {
+        uri: format!("{PREFIX}/eks-anywhere/kube-vip:v1"),
+        used_by: vec!["1.33 snow.kubeVip".into()],
+    }];
+    let config = DownloadConfig {
+        output: output.clone(),
+        source_registry: None,
+        platforms: Platforms::default(),
+        concurrency: 1,
+        ca_certs_pem: Vec::new(),
+        plain_http: Vec::new(),
+        credentials: Credentials::default(),
+        files: snow_images::archive::release_files("kind: Bundles\n", &eksd, &images),
+        from_archives: Vec::new(),
+    };
+    let report = rt().block_on(download_images(&[], &config, Arc::new(NoProgress)));
+    assert!(report.error.is_none(), "{report}");
+
+    let archive = Archive::open(&output).unwrap();
+    let (bundles, read) = archive.release_manifests().unwrap();
+    assert_eq!(bundles, "kind: Bundles\n");
+    let names: Vec<(&str, &str)> = read.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    assert_eq!(
+        names,
+        [
+            (
+                "eksd/kubernetes-1-32-eks-12.yaml",
+                "kind: Release\n# 1.32\n"
+            ),
+            ("eksd/kubernetes-1-33-eks-9.yaml", "kind: Release\n"),
+        ]
+    );
+    let list = archive
+        .file(snow_images::archive::IMAGES_FILE)
+        .unwrap()
+        .unwrap();
+    let list: serde_json::Value = serde_json::from_slice(&list).unwrap();
+    assert_eq!(list[0]["uri"], images[0].uri);
+    assert_eq!(list[0]["used_by"][0], "1.33 snow.kubeVip");
+}
