@@ -558,84 +558,14 @@ pub fn read_cni_manifest(path: &Path, io: &mut Io<'_>) -> Result<CniManifest, Ex
     CniManifest::parse(&text).map_err(|e| exit::usage(io, format!("{name}: {e}")))
 }
 
-/// Helm charts taken out of an offline archive into a temporary directory that is removed when
-/// this is dropped (when the command ends), for `helm template <file>`: no registry is asked for
-/// them, so no mirror login either.
-#[derive(Debug)]
-pub struct ChartFiles {
-    /// Each chart's `.tgz`, by its URI (the bundle's `cilium.helmChart`).
-    pub files: std::collections::BTreeMap<String, PathBuf>,
-    _dir: tempfile::TempDir,
-}
-
-/// `charts` taken out of `archive` (each one's digest checked by
-/// [`snow_images::Archive::helm_chart`]) as `<dir>/<n>/cilium-<tag>.tgz`; a chart not in the
-/// archive, not a chart, or corrupt: exit 2 naming the archive and the chart.
-pub fn chart_files(
-    archive: &snow_images::Archive,
-    charts: &[&snow_api::release::Image],
-    io: &mut Io<'_>,
-) -> Result<ChartFiles, ExitCode> {
-    let dir = tempfile::Builder::new()
-        .prefix("snowctl-chart-")
-        .tempdir()
-        .map_err(|e| exit::failed(io, format!("cannot create a temporary directory: {e}")))?;
-    let mut files = std::collections::BTreeMap::new();
-    for (n, chart) in charts.iter().enumerate() {
-        let bytes = archive
-            .helm_chart(&chart.uri)
-            .map_err(|e| exit::usage(io, e))?;
-        let version = chart.tag().unwrap_or("chart");
-        let file = dir.path().join(n.to_string());
-        let file = std::fs::create_dir(&file)
-            .map(|()| file.join(format!("cilium-{version}.tgz")))
-            .and_then(|file| std::fs::write(&file, bytes).map(|()| file))
-            .map_err(|e| {
-                exit::failed(
-                    io,
-                    format!("cannot write into {}: {e}", dir.path().display()),
-                )
-            })?;
-        files.insert(chart.uri.clone(), file);
+/// Says why charts could not be taken out of an archive: exit 2 when the archive cannot be used,
+/// else 1.
+pub fn charts_error(io: &mut Io<'_>, e: &snow_images::charts::ChartsError) -> ExitCode {
+    if e.is_input() {
+        exit::usage(io, e)
+    } else {
+        exit::failed(io, e)
     }
-    Ok(ChartFiles { files, _dir: dir })
-}
-
-/// The Cilium chart of every Kubernetes version of the archive's Bundles that the archive holds,
-/// taken out (digest checked) into temporary files for as long as the result lives, so `helm
-/// template` reads a file, never a registry. An archive that holds none of them: exit 2 naming
-/// the first. With the archive's path, for what is said about a chart it lacks.
-pub fn archive_cilium_charts(
-    path: &std::path::Path,
-    inputs: &snow_api::release::ReleaseInputs,
-    io: &mut Io<'_>,
-) -> Result<(ChartFiles, String), ExitCode> {
-    let archive = snow_images::Archive::open(path).map_err(|e| exit::usage(io, e))?;
-    let mut named: Vec<&snow_api::release::Image> = Vec::new();
-    for bundle in &inputs.bundles.spec.versions_bundles {
-        if let Ok(cilium) = bundle.cilium()
-            && !named.iter().any(|c| c.uri == cilium.helm_chart.uri)
-        {
-            named.push(&cilium.helm_chart);
-        }
-    }
-    let held: Vec<_> = (named.iter().copied())
-        .filter(|c| (archive.images().iter()).any(|i| i.name.as_deref() == Some(c.uri.as_str())))
-        .collect();
-    let charts = match (held.is_empty(), named.first()) {
-        (false, _) => held,
-        // Not in the archive: said by the archive, with what to do.
-        (true, Some(first)) => vec![*first],
-        (true, None) => {
-            let why = format!(
-                "{}: its Bundles name no Cilium chart (versionsBundles[].cilium.helmChart)",
-                path.display()
-            );
-            return Err(exit::usage(io, why));
-        }
-    };
-    let files = chart_files(&archive, &charts, io)?;
-    Ok((files, archive.path().display().to_string()))
 }
 
 /// The per-stage timeouts of create and upgrade.

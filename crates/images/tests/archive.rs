@@ -982,10 +982,44 @@ fn the_helm_chart_is_read_from_the_archive_with_its_digest_checked() {
     .unwrap();
     let report = rt.block_on(download_images(&plan, &config, Arc::new(NoProgress)));
     assert!(report.error.is_none(), "{report:#?}");
+    // An archive of the image alone, without the chart.
+    let without = dir.path().join("without-chart.tar");
+    let config_without = download_config(&source, &without);
+    let plan = plan_download(&[uri(&image)], config.source_registry.as_deref()).unwrap();
+    let report = rt.block_on(download_images(
+        &plan,
+        &config_without,
+        Arc::new(NoProgress),
+    ));
+    assert!(report.error.is_none(), "{report:#?}");
     drop(source);
 
     let archive = Archive::open(&file).unwrap();
     assert_eq!(archive.helm_chart(&uri(&chart)).unwrap(), tgz);
+
+    // Taken out into a file helm reads (the embedded Bundles name this chart for every
+    // Kubernetes version: one file), removed when the files are dropped.
+    let inputs = snow_api::release::ReleaseInputs::embedded().unwrap();
+    let charts = snow_images::charts::cilium_charts(&file, &inputs).unwrap();
+    assert_eq!(charts.files.len(), 1);
+    let taken = charts.files[&uri(&chart)].clone();
+    assert_eq!(std::fs::read(&taken).unwrap(), tgz);
+    assert!(
+        taken.ends_with("0/cilium-1.19.4-1.tgz"),
+        "{}",
+        taken.display()
+    );
+    drop(charts);
+    assert!(!taken.exists());
+    let error = snow_images::charts::cilium_charts(&without, &inputs).unwrap_err();
+    assert!(error.is_input());
+    assert!(
+        error.to_string().contains(&format!(
+            "the Helm chart {} is not in the archive",
+            uri(&chart)
+        )),
+        "{error}"
+    );
     let error = archive.helm_chart(&uri(&image)).unwrap_err().to_string();
     assert!(
         error.contains(&uri(&image)) && error.contains("is not a Helm chart"),

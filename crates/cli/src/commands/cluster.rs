@@ -565,7 +565,7 @@ fn checks(skip: bool, skip_ip_check: bool) -> Checks {
 }
 
 /// `--cni-manifest FILE`, read now; else with `--artifacts` the bundle's Cilium chart taken
-/// from the archive into a temporary file (removed with the returned [`settings::ChartFiles`])
+/// from the archive into a temporary file (removed with the returned [`snow_images::charts::ChartFiles`])
 /// for helm, so no registry is asked for it; else helm pulls the chart.
 fn cni(
     path: Option<&std::path::Path>,
@@ -573,7 +573,7 @@ fn cni(
     spec: &SpecFile,
     render: &RenderSettings,
     io: &mut Io<'_>,
-) -> Result<(Cni, Option<settings::ChartFiles>), ExitCode> {
+) -> Result<(Cni, Option<snow_images::charts::ChartFiles>), ExitCode> {
     if let Some(path) = path {
         return settings::read_cni_manifest(path, io).map(|m| (Cni::Given(m), None));
     }
@@ -583,7 +583,8 @@ fn cni(
     let release = render.release(&spec.spec).map_err(|e| exit::usage(io, e))?;
     let chart = release.bundle.cilium().map_err(|e| exit::usage(io, e))?;
     let archive = snow_images::Archive::open(archive).map_err(|e| exit::usage(io, e))?;
-    let charts = settings::chart_files(&archive, &[&chart.helm_chart], io)?;
+    let charts = snow_images::charts::chart_files(&archive, &[&chart.helm_chart]);
+    let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
     let file = charts.files[&chart.helm_chart.uri].clone();
     io.err(&format!(
         "Cilium chart {} taken from {}\n",

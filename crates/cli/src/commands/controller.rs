@@ -34,7 +34,9 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
             None,
         ),
         (None, Some(archive)) => {
-            let (charts, from) = settings::archive_cilium_charts(archive, &inputs, io)?;
+            let charts = snow_images::charts::cilium_charts(archive, &inputs);
+            let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
+            let from = archive.display().to_string();
             let cni = CniSource::chart_files_on_path(charts.files.clone(), from);
             (cni, Some(charts))
         }
