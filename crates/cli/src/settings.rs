@@ -16,15 +16,18 @@ use snow_api::{
     Finding, ValidSpec,
     release::{Bundles, ClusterRelease, ComponentAssets, ComponentFiles, Release, ReleaseInputs},
 };
-use snow_credentials::ClusterctlEnv;
 use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials, SecretString, registry};
 use snow_images::assets;
 use snow_lifecycle::{
     CniManifest, Timeouts, WaitOptions,
     bootstrap::{Bootstrap, Existing, Kind, KindOptions},
-    init::{self, components::ComponentObjects},
+    init::components::ComponentObjects,
 };
-use snow_provision::{DevicePaths, preflight};
+use snow_provision::{
+    DevicePaths,
+    components::{ComponentsError, ComponentsOptions, ComponentsSource},
+    preflight,
+};
 use std::{
     io::Read,
     path::{Path, PathBuf},
@@ -716,10 +719,10 @@ pub fn file_findings(
     io.err(&snow_api::finding_text::text(findings, about, None, &names));
 }
 
-/// The provider stack `init` installs, ready to apply: the bundle of `kubernetes_version`
-/// (default: the newest), its components from `--components-dir`, else the archive of
-/// `--artifacts`, else fetched over HTTPS (cached), with the device files' encodings (when
-/// given) and this process's environment as values.
+/// The provider stack `init` installs, ready to apply (`snow_provision::components`): the bundle
+/// of `kubernetes_version` (default: the newest), its components from `--components-dir`, else
+/// the archive of `--artifacts`, else fetched over HTTPS (cached), with the device files'
+/// encodings (when given) and this process's environment as values.
 pub fn components(
     args: &ComponentArgs,
     release: &ReleaseArgs,
@@ -728,33 +731,38 @@ pub fn components(
     secrets: Option<(&CredentialsFile, &CaBundle)>,
     io: &mut Io<'_>,
 ) -> Result<Vec<ComponentObjects>, ExitCode> {
-    let bundle = init::source::versions_bundle(&inputs.bundles, kubernetes_version)
-        .map_err(|err| exit::lifecycle(io, &err))?;
-    let credentials = secrets.map(|(c, b)| ClusterctlEnv::new(c, b));
-    let values = init::snow_values(bundle, credentials.as_ref(), std::env::vars().collect());
-    let wanted = init::source::wanted(bundle).map_err(|err| exit::lifecycle(io, &err))?;
-    let files = match (&args.components_dir, &release.artifacts) {
-        (Some(dir), _) => init::source::read_dir(dir, &wanted),
-        (None, Some(file)) => {
-            let archive = snow_images::Archive::open(file)
-                .map_err(|e| exit::usage(io, crate::output::printable_lines(&e.to_string())))?;
-            let files = snow_images::assets::from_archive(&archive, &wanted);
-            Ok(files.map_err(|e| exit::usage(io, e))?)
-        }
-        (None, None) => {
-            let pems = ca_certs(&args.ca_certs, io)?;
-            Ok(fetch_components(
-                &wanted,
-                args.cache_dir.as_deref(),
-                pems,
-                io,
-            )?)
-        }
+    let source = match (&args.components_dir, &release.artifacts) {
+        (Some(dir), _) => ComponentsSource::Dir(dir),
+        (None, Some(file)) => ComponentsSource::Archive(file),
+        (None, None) => ComponentsSource::Fetch(assets::FetchConfig {
+            ca_certs_pem: ca_certs(&args.ca_certs, io)?,
+            ..assets::FetchConfig::new(cache(args.cache_dir.as_deref(), io)?)
+        }),
     };
-    files
-        .and_then(|files| init::source::from_files(&wanted, files))
-        .and_then(|sources| init::prepare(&sources, &values))
-        .map_err(|err| exit::lifecycle(io, &err))
+    let cache_dir = match &source {
+        ComponentsSource::Fetch(config) => Some(config.cache_dir.clone()),
+        _ => None,
+    };
+    let options = ComponentsOptions {
+        inputs,
+        kubernetes_version,
+        secrets,
+        environment: std::env::vars().collect(),
+        source,
+    };
+    let made = exit::runtime(io, false)?.block_on(snow_provision::components::components(options));
+    let made = made.map_err(|e| match e {
+        ComponentsError::Lifecycle(e) => exit::lifecycle(io, &e),
+        e if e.is_input() => exit::usage(io, crate::output::printable_lines(&e.to_string())),
+        e => exit::failed(io, e),
+    })?;
+    if let (Some((fetched, cached)), Some(dir)) = (made.fetched, cache_dir) {
+        io.err(&format!(
+            "components: {fetched} file(s) fetched, {cached} from the cache {}\n",
+            dir.display()
+        ));
+    }
+    Ok(made.objects)
 }
 
 /// The snowctl controller component: with `image` (`--controller-image`), else, for a spec

@@ -10,6 +10,7 @@
 //! new cluster, the move, the bootstrap cluster deleted; every step resumes when run again.
 //! [`support_bundle`] writes a cluster's support bundle, with its devices' inventory.
 //! [`validate`] merges the static, catalog, environment and preflight findings of `validate`.
+//! [`components`] makes the provider stack `init` installs from a directory, an archive or HTTPS.
 //! [`cleanup`] plans `devices cleanup` only once the management cluster no longer has the cluster.
 //!
 //! Nothing here prints or reads flags or the environment: progress goes to a callback as
@@ -17,6 +18,7 @@
 
 pub mod cleanup;
 mod cni;
+pub mod components;
 mod error;
 pub mod import;
 pub mod preflight;
