@@ -8,7 +8,7 @@ use crate::{
         BootstrapArgs, Cli, ComponentArgs, ImageSelectionArgs, ManagementArgs, OptionalDeviceFiles,
         OsArg, ReleaseArgs, RenderArgs, SourceArgs, WaitArgs,
     },
-    exit,
+    env, exit,
     output::{self, Io},
 };
 use capi_render::{Contract, RenderOptions, SecretInputs};
@@ -106,7 +106,7 @@ pub struct SpecFile {
 }
 
 /// The variable naming the registry mirror's CA file.
-pub const MIRROR_CA_VAR: &str = "EKSA_REGISTRY_MIRROR_CA";
+pub const MIRROR_CA_VAR: &str = env::REGISTRY_MIRROR_CA;
 
 /// The mirror's login from `REGISTRY_USERNAME`/`REGISTRY_PASSWORD` when the spec has
 /// `authenticate: true`; each unset variable is a finding on that field.
@@ -121,8 +121,8 @@ pub fn registry_login(
 pub fn registry_env() -> (Option<String>, Option<SecretString>) {
     let var = |name| std::env::var(name).ok();
     (
-        var(registry::USERNAME_VAR),
-        var(registry::PASSWORD_VAR).map(SecretString::new),
+        var(env::REGISTRY_USERNAME),
+        var(env::REGISTRY_PASSWORD).map(SecretString::new),
     )
 }
 
@@ -334,9 +334,9 @@ fn fetch_release(
 
 /// `--cache-dir`, else `$XDG_CACHE_HOME/snowctl` or `~/.cache/snowctl`.
 fn cache(dir: Option<&Path>, io: &mut Io<'_>) -> Result<PathBuf, ExitCode> {
-    let env = |name: &str| std::env::var_os(name).map(PathBuf::from);
+    let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
     (dir.map(Path::to_path_buf))
-        .or_else(|| assets::default_cache_dir(env("XDG_CACHE_HOME"), env("HOME")))
+        .or_else(|| assets::default_cache_dir(var(env::XDG_CACHE_HOME), var(env::HOME)))
         .ok_or_else(|| exit::usage(io, "no cache directory: pass --cache-dir"))
 }
 
@@ -836,9 +836,9 @@ pub fn registry_access(
 ) -> Result<(Vec<Vec<u8>>, snow_images::Credentials), ExitCode> {
     let pems = ca_certs(&args.ca_certs, io)?;
     let path = args.docker_config.clone().or_else(|| {
-        let dir = std::env::var_os("DOCKER_CONFIG")
+        let dir = std::env::var_os(env::DOCKER_CONFIG)
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")))?;
+            .or_else(|| std::env::var_os(env::HOME).map(|h| PathBuf::from(h).join(".docker")))?;
         let path = dir.join("config.json");
         path.exists().then_some(path)
     });
