@@ -21,6 +21,12 @@ pub enum ProvisionError {
     /// What helm rendered is not a Cilium manifest.
     #[error("the manifest helm rendered: {0}")]
     HelmManifest(CniManifestError),
+    /// A create or an upgrade was given `CniSource::Stored`, which only a controller reads: the
+    /// create or upgrade is what stores the manifests.
+    #[error(
+        "the stored Cilium manifests are for a controller: a create or an upgrade renders its manifest or is given one"
+    )]
+    CniStored,
     /// A lifecycle step failed.
     #[error(transparent)]
     Lifecycle(#[from] LifecycleError),

@@ -27,8 +27,9 @@ pub mod support_bundle;
 pub mod validate;
 mod workflow;
 
-pub use cni::Cni;
 pub use error::ProvisionError;
+/// Where the Cilium manifest comes from (`snow_lifecycle::cni::CniSource`, the controller's too).
+pub use snow_lifecycle::cni::CniSource;
 pub use workflow::{CreateOptions, Provisioned, UpgradeOptions, create, default_key, upgrade};
 
 use capi_render::SecretInputs;

@@ -17,7 +17,7 @@ use snow_lifecycle::init::InitOptions;
 use snow_lifecycle::{
     self as lifecycle, DeleteOptions, Event, LifecycleError, Timeouts, WaitOptions,
 };
-use snow_provision::{self as provision, Checks, Cni, ProvisionError, self_managed};
+use snow_provision::{self as provision, Checks, CniSource, ProvisionError, self_managed};
 use std::{path::PathBuf, process::ExitCode};
 
 /// Runs `snowctl create cluster` (its `--dry-run` is `render`): on the management cluster given,
@@ -139,7 +139,7 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
         return Err(exit::usage(io, "upgrade works on a management cluster"));
     };
     let (cni, _chart) = match args.dry_run {
-        true => (Cni::Helm, None),
+        true => (CniSource::Helm(Default::default()), None),
         false => cni(
             args.cni_manifest.as_deref(),
             &args.render,
@@ -573,25 +573,29 @@ fn cni(
     spec: &SpecFile,
     render: &RenderSettings,
     io: &mut Io<'_>,
-) -> Result<(Cni, Option<snow_images::charts::ChartFiles>), ExitCode> {
+) -> Result<(CniSource, Option<snow_images::charts::ChartFiles>), ExitCode> {
     if let Some(path) = path {
-        return settings::read_cni_manifest(path, io).map(|m| (Cni::Given(m), None));
+        return settings::read_cni_manifest(path, io).map(|m| (CniSource::Manifest(m), None));
     }
     let Some(archive) = &args.release.artifacts else {
-        return Ok((Cni::Helm, None));
+        return Ok((CniSource::Helm(Default::default()), None));
     };
     let release = render.release(&spec.spec).map_err(|e| exit::usage(io, e))?;
     let chart = release.bundle.cilium().map_err(|e| exit::usage(io, e))?;
     let archive = snow_images::Archive::open(archive).map_err(|e| exit::usage(io, e))?;
     let charts = snow_images::charts::chart_files(&archive, &[&chart.helm_chart]);
     let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
-    let file = charts.files[&chart.helm_chart.uri].clone();
     io.err(&format!(
         "Cilium chart {} taken from {}\n",
         chart.helm_chart.uri,
         archive.path().display()
     ));
-    Ok((Cni::HelmChartFile(file), Some(charts)))
+    let source = CniSource::HelmChartFiles {
+        charts: charts.files.clone(),
+        from: archive.path().display().to_string(),
+        options: Default::default(),
+    };
+    Ok((source, Some(charts)))
 }
 
 /// Prints milestones, and detail with `-v` (`snow_lifecycle::Milestones`).
