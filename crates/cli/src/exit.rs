@@ -194,6 +194,13 @@ pub fn provision(io: &mut Io<'_>, err: &ProvisionError) -> ExitCode {
             ));
             code
         }
+        e @ ProvisionError::Helm(HelmError::NotFound { .. }) => {
+            let code = usage(io, e);
+            io.err(
+                "  hint: or pass --cni-manifest FILE with a Cilium manifest rendered elsewhere\n",
+            );
+            code
+        }
         e if is_input(e) => usage(io, e),
         e => failed(io, e),
     }

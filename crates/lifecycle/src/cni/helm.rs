@@ -62,7 +62,7 @@ impl Default for HelmOptions {
 pub enum HelmError {
     /// The helm program is not there.
     #[error(
-        "helm was not found (`{}`): install helm 3 and put it on PATH, or pass --cni-manifest FILE with a Cilium manifest rendered elsewhere",
+        "helm was not found (`{}`): install helm 3 and put it on PATH",
         path.display()
     )]
     NotFound {
