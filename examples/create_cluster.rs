@@ -174,9 +174,6 @@ pub(crate) fn run(args: &[String], dir: &Path) -> ExitCode {
                     eprintln!("  {finding}");
                 }
             }
-            if let Some(hint) = err.hint() {
-                eprintln!("hint: {hint}");
-            }
             match err {
                 LifecycleError::Kubeconfig { .. } => ExitCode::from(2),
                 _ => ExitCode::from(1),

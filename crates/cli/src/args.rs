@@ -393,7 +393,7 @@ pub struct ReleaseArgs {
 #[derive(Debug, Args)]
 pub struct ManagementArgs {
     /// The management cluster's kubeconfig (it runs Cluster API and CAPAS).
-    #[arg(long, env = "KUBECONFIG", value_name = "FILE")]
+    #[arg(long, env = crate::env::KUBECONFIG, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context (default: its current context).
     #[arg(long, value_name = "NAME")]
@@ -635,14 +635,14 @@ pub struct OptionalDeviceFiles {
     /// The AWS credentials INI file, one profile per device IP.
     #[arg(
         long = "credentials",
-        env = "EKSA_AWS_CREDENTIALS_FILE",
+        env = crate::env::CREDENTIALS_FILE,
         value_name = "FILE"
     )]
     pub credentials: Option<PathBuf>,
     /// The PEM bundle of the devices' certificates.
     #[arg(
         long = "ca-bundle",
-        env = "EKSA_AWS_CA_BUNDLES_FILE",
+        env = crate::env::CA_BUNDLES_FILE,
         value_name = "FILE"
     )]
     pub ca_bundle: Option<PathBuf>,
@@ -955,14 +955,14 @@ pub struct CredentialsFilesArgs {
     /// The AWS credentials INI file, one profile per device IP.
     #[arg(
         long = "credentials",
-        env = "EKSA_AWS_CREDENTIALS_FILE",
+        env = crate::env::CREDENTIALS_FILE,
         value_name = "FILE"
     )]
     pub credentials: PathBuf,
     /// The PEM bundle of the devices' certificates.
     #[arg(
         long = "ca-bundle",
-        env = "EKSA_AWS_CA_BUNDLES_FILE",
+        env = crate::env::CA_BUNDLES_FILE,
         value_name = "FILE"
     )]
     pub ca_bundle: PathBuf,
@@ -1043,7 +1043,7 @@ pub struct DevicesCleanupArgs {
     pub targets: DeviceTargets,
     /// A management cluster to ask first: refuse while it still has the cluster (it would
     /// recreate the instances).
-    #[arg(long, env = "KUBECONFIG", value_name = "FILE")]
+    #[arg(long, env = crate::env::KUBECONFIG, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// Delete without asking (without it, only the plan is printed unless a terminal confirms).
     #[arg(long)]

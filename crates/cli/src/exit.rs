@@ -1,6 +1,6 @@
 //! Exit codes, the same for every command, and the one way a command says why it stops.
 
-use crate::output::Io;
+use crate::output::{self, Io};
 use snow_lifecycle::{LifecycleError, cni::helm::HelmError};
 use snow_provision::ProvisionError;
 use std::{fmt::Display, process::ExitCode};
@@ -44,13 +44,109 @@ pub fn lifecycle(io: &mut Io<'_>, err: &LifecycleError) -> ExitCode {
         io.err(&snow_api::finding_text::text(findings, about, None, &[]));
     }
     io.err(&format!("❌ error: {err}\n"));
-    if let Some(hint) = err.hint() {
+    if let Some(hint) = lifecycle_hint(err) {
         io.err(&format!("  hint: {hint}\n"));
     }
     ExitCode::from(if lifecycle_input(err) {
         USAGE
     } else {
         FINDINGS
+    })
+}
+
+/// What the user can do about a lifecycle error, in the CLI's words (its commands and flags).
+fn lifecycle_hint(err: &LifecycleError) -> Option<String> {
+    Some(match err {
+        LifecycleError::Kubeconfig { .. } => {
+            "pass the management cluster's kubeconfig with --kubeconfig (and --context to pick a context)".into()
+        }
+        LifecycleError::Unreachable { .. } => {
+            "check that the management cluster is up and that --kubeconfig points at it (kubectl --kubeconfig FILE get nodes)".into()
+        }
+        LifecycleError::Api { code: 401 | 403, .. } => {
+            "the kubeconfig's user is not allowed to do this; use a cluster-admin kubeconfig".into()
+        }
+        LifecycleError::Api { code: 404, .. } => {
+            "the management cluster does not serve this kind: install Cluster API and CAPAS (snowctl init --kubeconfig FILE)".into()
+        }
+        LifecycleError::Api { .. } => return None,
+        LifecycleError::ProvidersMissing { .. } => {
+            "install them: snowctl init --kubeconfig FILE --credentials CREDS --ca-bundle PEM".into()
+        }
+        LifecycleError::Timeout { .. } => {
+            "look at the object's conditions (snowctl describe cluster NAME) and the CAPAS logs (kubectl -n capas-system logs deploy/capas-controller-manager); run the command again to keep waiting, or raise the timeout".into()
+        }
+        LifecycleError::Render(_) => "check the spec with snowctl validate".into(),
+        LifecycleError::Rejected { .. } => {
+            "keep the fields that cannot change as they are on the cluster; create a new cluster for the rest".into()
+        }
+        LifecycleError::DefaultKey { .. } => {
+            "make each device named above reachable with its profile in EKSA_AWS_CREDENTIALS_FILE and run again, or set sshKeyName to a key pair every device has".into()
+        }
+        LifecycleError::ExistsDiffers { .. } => {
+            "use snowctl upgrade cluster to change an existing cluster".into()
+        }
+        LifecycleError::KubeconfigFileExists { .. } => {
+            "move the file away or pass --force to overwrite it".into()
+        }
+        LifecycleError::Write { .. } => "check the directory and its permissions".into(),
+        LifecycleError::Read { .. } => "check the file and its permissions".into(),
+        LifecycleError::MoveRefused { .. } => {
+            "nothing was changed; fix every reason and run the move again".into()
+        }
+        LifecycleError::NotImported { .. } => {
+            "nothing was changed; pick another name for the import, or use the commands for managed clusters (snowctl delete cluster NAME)".into()
+        }
+        LifecycleError::Imported { cluster, .. } => format!(
+            "nothing was changed; to forget the cluster, remove only its records: snowctl delete cluster {cluster} --records-only"
+        ),
+        LifecycleError::Backup { .. } => {
+            "pass the directory a backup (snowctl move cluster NAME --to-directory DIR) wrote; every *.yaml file in it must be one object of the backup".into()
+        }
+        LifecycleError::BackupFailed { cause, .. } => format!(
+            "{}; or upgrade without a backup with --no-backup",
+            lifecycle_hint(cause).unwrap_or_else(|| "fix its cause and run the upgrade again".into())
+        ),
+        LifecycleError::SecretKubeconfig { secret, .. } => format!(
+            "Cluster API publishes this Secret with an inline client certificate; see who wrote it and what it holds (kubectl get secret -n {} -o yaml)",
+            secret.replace('/', " ")
+        ),
+        LifecycleError::Workload { cluster, .. } => format!(
+            "the workload cluster is reached with the kubeconfig Cluster API publishes (Secret eksa-system/{cluster}-kubeconfig); check that its API server answers from here"
+        ),
+        LifecycleError::NoCniManifest => {
+            "install helm (snowctl renders Cilium with helm template, as EKS Anywhere does) or pass a rendered manifest with --cni-manifest FILE".into()
+        }
+        LifecycleError::CiliumStore { .. } => {
+            "store the output of helm template for these settings (snowctl store cilium renders it), with its DaemonSet kube-system/cilium and Deployment kube-system/cilium-operator".into()
+        }
+        LifecycleError::NoIdentity { .. } => {
+            "give the device credentials: set EKSA_AWS_CREDENTIALS_FILE and EKSA_AWS_CA_BUNDLES_FILE (or --credentials and --ca-bundle); snowctl then renders the Secret".into()
+        }
+        LifecycleError::MissingVariables { .. } => {
+            "set them in the environment; AWS_B64ENCODED_CREDENTIALS and AWS_B64ENCODED_CA_BUNDLES come from --credentials and --ca-bundle (EKSA_AWS_CREDENTIALS_FILE, EKSA_AWS_CA_BUNDLES_FILE)".into()
+        }
+        LifecycleError::Components { .. } => {
+            "--components-dir holds DIR/<provider>/<version>/<file>, the file named as at the end of the bundle's URI (e.g. cluster-api/v1.13.5/core-components.yaml and its metadata.yaml); without it the files come from --artifacts or the bundle's URIs".into()
+        }
+        LifecycleError::ProviderVersionDiffers { .. } => {
+            "snowctl init installs and completes, it does not upgrade: snowctl upgrade management-components upgrades to the bundle's versions (it never downgrades), or pass the bundle of the installed versions with --bundles".into()
+        }
+        LifecycleError::ComponentNotReady { object, .. } => format!(
+            "look at {object} and its pods (kubectl describe, kubectl get events); run snowctl init again to keep waiting, or raise --wait-timeout"
+        ),
+        LifecycleError::ToolMissing { .. } => {
+            "install kind (https://kind.sigs.k8s.io) and docker, or pass --bootstrap-kubeconfig FILE".into()
+        }
+        LifecycleError::Command { .. } | LifecycleError::CommandTimeout { .. } => {
+            "the command's own message is above; fix its cause and run snowctl again (it resumes), or pass --bootstrap-kubeconfig FILE to use another cluster".into()
+        }
+        LifecycleError::Release(_) => {
+            "pass --bundles with an EKS Anywhere Bundles manifest that has what is named above (the cluster's Kubernetes version, its eksD.kindNode image, each management component's version and URIs)".into()
+        }
+        LifecycleError::NotFound { .. } => {
+            "check the name and --kubeconfig (kubectl get clusters.cluster.x-k8s.io -n eksa-system lists the clusters)".into()
+        }
     })
 }
 
@@ -64,6 +160,50 @@ fn lifecycle_input(err: &LifecycleError) -> bool {
             | LifecycleError::Components { .. }
             | LifecycleError::Backup { .. }
     )
+}
+
+/// Says why a workflow stopped, with its findings and what to do; exit 2 for input that cannot be
+/// used, else 1.
+pub fn provision(io: &mut Io<'_>, err: &ProvisionError) -> ExitCode {
+    if let ProvisionError::Interrupted { step, source, left } = err {
+        io.err(&format!("❌ {step} failed\n"));
+        let code = provision(io, source);
+        io.err(&format!("  {left}\n"));
+        return code;
+    }
+    match err {
+        ProvisionError::Lifecycle(e) => lifecycle(io, e),
+        ProvisionError::Input(finding) => {
+            io.err(&output::diagnostic(finding, "preflight", None));
+            ExitCode::from(USAGE)
+        }
+        e @ ProvisionError::Preflight { findings } => {
+            io.err(&snow_api::finding_text::text(
+                findings,
+                "preflight",
+                None,
+                &[],
+            ));
+            io.err(&format!("❌ {e}\n"));
+            ExitCode::from(FINDINGS)
+        }
+        e @ ProvisionError::ClusterExists { cluster } => {
+            let code = failed(io, e);
+            io.err(&format!(
+                "  hint: delete it there first (snowctl delete cluster {cluster})\n"
+            ));
+            code
+        }
+        e @ ProvisionError::Helm(HelmError::NotFound { .. }) => {
+            let code = usage(io, e);
+            io.err(
+                "  hint: or pass --cni-manifest FILE with a Cilium manifest rendered elsewhere\n",
+            );
+            code
+        }
+        e if is_input(e) => usage(io, e),
+        e => failed(io, e),
+    }
 }
 
 /// Whether a provisioning error (the step behind an interruption) is input that cannot be used
@@ -89,4 +229,31 @@ pub fn runtime(io: &mut Io<'_>, threads: bool) -> Result<tokio::runtime::Runtime
         .enable_all()
         .build()
         .map_err(|e| failed(io, format_args!("cannot start the async runtime: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lifecycle_hint;
+    use snow_lifecycle::LifecycleError;
+
+    #[test]
+    fn lifecycle_hints_name_the_cli_commands_and_flags() {
+        let hint = |e: LifecycleError| lifecycle_hint(&e).unwrap();
+        let not_ready = LifecycleError::ComponentNotReady {
+            object: "Deployment capi-system/capi-controller-manager".into(),
+            condition: "Available".into(),
+            detail: String::new(),
+            after: "1s".into(),
+        };
+        assert!(hint(not_ready).contains("snowctl init again"));
+        let differs = LifecycleError::ProviderVersionDiffers {
+            differences: Vec::new(),
+        };
+        assert!(hint(differs).contains("snowctl upgrade management-components"));
+        let missing = LifecycleError::ToolMissing {
+            tool: "kind".into(),
+            searched: "PATH".into(),
+        };
+        assert!(hint(missing).contains("--bootstrap-kubeconfig FILE"));
+    }
 }

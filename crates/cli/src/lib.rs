@@ -9,6 +9,7 @@
 
 pub mod args;
 pub mod commands;
+pub mod env;
 pub mod exit;
 pub mod output;
 pub mod progress;

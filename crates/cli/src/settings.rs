@@ -8,7 +8,7 @@ use crate::{
         BootstrapArgs, Cli, ComponentArgs, ImageSelectionArgs, ManagementArgs, OptionalDeviceFiles,
         OsArg, ReleaseArgs, RenderArgs, SourceArgs, WaitArgs,
     },
-    exit,
+    env, exit,
     output::{self, Io},
 };
 use capi_render::{Contract, RenderOptions, SecretInputs};
@@ -16,16 +16,18 @@ use snow_api::{
     Finding, ValidSpec,
     release::{Bundles, ClusterRelease, ComponentAssets, ComponentFiles, Release, ReleaseInputs},
 };
-use snow_credentials::ClusterctlEnv;
 use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials, SecretString, registry};
 use snow_images::assets;
 use snow_lifecycle::{
     CniManifest, Timeouts, WaitOptions,
     bootstrap::{Bootstrap, Existing, Kind, KindOptions},
-    init::{self, components::ComponentObjects},
+    init::components::ComponentObjects,
 };
-use snow_provision::{DevicePaths, preflight};
-use snow_validate::FilesReport;
+use snow_provision::{
+    DevicePaths,
+    components::{ComponentsError, ComponentsOptions, ComponentsSource},
+    preflight,
+};
 use std::{
     io::Read,
     path::{Path, PathBuf},
@@ -104,18 +106,23 @@ pub struct SpecFile {
 }
 
 /// The variable naming the registry mirror's CA file.
-pub const MIRROR_CA_VAR: &str = "EKSA_REGISTRY_MIRROR_CA";
+pub const MIRROR_CA_VAR: &str = env::REGISTRY_MIRROR_CA;
 
 /// The mirror's login from `REGISTRY_USERNAME`/`REGISTRY_PASSWORD` when the spec has
 /// `authenticate: true`; each unset variable is a finding on that field.
 pub fn registry_login(
     spec: &snow_api::ClusterSpec,
 ) -> Result<Option<RegistryCredentials>, Vec<Finding>> {
+    let (username, password) = registry_env();
+    registry::from_env(spec, username, password)
+}
+
+/// The registry mirror's username and password as the environment gives them.
+pub fn registry_env() -> (Option<String>, Option<SecretString>) {
     let var = |name| std::env::var(name).ok();
-    registry::from_env(
-        spec,
-        var(registry::USERNAME_VAR),
-        var(registry::PASSWORD_VAR).map(SecretString::new),
+    (
+        var(env::REGISTRY_USERNAME),
+        var(env::REGISTRY_PASSWORD).map(SecretString::new),
     )
 }
 
@@ -327,9 +334,9 @@ fn fetch_release(
 
 /// `--cache-dir`, else `$XDG_CACHE_HOME/snowctl` or `~/.cache/snowctl`.
 fn cache(dir: Option<&Path>, io: &mut Io<'_>) -> Result<PathBuf, ExitCode> {
-    let env = |name: &str| std::env::var_os(name).map(PathBuf::from);
+    let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
     (dir.map(Path::to_path_buf))
-        .or_else(|| assets::default_cache_dir(env("XDG_CACHE_HOME"), env("HOME")))
+        .or_else(|| assets::default_cache_dir(var(env::XDG_CACHE_HOME), var(env::HOME)))
         .ok_or_else(|| exit::usage(io, "no cache directory: pass --cache-dir"))
 }
 
@@ -361,38 +368,6 @@ pub fn optional_fleet(
     })?;
     file_findings(&fleet.findings, "devices", files, io);
     Ok(Some(fleet))
-}
-
-/// Preflight of `spec` against its devices (`snow_provision::preflight::run`), each request
-/// bounded by `timeout`; with a terminal, one progress line per device. `Err` is input that
-/// cannot be used at all (a file missing or unreadable), as one finding that says what to do.
-pub fn preflight(
-    spec: &snow_api::ClusterSpec,
-    files: &OptionalDeviceFiles,
-    timeout: std::time::Duration,
-    skip_ip_check: bool,
-    io: &mut Io<'_>,
-) -> Result<FilesReport, Box<Finding>> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build();
-    let runtime = runtime.map_err(|e| {
-        let why = format!("cannot start the async runtime: {e}");
-        Box::new(Finding::error("preflight.runtime", why))
-    })?;
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let paths = device_paths(files);
-    runtime.block_on(preflight::run(
-        spec,
-        paths,
-        timeout,
-        skip_ip_check,
-        &mut |p| {
-            if tty {
-                io.err(&format!("{}\n", preflight::progress_line(p)));
-            }
-        },
-    ))
 }
 
 /// What rendering needs besides the spec: release inputs, a forced contract, identity files.
@@ -586,84 +561,14 @@ pub fn read_cni_manifest(path: &Path, io: &mut Io<'_>) -> Result<CniManifest, Ex
     CniManifest::parse(&text).map_err(|e| exit::usage(io, format!("{name}: {e}")))
 }
 
-/// Helm charts taken out of an offline archive into a temporary directory that is removed when
-/// this is dropped (when the command ends), for `helm template <file>`: no registry is asked for
-/// them, so no mirror login either.
-#[derive(Debug)]
-pub struct ChartFiles {
-    /// Each chart's `.tgz`, by its URI (the bundle's `cilium.helmChart`).
-    pub files: std::collections::BTreeMap<String, PathBuf>,
-    _dir: tempfile::TempDir,
-}
-
-/// `charts` taken out of `archive` (each one's digest checked by
-/// [`snow_images::Archive::helm_chart`]) as `<dir>/<n>/cilium-<tag>.tgz`; a chart not in the
-/// archive, not a chart, or corrupt: exit 2 naming the archive and the chart.
-pub fn chart_files(
-    archive: &snow_images::Archive,
-    charts: &[&snow_api::release::Image],
-    io: &mut Io<'_>,
-) -> Result<ChartFiles, ExitCode> {
-    let dir = tempfile::Builder::new()
-        .prefix("snowctl-chart-")
-        .tempdir()
-        .map_err(|e| exit::failed(io, format!("cannot create a temporary directory: {e}")))?;
-    let mut files = std::collections::BTreeMap::new();
-    for (n, chart) in charts.iter().enumerate() {
-        let bytes = archive
-            .helm_chart(&chart.uri)
-            .map_err(|e| exit::usage(io, e))?;
-        let version = chart.tag().unwrap_or("chart");
-        let file = dir.path().join(n.to_string());
-        let file = std::fs::create_dir(&file)
-            .map(|()| file.join(format!("cilium-{version}.tgz")))
-            .and_then(|file| std::fs::write(&file, bytes).map(|()| file))
-            .map_err(|e| {
-                exit::failed(
-                    io,
-                    format!("cannot write into {}: {e}", dir.path().display()),
-                )
-            })?;
-        files.insert(chart.uri.clone(), file);
+/// Says why charts could not be taken out of an archive: exit 2 when the archive cannot be used,
+/// else 1.
+pub fn charts_error(io: &mut Io<'_>, e: &snow_images::charts::ChartsError) -> ExitCode {
+    if e.is_input() {
+        exit::usage(io, e)
+    } else {
+        exit::failed(io, e)
     }
-    Ok(ChartFiles { files, _dir: dir })
-}
-
-/// The Cilium chart of every Kubernetes version of the archive's Bundles that the archive holds,
-/// taken out (digest checked) into temporary files for as long as the result lives, so `helm
-/// template` reads a file, never a registry. An archive that holds none of them: exit 2 naming
-/// the first. With the archive's path, for what is said about a chart it lacks.
-pub fn archive_cilium_charts(
-    path: &std::path::Path,
-    inputs: &snow_api::release::ReleaseInputs,
-    io: &mut Io<'_>,
-) -> Result<(ChartFiles, String), ExitCode> {
-    let archive = snow_images::Archive::open(path).map_err(|e| exit::usage(io, e))?;
-    let mut named: Vec<&snow_api::release::Image> = Vec::new();
-    for bundle in &inputs.bundles.spec.versions_bundles {
-        if let Ok(cilium) = bundle.cilium()
-            && !named.iter().any(|c| c.uri == cilium.helm_chart.uri)
-        {
-            named.push(&cilium.helm_chart);
-        }
-    }
-    let held: Vec<_> = (named.iter().copied())
-        .filter(|c| (archive.images().iter()).any(|i| i.name.as_deref() == Some(c.uri.as_str())))
-        .collect();
-    let charts = match (held.is_empty(), named.first()) {
-        (false, _) => held,
-        // Not in the archive: said by the archive, with what to do.
-        (true, Some(first)) => vec![*first],
-        (true, None) => {
-            let why = format!(
-                "{}: its Bundles name no Cilium chart (versionsBundles[].cilium.helmChart)",
-                path.display()
-            );
-            return Err(exit::usage(io, why));
-        }
-    };
-    let files = chart_files(&archive, &charts, io)?;
-    Ok((files, archive.path().display().to_string()))
 }
 
 /// The per-stage timeouts of create and upgrade.
@@ -814,10 +719,10 @@ pub fn file_findings(
     io.err(&snow_api::finding_text::text(findings, about, None, &names));
 }
 
-/// The provider stack `init` installs, ready to apply: the bundle of `kubernetes_version`
-/// (default: the newest), its components from `--components-dir`, else the archive of
-/// `--artifacts`, else fetched over HTTPS (cached), with the device files' encodings (when
-/// given) and this process's environment as values.
+/// The provider stack `init` installs, ready to apply (`snow_provision::components`): the bundle
+/// of `kubernetes_version` (default: the newest), its components from `--components-dir`, else
+/// the archive of `--artifacts`, else fetched over HTTPS (cached), with the device files'
+/// encodings (when given) and this process's environment as values.
 pub fn components(
     args: &ComponentArgs,
     release: &ReleaseArgs,
@@ -826,33 +731,38 @@ pub fn components(
     secrets: Option<(&CredentialsFile, &CaBundle)>,
     io: &mut Io<'_>,
 ) -> Result<Vec<ComponentObjects>, ExitCode> {
-    let bundle = init::source::versions_bundle(&inputs.bundles, kubernetes_version)
-        .map_err(|err| exit::lifecycle(io, &err))?;
-    let credentials = secrets.map(|(c, b)| ClusterctlEnv::new(c, b));
-    let values = init::snow_values(bundle, credentials.as_ref(), std::env::vars().collect());
-    let wanted = init::source::wanted(bundle).map_err(|err| exit::lifecycle(io, &err))?;
-    let files = match (&args.components_dir, &release.artifacts) {
-        (Some(dir), _) => init::source::read_dir(dir, &wanted),
-        (None, Some(file)) => {
-            let archive = snow_images::Archive::open(file)
-                .map_err(|e| exit::usage(io, crate::output::printable_lines(&e.to_string())))?;
-            let files = snow_images::assets::from_archive(&archive, &wanted);
-            Ok(files.map_err(|e| exit::usage(io, e))?)
-        }
-        (None, None) => {
-            let pems = ca_certs(&args.ca_certs, io)?;
-            Ok(fetch_components(
-                &wanted,
-                args.cache_dir.as_deref(),
-                pems,
-                io,
-            )?)
-        }
+    let source = match (&args.components_dir, &release.artifacts) {
+        (Some(dir), _) => ComponentsSource::Dir(dir),
+        (None, Some(file)) => ComponentsSource::Archive(file),
+        (None, None) => ComponentsSource::Fetch(assets::FetchConfig {
+            ca_certs_pem: ca_certs(&args.ca_certs, io)?,
+            ..assets::FetchConfig::new(cache(args.cache_dir.as_deref(), io)?)
+        }),
     };
-    files
-        .and_then(|files| init::source::from_files(&wanted, files))
-        .and_then(|sources| init::prepare(&sources, &values))
-        .map_err(|err| exit::lifecycle(io, &err))
+    let cache_dir = match &source {
+        ComponentsSource::Fetch(config) => Some(config.cache_dir.clone()),
+        _ => None,
+    };
+    let options = ComponentsOptions {
+        inputs,
+        kubernetes_version,
+        secrets,
+        environment: std::env::vars().collect(),
+        source,
+    };
+    let made = exit::runtime(io, false)?.block_on(snow_provision::components::components(options));
+    let made = made.map_err(|e| match e {
+        ComponentsError::Lifecycle(e) => exit::lifecycle(io, &e),
+        e if e.is_input() => exit::usage(io, crate::output::printable_lines(&e.to_string())),
+        e => exit::failed(io, e),
+    })?;
+    if let (Some((fetched, cached)), Some(dir)) = (made.fetched, cache_dir) {
+        io.err(&format!(
+            "components: {fetched} file(s) fetched, {cached} from the cache {}\n",
+            dir.display()
+        ));
+    }
+    Ok(made.objects)
 }
 
 /// The snowctl controller component: with `image` (`--controller-image`), else, for a spec
@@ -926,9 +836,9 @@ pub fn registry_access(
 ) -> Result<(Vec<Vec<u8>>, snow_images::Credentials), ExitCode> {
     let pems = ca_certs(&args.ca_certs, io)?;
     let path = args.docker_config.clone().or_else(|| {
-        let dir = std::env::var_os("DOCKER_CONFIG")
+        let dir = std::env::var_os(env::DOCKER_CONFIG)
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")))?;
+            .or_else(|| std::env::var_os(env::HOME).map(|h| PathBuf::from(h).join(".docker")))?;
         let path = dir.join("config.json");
         path.exists().then_some(path)
     });

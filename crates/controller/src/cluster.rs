@@ -254,18 +254,8 @@ async fn cni_manifest<S: DeviceSource>(
             from,
             options,
         } => {
-            let uri = &release
-                .bundle
-                .cilium()
-                .map_err(|e| e.to_string())?
-                .helm_chart
-                .uri;
-            let file = charts.get(uri).ok_or_else(|| {
-                format!(
-                    "the Helm chart {uri} (Kubernetes {}) is not among the Cilium charts taken from {from}: give the controller an archive downloaded for this Kubernetes version",
-                    release.bundle.kube_version
-                )
-            })?;
+            let file = snow_lifecycle::cni::chart_file(charts, from, release.bundle)
+                .map_err(|e| e.to_string())?;
             (options.clone(), Some(file))
         }
     };

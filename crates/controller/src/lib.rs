@@ -33,6 +33,8 @@ pub use leader::LeaderElection;
 pub use machine_config::{BOOTSTRAP_SECRET, BootstrapCredentials, DeviceSource};
 pub use metrics::Metrics;
 pub use process::{replica_identity, termination};
+/// Where the Cilium manifest comes from: one type for the controller and for create/upgrade.
+pub use snow_lifecycle::cni::CniSource;
 pub use sources::{EKSA_API_VERSION, Sources};
 
 use futures_util::{FutureExt, StreamExt, stream};
@@ -83,63 +85,6 @@ pub struct Context<S: DeviceSource> {
     pub namespace: Option<String>,
     /// Where each cluster's Cilium manifest comes from.
     pub cni: CniSource,
-}
-
-/// Where the controller's Cilium manifest comes from.
-#[derive(Debug, Clone)]
-pub enum CniSource {
-    /// One manifest for every cluster (`snowctl controller --cni-manifest FILE`).
-    Manifest(snow_lifecycle::CniManifest),
-    /// `helm template` of each cluster's chart and values, run with these options.
-    Helm(snow_lifecycle::cni::helm::HelmOptions),
-    /// `helm template` as [`CniSource::Helm`], of each cluster's chart read from a `.tgz` file
-    /// instead of pulled (`snowctl controller --artifacts`: the charts taken out of the offline
-    /// archive once, at start, e.g. with `snow_images::Archive::helm_chart`). No registry is
-    /// read and no mirror login runs; a cluster whose bundle names a chart not among them is
-    /// `CniRenderFailed`, naming the chart and `from`.
-    HelmChartFiles {
-        /// Each chart's file, by the bundle's `cilium.helmChart` URI.
-        charts: std::collections::BTreeMap<String, std::path::PathBuf>,
-        /// Where the charts came from (the archive), for what is said about a missing one.
-        from: String,
-        /// How helm runs.
-        options: snow_lifecycle::cni::helm::HelmOptions,
-    },
-    /// The manifest the CLI stored on the management cluster for the cluster's chart, Kubernetes
-    /// version and Cilium values (`snowctl controller --cni-stored`;
-    /// [`snow_lifecycle::cni::stored`]), with EKS Anywhere's NetworkPolicies appended as helm's
-    /// output gets them: no helm and no network. A cluster whose key has no manifest is
-    /// `CiliumManifestNotStored`, naming the command that stores it, and is looked at again a
-    /// minute later.
-    Stored,
-}
-
-impl CniSource {
-    /// `helm` on the controller's `PATH`, tried once per reconcile: a failed render becomes the
-    /// cluster's `CniRenderFailed` status and is tried again at the next requeue, instead of
-    /// holding a worker through EKS Anywhere's ten tries 5 s apart.
-    pub fn helm_on_path() -> CniSource {
-        CniSource::Helm(snow_lifecycle::cni::helm::HelmOptions {
-            attempts: 1,
-            ..Default::default()
-        })
-    }
-
-    /// [`CniSource::HelmChartFiles`] with `helm` on the controller's `PATH`, tried once per
-    /// reconcile as [`CniSource::helm_on_path`].
-    pub fn chart_files_on_path(
-        charts: std::collections::BTreeMap<String, std::path::PathBuf>,
-        from: String,
-    ) -> CniSource {
-        let CniSource::Helm(options) = CniSource::helm_on_path() else {
-            unreachable!("helm_on_path is CniSource::Helm")
-        };
-        CniSource::HelmChartFiles {
-            charts,
-            from,
-            options,
-        }
-    }
 }
 
 impl<S: DeviceSource> std::fmt::Debug for Context<S> {

@@ -8,8 +8,9 @@
 //! then read at their offsets as streams, their digests checked as they are read.
 
 use crate::{
-    layout::FILES_DIR,
+    layout::{ArchiveFile, FILES_DIR},
     limits::{MAX_ARCHIVE_ENTRIES, MAX_DIR_DEPTH, MAX_DOCKER_LAYERS},
+    list::ListedImage,
     registry::{hex_digest, is_index, media_type, sha256},
     shown::printable,
     tar::{self, Entry, Kind},
@@ -29,6 +30,34 @@ pub const JSON_MAX: u64 = 16 << 20;
 
 /// The media type of a Helm chart's content layer in an OCI registry.
 pub const HELM_CHART_LAYER: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
+
+/// The Bundles manifest's path below `snowctl/manifests/`.
+pub const BUNDLES_FILE: &str = "bundles.yaml";
+/// The folder of the EKS-D Release manifests below `snowctl/manifests/`, one file each.
+pub const EKSD_DIR: &str = "eksd/";
+/// The image list's path below `snowctl/manifests/` (JSON, as [`ListedImage`] serializes).
+pub const IMAGES_FILE: &str = "images.json";
+
+/// The release manifests and the image list as `snowctl download artifacts` stores them beside
+/// the images, what [`Archive::release_manifests`] reads back: the Bundles manifest at
+/// [`BUNDLES_FILE`], each EKS-D Release manifest under [`EKSD_DIR`] by the last `/` part of its
+/// name, and `images` at [`IMAGES_FILE`].
+pub fn release_files(
+    bundles: &str,
+    eksd: &[(String, String)],
+    images: &[ListedImage],
+) -> Vec<ArchiveFile> {
+    let file = |path: String, content: Vec<u8>| ArchiveFile { path, content };
+    let mut files = vec![file(BUNDLES_FILE.into(), bundles.as_bytes().to_vec())];
+    for (name, text) in eksd {
+        let name = name.rsplit('/').next().unwrap_or(name);
+        files.push(file(format!("{EKSD_DIR}{name}"), text.as_bytes().to_vec()));
+    }
+    // A list of strings always serializes.
+    let list = serde_json::to_vec_pretty(images).unwrap_or_default();
+    files.push(file(IMAGES_FILE.into(), list));
+    files
+}
 
 /// Chunks a blob is read in.
 const CHUNK: usize = 512 << 10;
@@ -662,7 +691,7 @@ impl Archive {
 
     /// The release manifests `snowctl download artifacts` stores beside the images: the Bundles
     /// manifest (`bundles.yaml`) and the EKS-D Release manifests (`eksd/<file>`, by file name),
-    /// what offline commands read instead of the embedded catalog. An archive without
+    /// as [`release_files`] writes them, what offline commands read instead of the embedded catalog. An archive without
     /// `bundles.yaml` (e.g. a `docker save` archive) is an error that says so.
     pub fn release_manifests(&self) -> Result<(String, Vec<(String, String)>), String> {
         let text = |path: &str| -> Result<String, String> {
@@ -674,9 +703,9 @@ impl Archive {
             })??;
             String::from_utf8(bytes).map_err(|_| format!("{FILES_DIR}{path} is not UTF-8 text"))
         };
-        let bundles = text("bundles.yaml")?;
+        let bundles = text(BUNDLES_FILE)?;
         let eksd = (self.files().into_iter())
-            .filter(|f| f.starts_with("eksd/"))
+            .filter(|f| f.starts_with(EKSD_DIR))
             .map(|f| Ok((f.clone(), text(&f)?)))
             .collect::<Result<_, String>>()?;
         Ok((bundles, eksd))

@@ -14,6 +14,7 @@
 //!
 //! - [`assets`]: the management components' manifests the Bundles name, fetched over HTTPS into
 //!   a cache keyed by sha256, stored in and read from the archive.
+//! - [`charts`]: Helm charts taken out of an archive into temporary files `helm template` reads.
 //!
 //! - [`controller_image`]: the snowctl controller's FROM-scratch image (a static executable, CA
 //!   certificates, a non-root user), built without a container runtime into an archive of the
@@ -24,6 +25,7 @@
 
 pub mod archive;
 pub mod assets;
+pub mod charts;
 pub mod controller_image;
 pub mod copy;
 pub mod download;

@@ -982,10 +982,44 @@ fn the_helm_chart_is_read_from_the_archive_with_its_digest_checked() {
     .unwrap();
     let report = rt.block_on(download_images(&plan, &config, Arc::new(NoProgress)));
     assert!(report.error.is_none(), "{report:#?}");
+    // An archive of the image alone, without the chart.
+    let without = dir.path().join("without-chart.tar");
+    let config_without = download_config(&source, &without);
+    let plan = plan_download(&[uri(&image)], config.source_registry.as_deref()).unwrap();
+    let report = rt.block_on(download_images(
+        &plan,
+        &config_without,
+        Arc::new(NoProgress),
+    ));
+    assert!(report.error.is_none(), "{report:#?}");
     drop(source);
 
     let archive = Archive::open(&file).unwrap();
     assert_eq!(archive.helm_chart(&uri(&chart)).unwrap(), tgz);
+
+    // Taken out into a file helm reads (the embedded Bundles name this chart for every
+    // Kubernetes version: one file), removed when the files are dropped.
+    let inputs = snow_api::release::ReleaseInputs::embedded().unwrap();
+    let charts = snow_images::charts::cilium_charts(&file, &inputs).unwrap();
+    assert_eq!(charts.files.len(), 1);
+    let taken = charts.files[&uri(&chart)].clone();
+    assert_eq!(std::fs::read(&taken).unwrap(), tgz);
+    assert!(
+        taken.ends_with("0/cilium-1.19.4-1.tgz"),
+        "{}",
+        taken.display()
+    );
+    drop(charts);
+    assert!(!taken.exists());
+    let error = snow_images::charts::cilium_charts(&without, &inputs).unwrap_err();
+    assert!(error.is_input());
+    assert!(
+        error.to_string().contains(&format!(
+            "the Helm chart {} is not in the archive",
+            uri(&chart)
+        )),
+        "{error}"
+    );
     let error = archive.helm_chart(&uri(&image)).unwrap_err().to_string();
     assert!(
         error.contains(&uri(&image)) && error.contains("is not a Helm chart"),
@@ -1014,4 +1048,59 @@ fn the_helm_chart_is_read_from_the_archive_with_its_digest_checked() {
         error.contains(layer.as_str()) && error.contains("corrupt"),
         "{error}"
     );
+}
+
+#[test]
+fn release_files_are_read_back_as_the_release_manifests_and_the_image_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("artifacts.tar");
+    let eksd = vec![
+        (
+            "https://distro.eks.amazonaws.com/kubernetes-1-33/kubernetes-1-33-eks-9.yaml".into(),
+            "kind: Release\n".to_owned(),
+        ),
+        (
+            "kubernetes-1-32-eks-12.yaml".into(),
+            "kind: Release\n# 1.32\n".to_owned(),
+        ),
+    ];
+    let images = vec![snow_images::ListedImage {
+        uri: format!("{PREFIX}/eks-anywhere/kube-vip:v1"),
+        used_by: vec!["1.33 snow.kubeVip".into()],
+    }];
+    let config = DownloadConfig {
+        output: output.clone(),
+        source_registry: None,
+        platforms: Platforms::default(),
+        concurrency: 1,
+        ca_certs_pem: Vec::new(),
+        plain_http: Vec::new(),
+        credentials: Credentials::default(),
+        files: snow_images::archive::release_files("kind: Bundles\n", &eksd, &images),
+        from_archives: Vec::new(),
+    };
+    let report = rt().block_on(download_images(&[], &config, Arc::new(NoProgress)));
+    assert!(report.error.is_none(), "{report}");
+
+    let archive = Archive::open(&output).unwrap();
+    let (bundles, read) = archive.release_manifests().unwrap();
+    assert_eq!(bundles, "kind: Bundles\n");
+    let names: Vec<(&str, &str)> = read.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    assert_eq!(
+        names,
+        [
+            (
+                "eksd/kubernetes-1-32-eks-12.yaml",
+                "kind: Release\n# 1.32\n"
+            ),
+            ("eksd/kubernetes-1-33-eks-9.yaml", "kind: Release\n"),
+        ]
+    );
+    let list = archive
+        .file(snow_images::archive::IMAGES_FILE)
+        .unwrap()
+        .unwrap();
+    let list: serde_json::Value = serde_json::from_slice(&list).unwrap();
+    assert_eq!(list[0]["uri"], images[0].uri);
+    assert_eq!(list[0]["used_by"][0], "1.33 snow.kubeVip");
 }

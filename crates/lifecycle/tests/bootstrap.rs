@@ -323,7 +323,6 @@ async fn missing_kind_or_docker_names_the_bootstrap_kubeconfig_alternative() {
         err.to_string().contains("--bootstrap-kubeconfig FILE"),
         "{err}"
     );
-    assert!(err.hint().unwrap().contains("--bootstrap-kubeconfig FILE"));
 
     let no_docker = fake.kind(KindOptions {
         docker: empty.join("docker"),

@@ -1,76 +1,63 @@
 //! The Cilium manifest a create or an upgrade installs, known before anything is applied.
 
 use crate::{ProvisionError, Request, step};
-use capi_render::RenderError;
 use snow_lifecycle::{
     CniManifest, Event,
     cni::{
+        self, CniSource,
         helm::{self, HelmError, HelmOptions},
         stored,
     },
 };
 
-/// Where the Cilium manifest comes from.
-#[derive(Debug, Clone)]
-pub enum Cni {
-    /// Rendered elsewhere and given (`--cni-manifest FILE`).
-    Given(CniManifest),
-    /// `helm template` of the bundle's chart with EKS Anywhere's values (`helm` on `PATH`, the
-    /// mirror login when the spec authenticates), as EKS Anywhere renders it.
-    Helm,
-    /// `helm template` as [`Cni::Helm`], of the bundle's chart read from this `.tgz` file (taken
-    /// from an offline archive: `snowctl create cluster --artifacts`) instead of pulled.
-    HelmChartFile(std::path::PathBuf),
-}
-
 /// The manifest a create or upgrade installs, and what is stored for a `--cni-stored`
 /// controller.
 #[derive(Debug, Clone)]
-pub struct Rendered {
+pub(crate) struct Rendered {
     /// What is installed (EKS Anywhere's NetworkPolicies appended to helm's output).
-    pub manifest: CniManifest,
+    pub(crate) manifest: CniManifest,
     /// helm's output, nothing appended (`None` for a given manifest).
-    pub helm_output: Option<String>,
+    pub(crate) helm_output: Option<String>,
     /// Where more manifests come from (the default settings of the bundle's other versions).
-    pub source: stored::Source,
+    pub(crate) source: stored::Source,
 }
 
-impl Cni {
-    /// The manifest: the given one, or helm's.
-    pub async fn manifest(
-        self,
-        req: &Request<'_>,
-        on_event: &mut dyn FnMut(Event),
-    ) -> Result<CniManifest, ProvisionError> {
-        Ok(self.render(req, on_event).await?.manifest)
-    }
-
-    /// [`Cni::manifest`], with helm's output and the source of the other manifests to store.
-    /// helm runs on tokio's blocking pool ([`helm::spawn_render`]), not on a runtime worker.
-    pub async fn render(
-        self,
-        req: &Request<'_>,
-        on_event: &mut dyn FnMut(Event),
-    ) -> Result<Rendered, ProvisionError> {
-        let options = HelmOptions {
-            login: req.registry_credentials.cloned(),
-            ..HelmOptions::default()
-        };
-        let (template, source) = match self {
-            Cni::Given(manifest) => {
+/// The manifest of `source` for a create or an upgrade: [`CniSource::Manifest`] as given, else
+/// helm's output with EKS Anywhere's NetworkPolicies appended, with the source of the other
+/// manifests to store. helm runs on tokio's blocking pool ([`helm::spawn_render`]), not on a
+/// runtime worker; [`CniSource::Helm`] gets the request's mirror login unless its options hold
+/// one. [`CniSource::Stored`] is [`ProvisionError::CniStored`]: a create or an upgrade is what
+/// stores the manifests.
+pub(crate) async fn render(
+    source: CniSource,
+    req: &Request<'_>,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Rendered, ProvisionError> {
+    {
+        let (template, source) = match source {
+            CniSource::Manifest(manifest) => {
                 return Ok(Rendered {
                     source: stored::Source::given(&manifest),
                     manifest,
                     helm_output: None,
                 });
             }
-            Cni::Helm => {
+            CniSource::Stored => return Err(ProvisionError::CniStored),
+            CniSource::Helm(mut options) => {
+                if options.login.is_none() {
+                    options.login = req.registry_credentials.cloned();
+                }
                 step(on_event, "Rendering Cilium with helm template");
                 let template = capi_render::cilium::helm_template(req.spec, req.release)
                     .map_err(HelmError::from)?;
                 (template, stored::Source::Helm(options))
             }
-            Cni::HelmChartFile(chart) => {
+            CniSource::HelmChartFiles {
+                charts,
+                from,
+                options,
+            } => {
+                let chart = cni::chart_file(&charts, &from, req.release.bundle)?.clone();
                 step(
                     on_event,
                     format!(
@@ -81,9 +68,6 @@ impl Cni {
                 let template = capi_render::cilium::helm_template(req.spec, req.release)
                     .map_err(HelmError::from)?
                     .with_chart_file(&chart);
-                let uri = (req.release.bundle.cilium())
-                    .map_err(|e| HelmError::from(RenderError::from(e)))?;
-                let charts = [(uri.helm_chart.uri.clone(), chart)].into();
                 let options = HelmOptions {
                     login: None,
                     ..options

@@ -21,6 +21,12 @@ pub enum ProvisionError {
     /// What helm rendered is not a Cilium manifest.
     #[error("the manifest helm rendered: {0}")]
     HelmManifest(CniManifestError),
+    /// A create or an upgrade was given `CniSource::Stored`, which only a controller reads: the
+    /// create or upgrade is what stores the manifests.
+    #[error(
+        "the stored Cilium manifests are for a controller: a create or an upgrade renders its manifest or is given one"
+    )]
+    CniStored,
     /// A lifecycle step failed.
     #[error(transparent)]
     Lifecycle(#[from] LifecycleError),
@@ -31,6 +37,15 @@ pub enum ProvisionError {
         cluster: String,
         /// `namespace/name` of every other Cluster API Cluster on it.
         others: Vec<String>,
+    },
+    /// `devices cleanup` of a cluster the management cluster still has, whose controllers would
+    /// recreate its machines: it is deleted there first.
+    #[error(
+        "cluster {cluster} still exists on the management cluster, whose controllers would recreate its machines"
+    )]
+    ClusterExists {
+        /// The cluster.
+        cluster: String,
     },
     /// A step of the first cluster's create failed: what is left and how to go on.
     #[error("{step} failed: {source}")]

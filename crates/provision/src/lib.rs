@@ -9,20 +9,27 @@
 //! cluster from nothing: a bootstrap cluster, the providers, the create, the providers on the
 //! new cluster, the move, the bootstrap cluster deleted; every step resumes when run again.
 //! [`support_bundle`] writes a cluster's support bundle, with its devices' inventory.
+//! [`validate`] merges the static, catalog, environment and preflight findings of `validate`.
+//! [`components`] makes the provider stack `init` installs from a directory, an archive or HTTPS.
+//! [`cleanup`] plans `devices cleanup` only once the management cluster no longer has the cluster.
 //!
 //! Nothing here prints or reads flags or the environment: progress goes to a callback as
 //! [`Event`]s, failures are [`ProvisionError`]s.
 
+pub mod cleanup;
 mod cni;
+pub mod components;
 mod error;
 pub mod import;
 pub mod preflight;
 pub mod self_managed;
 pub mod support_bundle;
+pub mod validate;
 mod workflow;
 
-pub use cni::Cni;
 pub use error::ProvisionError;
+/// Where the Cilium manifest comes from (`snow_lifecycle::cni::CniSource`, the controller's too).
+pub use snow_lifecycle::cni::CniSource;
 pub use workflow::{CreateOptions, Provisioned, UpgradeOptions, create, default_key, upgrade};
 
 use capi_render::SecretInputs;

@@ -65,7 +65,7 @@ pub async fn create(
     on_event: &mut dyn FnMut(Event),
 ) -> Result<SelfManaged, ProvisionError> {
     let cluster = req.spec.name().to_owned();
-    let cni = opts.create.cni.clone().render(req, on_event).await?;
+    let cni = crate::cni::render(opts.create.cni.clone(), req, on_event).await?;
     preflight::checks(req.spec, req.devices, opts.create.checks, on_event).await?;
     let path = kubeconfig::path_for(req.dir, &cluster);
     let mut target = reach(&path).await;

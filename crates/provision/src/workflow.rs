@@ -1,7 +1,7 @@
 //! Create and upgrade on a management cluster: the CNI manifest, preflight, the default key,
 //! then the lifecycle step and the workload kubeconfig.
 
-use crate::{Checks, Cni, ProvisionError, Request, preflight, step};
+use crate::{Checks, CniSource, ProvisionError, Request, cni, preflight, step};
 use snow_lifecycle::{
     self as lifecycle, CniManifest, Created, Event, LifecycleError, Management, UpgradeOutcome,
     WaitOptions,
@@ -16,7 +16,7 @@ pub struct CreateOptions {
     /// Preflight, or not.
     pub checks: Checks,
     /// The Cilium manifest.
-    pub cni: Cni,
+    pub cni: CniSource,
     /// Per-stage timeouts and the poll interval.
     pub wait: WaitOptions,
     /// Replace a different kubeconfig file at `<dir>/<cluster>/<cluster>-eks-a-cluster.kubeconfig`.
@@ -29,7 +29,7 @@ pub struct UpgradeOptions {
     /// Preflight, or not (never with `dry_run`; the endpoint IP is never probed: it answers).
     pub checks: Checks,
     /// The Cilium manifest (unused with `dry_run`).
-    pub cni: Cni,
+    pub cni: CniSource,
     /// Per-stage timeouts and the poll interval.
     pub wait: WaitOptions,
     /// Say what would change, apply nothing.
@@ -59,7 +59,7 @@ pub async fn create(
     opts: &CreateOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Provisioned, ProvisionError> {
-    let cni = opts.cni.clone().render(req, on_event).await?;
+    let cni = cni::render(opts.cni.clone(), req, on_event).await?;
     preflight::checks(req.spec, req.devices, opts.checks, on_event).await?;
     let mgmt = connect(kubeconfig, context, on_event).await?;
     let made = create_on(&mgmt, req, cni.manifest.clone(), opts, on_event).await?;
@@ -119,7 +119,7 @@ pub async fn upgrade(
     let dry_run = opts.dry_run;
     let cni = match dry_run {
         true => None,
-        false => Some(opts.cni.clone().render(req, on_event).await?),
+        false => Some(cni::render(opts.cni.clone(), req, on_event).await?),
     };
     if !dry_run {
         // An existing cluster's endpoint answers: the in-use probe is for create only.

@@ -17,7 +17,7 @@ use snow_lifecycle::{
     },
 };
 use snow_provision::{
-    Checks, Cni, CreateOptions, DevicePaths, ProvisionError, Request,
+    Checks, CniSource, CreateOptions, DevicePaths, ProvisionError, Request,
     self_managed::{self, Options, SelfManaged},
 };
 use snow_test_devices::TestCa;
@@ -164,7 +164,7 @@ fn options() -> Options {
     Options {
         create: CreateOptions {
             checks: Checks::Skip,
-            cni: Cni::Given(snow_lifecycle::CniManifest::parse(cilium).expect("fixture")),
+            cni: CniSource::Manifest(snow_lifecycle::CniManifest::parse(cilium).expect("fixture")),
             wait: WaitOptions {
                 poll: Duration::from_millis(20),
                 timeouts: snow_lifecycle::Timeouts {

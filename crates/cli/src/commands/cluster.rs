@@ -10,7 +10,7 @@ use crate::{
         UpgradePlanClusterArgs,
     },
     exit::{self, Outcome},
-    output::{self, Io},
+    output::Io,
     settings::{self, GlobalSettings, Management, RenderSettings, SpecFile},
 };
 use snow_api::release::ClusterRelease;
@@ -18,7 +18,7 @@ use snow_lifecycle::init::InitOptions;
 use snow_lifecycle::{
     self as lifecycle, DeleteOptions, Event, LifecycleError, Timeouts, WaitOptions,
 };
-use snow_provision::{self as provision, Checks, Cni, ProvisionError, self_managed};
+use snow_provision::{self as provision, Checks, CniSource, ProvisionError, self_managed};
 use std::{path::PathBuf, process::ExitCode};
 
 /// Runs `snowctl create cluster` (its `--dry-run` is `render`): on the management cluster given,
@@ -140,7 +140,7 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
         return Err(exit::usage(io, "upgrade works on a management cluster"));
     };
     let (cni, _chart) = match args.dry_run {
-        true => (Cni::Helm, None),
+        true => (CniSource::Helm(Default::default()), None),
         false => cni(
             args.cni_manifest.as_deref(),
             &args.render,
@@ -597,7 +597,7 @@ fn checks(skip: bool, skip_ip_check: bool) -> Checks {
 }
 
 /// `--cni-manifest FILE`, read now; else with `--artifacts` the bundle's Cilium chart taken
-/// from the archive into a temporary file (removed with the returned [`settings::ChartFiles`])
+/// from the archive into a temporary file (removed with the returned [`snow_images::charts::ChartFiles`])
 /// for helm, so no registry is asked for it; else helm pulls the chart.
 fn cni(
     path: Option<&std::path::Path>,
@@ -605,53 +605,29 @@ fn cni(
     spec: &SpecFile,
     render: &RenderSettings,
     io: &mut Io<'_>,
-) -> Result<(Cni, Option<settings::ChartFiles>), ExitCode> {
+) -> Result<(CniSource, Option<snow_images::charts::ChartFiles>), ExitCode> {
     if let Some(path) = path {
-        return settings::read_cni_manifest(path, io).map(|m| (Cni::Given(m), None));
+        return settings::read_cni_manifest(path, io).map(|m| (CniSource::Manifest(m), None));
     }
     let Some(archive) = &args.release.artifacts else {
-        return Ok((Cni::Helm, None));
+        return Ok((CniSource::Helm(Default::default()), None));
     };
     let release = render.release(&spec.spec).map_err(|e| exit::usage(io, e))?;
     let chart = release.bundle.cilium().map_err(|e| exit::usage(io, e))?;
     let archive = snow_images::Archive::open(archive).map_err(|e| exit::usage(io, e))?;
-    let charts = settings::chart_files(&archive, &[&chart.helm_chart], io)?;
-    let file = charts.files[&chart.helm_chart.uri].clone();
+    let charts = snow_images::charts::chart_files(&archive, &[&chart.helm_chart]);
+    let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
     io.err(&format!(
         "Cilium chart {} taken from {}\n",
         chart.helm_chart.uri,
         archive.path().display()
     ));
-    Ok((Cni::HelmChartFile(file), Some(charts)))
-}
-
-/// Says why a workflow stopped, with its findings; exit 2 for input that cannot be used, else 1.
-fn failure(io: &mut Io<'_>, err: &ProvisionError) -> ExitCode {
-    if let ProvisionError::Interrupted { step, source, left } = err {
-        io.err(&format!("❌ {step} failed\n"));
-        let code = failure(io, source);
-        io.err(&format!("  {left}\n"));
-        return code;
-    }
-    match err {
-        ProvisionError::Lifecycle(e) => exit::lifecycle(io, e),
-        ProvisionError::Input(finding) => {
-            io.err(&output::diagnostic(finding, "preflight", None));
-            ExitCode::from(exit::USAGE)
-        }
-        e @ ProvisionError::Preflight { findings } => {
-            io.err(&snow_api::finding_text::text(
-                findings,
-                "preflight",
-                None,
-                &[],
-            ));
-            io.err(&format!("❌ {e}\n"));
-            ExitCode::from(exit::FINDINGS)
-        }
-        e if exit::is_input(e) => exit::usage(io, e),
-        e => exit::failed(io, e),
-    }
+    let source = CniSource::HelmChartFiles {
+        charts: charts.files.clone(),
+        from: archive.path().display().to_string(),
+        options: Default::default(),
+    };
+    Ok((source, Some(charts)))
 }
 
 /// Prints milestones, and detail with `-v` (`snow_lifecycle::Milestones`).
@@ -672,7 +648,7 @@ fn run<'b>(
     let runtime = exit::runtime(io, false)?;
     match runtime.block_on(body(&mut *io)) {
         Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(err) => Err(failure(io, &err)),
+        Err(err) => Err(exit::provision(io, &err)),
     }
 }
 

@@ -34,14 +34,16 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
             None,
         ),
         (None, Some(archive)) => {
-            let (charts, from) = settings::archive_cilium_charts(archive, &inputs, io)?;
+            let charts = snow_images::charts::cilium_charts(archive, &inputs);
+            let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
+            let from = archive.display().to_string();
             let cni = CniSource::chart_files_on_path(charts.files.clone(), from);
             (cni, Some(charts))
         }
         (None, None) => (CniSource::helm_on_path(), None),
     };
     let default = if global.verbose > 0 { "debug" } else { "info" };
-    let filter = EnvFilter::try_from_default_env()
+    let filter = EnvFilter::try_from_env(crate::env::RUST_LOG)
         .unwrap_or_else(|_| EnvFilter::new(format!("{default},kube=warn,hyper=warn,tower=warn")));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)

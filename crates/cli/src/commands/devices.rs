@@ -8,6 +8,7 @@ use crate::{
     output::{self, Io},
     settings,
 };
+use snow_provision::{cleanup::CleanupOptions, import::Devices};
 use snow_validate::{FilesFleet, Plan, chores, cleanup, fleet_from_files, inventory};
 use std::process::ExitCode;
 
@@ -56,41 +57,27 @@ pub fn run(cmd: DevicesCommand, io: &mut Io<'_>) -> Outcome {
     Ok(ExitCode::from(if failed { exit::FINDINGS } else { 0 }))
 }
 
-/// `devices cleanup`: refuses while a management cluster still has the cluster, prints the plan,
-/// and carries it out with `--yes` or a terminal's confirmation.
+/// `devices cleanup`: the plan (`snow_provision::cleanup`, refused while a management cluster
+/// still has the cluster) printed, then carried out with `--yes` or a terminal's confirmation.
 fn clean(args: &DevicesCleanupArgs, runtime: &tokio::runtime::Runtime, io: &mut Io<'_>) -> Outcome {
-    if let Some(kubeconfig) = &args.kubeconfig {
-        settings::check_kubeconfig(kubeconfig, None, io)?;
-        let found = runtime.block_on(async {
-            let mgmt = snow_lifecycle::Management::connect(kubeconfig, None).await?;
-            snow_lifecycle::locate(&mgmt, &args.cluster).await
-        });
-        let found = found.map_err(|e| exit::lifecycle(io, &e))?;
-        if found
-            .cluster
-            .as_ref()
-            .is_some_and(snow_lifecycle::import::is_imported)
-        {
-            let e = snow_lifecycle::LifecycleError::Imported {
-                cluster: args.cluster.clone(),
-                action: "devices cleanup".into(),
-            };
-            return Err(exit::lifecycle(io, &e));
+    let mgmt = match &args.kubeconfig {
+        Some(kubeconfig) => {
+            settings::check_kubeconfig(kubeconfig, None, io)?;
+            let mgmt = runtime.block_on(snow_lifecycle::Management::connect(kubeconfig, None));
+            Some(mgmt.map_err(|e| exit::lifecycle(io, &e))?)
         }
-        if found.cluster.is_some() {
-            let why = format!(
-                "cluster {} still exists on the management cluster, whose controllers would recreate its machines: delete it there first (snowctl delete cluster {})",
-                args.cluster, args.cluster
-            );
-            return Err(exit::failed(io, why));
-        }
-    }
+        None => None,
+    };
     let f = fleet(&args.targets, io)?;
-    let plan = runtime.block_on(cleanup::plan(
-        &f.devices,
-        &f.without_credentials,
-        &args.cluster,
-    ));
+    let plan = runtime.block_on(snow_provision::cleanup::plan(CleanupOptions {
+        cluster: &args.cluster,
+        management: mgmt.as_ref(),
+        devices: Devices {
+            devices: &f.devices,
+            without_credentials: &f.without_credentials,
+        },
+    }));
+    let plan = plan.map_err(|e| exit::provision(io, &e))?;
     io.out(&plan.to_string());
     if plan.is_empty() {
         return Ok(ExitCode::from(if plan.has_errors() {

@@ -25,17 +25,7 @@ fn files(
     images: &[snow_images::ListedImage],
     io: &mut Io<'_>,
 ) -> Result<Vec<ArchiveFile>, ExitCode> {
-    let file = |path: String, content: Vec<u8>| ArchiveFile { path, content };
-    let mut files = vec![file(
-        "bundles.yaml".into(),
-        catalog.bundles.clone().into_bytes(),
-    )];
-    for (name, text) in &catalog.eksd {
-        let name = name.rsplit('/').next().unwrap_or(name).to_owned();
-        files.push(file(format!("eksd/{name}"), text.clone().into_bytes()));
-    }
-    let list = serde_json::to_vec_pretty(images).unwrap_or_default();
-    files.push(file("images.json".into(), list));
+    let mut files = snow_images::archive::release_files(&catalog.bundles, &catalog.eksd, images);
     if !args.no_components {
         files.extend(components(args, &catalog.inputs, io)?);
     }

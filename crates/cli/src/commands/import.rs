@@ -28,7 +28,7 @@ pub fn cluster(args: ImportClusterArgs, io: &mut Io<'_>) -> Outcome {
         });
         import::import(&mgmt, &name, &workload, devices).await
     });
-    let imported = result.map_err(|e| failure(io, &e))?;
+    let imported = result.map_err(|e| exit::provision(io, &e))?;
     io.out(&observation_text(&imported.observation));
     let verb = if imported.reflected.refreshed {
         "refreshed"
@@ -99,7 +99,7 @@ pub fn clusters(args: GetClustersArgs, io: &mut Io<'_>) -> Outcome {
         });
         import::site(&mgmt, devices).await
     });
-    let site = result.map_err(|e| failure(io, &e))?;
+    let site = result.map_err(|e| exit::provision(io, &e))?;
     match args.output {
         OutputFormat::Json => {
             let mut text = serde_json::to_string_pretty(&site).unwrap_or_default();
@@ -155,12 +155,4 @@ fn site_text(site: &Site) -> String {
         let _ = writeln!(out, "device error: {e}");
     }
     out
-}
-
-/// The workflow's error, said with its hint.
-fn failure(io: &mut Io<'_>, err: &snow_provision::ProvisionError) -> ExitCode {
-    match err {
-        snow_provision::ProvisionError::Lifecycle(e) => exit::lifecycle(io, e),
-        e => exit::failed(io, e),
-    }
 }

@@ -50,7 +50,8 @@ pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) ->
     let source = match (&args.cni_manifest, &args.release.artifacts) {
         (Some(_), _) => Source::Given(given.unwrap_or_default()),
         (None, Some(archive)) => {
-            let (charts, _) = settings::archive_cilium_charts(archive, &inputs, io)?;
+            let charts = snow_images::charts::cilium_charts(archive, &inputs);
+            let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
             let source = Source::ChartFiles {
                 charts: charts.files.clone(),
                 options,

@@ -2,7 +2,7 @@
 //!
 //! Static validation always; then, unless `--offline`, preflight against every listed device
 //! (credentials and CA bundle from `--credentials`/`--ca-bundle` or `EKSA_AWS_CREDENTIALS_FILE`/
-//! `EKSA_AWS_CA_BUNDLES_FILE`). One report either way.
+//! `EKSA_AWS_CA_BUNDLES_FILE`). One report either way, merged by `snow_provision::validate`.
 
 use crate::{
     args::{OutputFormat, ValidateArgs},
@@ -11,6 +11,10 @@ use crate::{
     settings,
 };
 use snow_api::Finding;
+use snow_provision::{
+    preflight,
+    validate::{self, Online, ValidateOptions, Validation},
+};
 use std::process::ExitCode;
 
 /// Runs `snowctl validate`.
@@ -29,36 +33,38 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
         .map_err(|err| input_failure(&args, io, &name, None, err.to_finding(&name)))?;
     let report = snow_api::check(text)
         .map_err(|err| input_failure(&args, io, &name, Some(text), err.to_finding(&name)))?;
-    let mut findings = report.findings.clone();
-    if let Ok(inputs) = snow_api::release::ReleaseInputs::embedded() {
-        findings.extend(inputs.missing_version(&report));
-    }
-    let mut preflight_json = None;
-    if let (false, Some(Err(unset))) = (
-        args.offline,
-        report.spec.as_ref().map(settings::registry_login),
-    ) {
-        findings.extend(unset);
-    }
-    if !args.offline {
-        if let (false, Some(spec)) = (snow_api::has_errors(&report.findings), &report.spec) {
-            match device_checks(spec, &args, io) {
-                Ok((more, summary)) => {
-                    findings.extend(more);
-                    preflight_json = Some(summary);
-                }
-                Err(finding) => return Err(input_failure(&args, io, &name, None, *finding)),
-            }
-        } else {
-            findings.push(
-                Finding::info(
-                    "preflight.skipped",
-                    "the devices were not checked because the spec has errors",
-                )
-                .hint("fix the errors above, then validate again"),
-            );
+    let online = (!args.offline).then(|| {
+        let (registry_username, registry_password) = settings::registry_env();
+        Online {
+            registry_username,
+            registry_password,
+            devices: settings::device_paths(&args.device_files),
+            timeout: args.timeout,
+            skip_ip_check: args.skip_ip_check,
         }
-    }
+    });
+    let catalog = snow_api::release::ReleaseInputs::embedded().ok();
+    let options = ValidateOptions {
+        catalog: catalog.as_ref(),
+        online,
+    };
+    let runtime = exit::runtime(io, false)?;
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let checked = runtime.block_on(validate::validate(&report, options, &mut |p| {
+        if tty {
+            io.err(&format!("{}\n", preflight::progress_line(p)));
+        }
+    }));
+    let Validation {
+        findings,
+        preflight,
+    } = checked.map_err(|finding| input_failure(&args, io, &name, None, *finding))?;
+    let preflight_json = preflight.map(|summary| {
+        serde_json::json!({
+            "devices": summary.devices.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "elapsedMs": u64::try_from(summary.elapsed.as_millis()).unwrap_or(u64::MAX),
+        })
+    });
     match args.output {
         OutputFormat::Json => {
             let mut extra = serde_json::Map::new();
@@ -93,21 +99,6 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
         }
     }
     Ok(exit::for_findings(&findings))
-}
-
-/// Runs preflight from the two device files; `Err` for input that cannot be used at all.
-fn device_checks(
-    spec: &snow_api::ClusterSpec,
-    args: &ValidateArgs,
-    io: &mut Io<'_>,
-) -> Result<(Vec<Finding>, serde_json::Value), Box<Finding>> {
-    let timeout = args.timeout;
-    let report = settings::preflight(spec, &args.device_files, timeout, args.skip_ip_check, io)?;
-    let summary = serde_json::json!({
-        "devices": report.devices.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        "elapsedMs": u64::try_from(report.elapsed.as_millis()).unwrap_or(u64::MAX),
-    });
-    Ok((report.findings, summary))
 }
 
 fn input_failure(

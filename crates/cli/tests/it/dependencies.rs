@@ -59,8 +59,6 @@ fn the_cli_depends_directly_on_the_libraries_and_a_short_list() {
         // The binary selects the Kubernetes version the libraries are built for (k8s-openapi's
         // rule: libraries select none).
         "k8s-openapi",
-        // The Cilium chart taken out of an offline archive into a file helm reads.
-        "tempfile",
         // The package itself.
         "snowctl",
     ];

@@ -212,7 +212,9 @@ fn describe_images_import_key_and_cleanup_over_two_devices_and_one_down() {
     let out = cleanup(&all, &mgmt);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     assert!(
-        text(&out.stderr).contains("cluster alpha still exists on the management cluster"),
+        text(&out.stderr).contains("cluster alpha still exists on the management cluster")
+            && text(&out.stderr)
+                .contains("hint: delete it there first (snowctl delete cluster alpha)"),
         "{}",
         show(&out)
     );

@@ -62,7 +62,7 @@ impl Default for HelmOptions {
 pub enum HelmError {
     /// The helm program is not there.
     #[error(
-        "helm was not found (`{}`): install helm 3 and put it on PATH, or pass --cni-manifest FILE with a Cilium manifest rendered elsewhere",
+        "helm was not found (`{}`): install helm 3 and put it on PATH",
         path.display()
     )]
     NotFound {
@@ -120,6 +120,18 @@ pub enum HelmError {
     /// The release lacks what the command needs (the bundle's `cilium` section).
     #[error(transparent)]
     Render(#[from] RenderError),
+    /// The bundle's chart is not among the chart files given ([`super::CniSource::HelmChartFiles`]).
+    #[error(
+        "the Helm chart {chart} (Kubernetes {kubernetes}) is not among the Cilium charts taken from {from}: give the controller an archive downloaded for this Kubernetes version"
+    )]
+    ChartNotTaken {
+        /// The bundle's `cilium.helmChart` URI.
+        chart: String,
+        /// The bundle's Kubernetes version.
+        kubernetes: String,
+        /// Where the charts came from (the archive).
+        from: String,
+    },
 }
 
 /// The cluster's Cilium manifest, rendered by helm: logs in to the mirror when it authenticates,

@@ -22,6 +22,79 @@ pub mod stored;
 pub use install::{CniState, cni_state};
 
 use serde_json::{Value, json};
+use std::{collections::BTreeMap, path::PathBuf};
+
+/// Where a cluster's Cilium manifest comes from: for a create or upgrade (`snow-provision`) and
+/// for the controller's reconciles (`snow-controller`) alike.
+#[derive(Debug, Clone)]
+pub enum CniSource {
+    /// One manifest rendered elsewhere (`--cni-manifest FILE`).
+    Manifest(CniManifest),
+    /// `helm template` of the bundle's chart with EKS Anywhere's values, pulled (through the
+    /// spec's mirror, with its login when it authenticates), run with these options.
+    Helm(helm::HelmOptions),
+    /// `helm template` as [`CniSource::Helm`], of the bundle's chart read from a `.tgz` file
+    /// instead of pulled (`--artifacts`: the charts taken out of the offline archive, e.g. by
+    /// `snow_images::charts`). No registry is read and no mirror login runs; a bundle whose chart
+    /// is not among them is [`helm::HelmError::ChartNotTaken`], naming the chart and `from`.
+    HelmChartFiles {
+        /// Each chart's file, by the bundle's `cilium.helmChart` URI.
+        charts: BTreeMap<String, PathBuf>,
+        /// Where the charts came from (the archive), for what is said about a missing one.
+        from: String,
+        /// How helm runs.
+        options: helm::HelmOptions,
+    },
+    /// The manifest stored on the management cluster for the cluster's chart, Kubernetes version
+    /// and Cilium values ([`stored`]; `snowctl controller --cni-stored`), with EKS Anywhere's
+    /// NetworkPolicies appended as helm's output gets them: no helm and no network. For a
+    /// controller only: a create or upgrade is what stores it.
+    Stored,
+}
+
+impl CniSource {
+    /// `helm` on `PATH`, tried once: for a controller, a failed render becomes the cluster's
+    /// status and is tried again at the next requeue, instead of holding a worker through EKS
+    /// Anywhere's ten tries 5 s apart.
+    pub fn helm_on_path() -> CniSource {
+        CniSource::Helm(helm::HelmOptions {
+            attempts: 1,
+            ..Default::default()
+        })
+    }
+
+    /// [`CniSource::HelmChartFiles`] with `helm` on `PATH`, tried once as
+    /// [`CniSource::helm_on_path`].
+    pub fn chart_files_on_path(charts: BTreeMap<String, PathBuf>, from: String) -> CniSource {
+        CniSource::HelmChartFiles {
+            charts,
+            from,
+            options: helm::HelmOptions {
+                attempts: 1,
+                ..Default::default()
+            },
+        }
+    }
+}
+
+/// The file of `bundle`'s Cilium chart among `charts` (taken from `from`).
+pub fn chart_file<'a>(
+    charts: &'a BTreeMap<String, PathBuf>,
+    from: &str,
+    bundle: &snow_api::release::VersionsBundle,
+) -> Result<&'a PathBuf, helm::HelmError> {
+    let cilium = bundle
+        .cilium()
+        .map_err(|e| helm::HelmError::from(capi_render::RenderError::from(e)))?;
+    let uri = &cilium.helm_chart.uri;
+    charts
+        .get(uri)
+        .ok_or_else(|| helm::HelmError::ChartNotTaken {
+            chart: uri.clone(),
+            kubernetes: bundle.kube_version.clone(),
+            from: from.to_owned(),
+        })
+}
 
 /// The Cilium agent's DaemonSet, in `kube-system`.
 pub const AGENT_DAEMONSET: &str = "cilium";
@@ -268,6 +341,26 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "the manifest has no DaemonSet kube-system/cilium"
+        );
+    }
+
+    #[test]
+    fn a_bundles_chart_file_is_found_by_its_uri_and_a_missing_one_named() {
+        let inputs = snow_api::release::ReleaseInputs::embedded().unwrap();
+        let bundle = inputs.bundles.versions_bundle("1.33").unwrap();
+        let uri = bundle.cilium().unwrap().helm_chart.uri.clone();
+        let file = std::path::PathBuf::from("/charts/0/cilium.tgz");
+        let charts = [(uri.clone(), file.clone())].into();
+        assert_eq!(
+            super::chart_file(&charts, "site.tar", bundle).unwrap(),
+            &file
+        );
+        let err = super::chart_file(&Default::default(), "site.tar", bundle).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the Helm chart {uri} (Kubernetes 1.33) is not among the Cilium charts taken from site.tar: give the controller an archive downloaded for this Kubernetes version"
+            )
         );
     }
 }
