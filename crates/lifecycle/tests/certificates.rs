@@ -3,6 +3,8 @@
 //! `renew_certificates` rolls every control-plane machine of a cluster made by
 //! `snow_lifecycle::create` under the simulated Cluster API controllers.
 
+mod common;
+
 use serde_json::json;
 use snow_lifecycle::certificates::CertificateState;
 use snow_lifecycle::{
@@ -14,63 +16,6 @@ use std::time::Duration;
 const NS: &str = "eksa-system";
 const KCP: &str = "controlplane.cluster.x-k8s.io/v1beta2";
 const CORE: &str = "cluster.x-k8s.io/v1beta2";
-
-const SPEC: &str = r#"apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: Cluster
-metadata:
-  name: edge
-spec:
-  clusterNetwork:
-    cniConfig:
-      cilium: {}
-    pods:
-      cidrBlocks: [10.244.0.0/16]
-    services:
-      cidrBlocks: [10.96.0.0/12]
-  controlPlaneConfiguration:
-    count: 3
-    endpoint:
-      host: "192.168.1.100"
-    machineGroupRef: {kind: SnowMachineConfig, name: edge-cp}
-  datacenterRef: {kind: SnowDatacenterConfig, name: edge}
-  kubernetesVersion: "1.33"
-  workerNodeGroupConfigurations:
-  - name: md-0
-    count: 1
-    machineGroupRef: {kind: SnowMachineConfig, name: edge}
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowDatacenterConfig
-metadata:
-  name: edge
-spec: {}
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowMachineConfig
-metadata:
-  name: edge-cp
-spec:
-  devices: ["192.168.1.11", "192.168.1.12"]
-  instanceType: sbe-c.large
-  network:
-    directNetworkInterfaces:
-    - {index: 1, dhcp: true, primary: true}
-  osFamily: ubuntu
-  physicalNetworkConnector: SFP_PLUS
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowMachineConfig
-metadata:
-  name: edge
-spec:
-  devices: ["192.168.1.11", "192.168.1.12"]
-  instanceType: sbe-c.large
-  network:
-    directNetworkInterfaces:
-    - {index: 1, dhcp: true, primary: true}
-  osFamily: ubuntu
-  physicalNetworkConnector: SFP_PLUS
-"#;
 
 struct Made {
     api: KubeStandIn,
@@ -90,10 +35,10 @@ fn wait() -> WaitOptions {
 }
 
 async fn made() -> Made {
-    made_from(SPEC).await
+    made_from(&common::edge_spec(3, 1)).await
 }
 
-async fn made_from(text: &'static str) -> Made {
+async fn made_from(text: &str) -> Made {
     let api = KubeStandIn::start().await.expect("stand-in");
     api.install_capi().expect("CAPI CRDs");
     let capi = api.start_capi(CapiOptions {
@@ -287,7 +232,7 @@ async fn renew_rolls_every_control_plane_machine_and_refuses_an_imported_cluster
 async fn with_external_etcd_only_the_control_plane_rolls_and_that_is_said() {
     // The same cluster with three external etcd machines.
     // Unstacked etcd takes static addresses (a SnowIPPool), as EKS Anywhere requires.
-    let text: &'static str = (SPEC.replace(
+    let text: &'static str = (common::edge_spec(3, 1).replace(
         "  datacenterRef:",
         "  externalEtcdConfiguration:\n    count: 3\n    machineGroupRef: {kind: SnowMachineConfig, name: edge-etcd}\n  datacenterRef:",
     ) + "---

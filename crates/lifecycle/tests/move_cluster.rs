@@ -3,6 +3,8 @@
 //! and the simulated Cluster API controllers; the cluster made by `snow_lifecycle::create`.
 //! Checked object by object, through the stand-ins' stores and the real `kubectl`.
 
+mod common;
+
 use serde_json::{Value, json};
 use snow_lifecycle::{
     ClusterRequest, CreateOptions, Destination, Event, LifecycleError, Management, MoveOptions,
@@ -88,63 +90,6 @@ async fn side(workload: &std::sync::Arc<KubeStandIn>) -> Side {
     }
 }
 
-const SPEC: &str = r#"apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: Cluster
-metadata:
-  name: edge
-spec:
-  clusterNetwork:
-    cniConfig:
-      cilium: {}
-    pods:
-      cidrBlocks: [10.244.0.0/16]
-    services:
-      cidrBlocks: [10.96.0.0/12]
-  controlPlaneConfiguration:
-    count: 3
-    endpoint:
-      host: "192.168.1.100"
-    machineGroupRef: {kind: SnowMachineConfig, name: edge-cp}
-  datacenterRef: {kind: SnowDatacenterConfig, name: edge}
-  kubernetesVersion: "1.33"
-  workerNodeGroupConfigurations:
-  - name: md-0
-    count: 2
-    machineGroupRef: {kind: SnowMachineConfig, name: edge}
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowDatacenterConfig
-metadata:
-  name: edge
-spec: {}
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowMachineConfig
-metadata:
-  name: edge-cp
-spec:
-  devices: ["192.168.1.11", "192.168.1.12"]
-  instanceType: sbe-c.large
-  network:
-    directNetworkInterfaces:
-    - {index: 1, dhcp: true, primary: true}
-  osFamily: ubuntu
-  physicalNetworkConnector: SFP_PLUS
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowMachineConfig
-metadata:
-  name: edge
-spec:
-  devices: ["192.168.1.11", "192.168.1.12"]
-  instanceType: sbe-c.large
-  network:
-    directNetworkInterfaces:
-    - {index: 1, dhcp: true, primary: true}
-  osFamily: ubuntu
-  physicalNetworkConnector: SFP_PLUS
-"#;
-
 /// Creates cluster `edge` on `side` (the CAPAS identity Secret put there first, with
 /// clusterctl's move label as EKS Anywhere writes it).
 async fn create_cluster(side: &Side) {
@@ -157,7 +102,8 @@ async fn create_cluster(side: &Side) {
             "data": {"credentials": "W2RldmljZV0K", "ca-bundle": "LS0tLS1CRUdJTgo="},
         }))
         .expect("identity secret");
-    let spec = snow_api::check(SPEC)
+    let spec_text = common::edge_spec(3, 2);
+    let spec = snow_api::check(&spec_text)
         .expect("spec reads")
         .into_valid()
         .unwrap_or_else(|r| panic!("spec findings: {:?}", r.findings));
@@ -165,7 +111,7 @@ async fn create_cluster(side: &Side) {
     let release = inputs.resolve(&spec, None).expect("release");
     let request = ClusterRequest {
         spec: &spec,
-        spec_text: SPEC,
+        spec_text: &spec_text,
         release: &release,
         secrets: None,
         default_ssh_key_name: None,

@@ -3,6 +3,8 @@
 //! cluster, secrets planted on both clusters and in a pod's environment, and pods whose logs the
 //! stand-in serves through `pods/log`.
 
+mod common;
+
 use base64::Engine as _;
 use serde_json::{Value, json};
 use snow_lifecycle::support_bundle::{self, BundleOptions, ProblemKind, Side};
@@ -12,63 +14,6 @@ use snow_test_kube::{CapiOptions, KubeStandIn};
 use std::time::Duration;
 
 const NS: &str = "eksa-system";
-
-const SPEC: &str = r#"apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: Cluster
-metadata:
-  name: edge
-spec:
-  clusterNetwork:
-    cniConfig:
-      cilium: {}
-    pods:
-      cidrBlocks: [10.244.0.0/16]
-    services:
-      cidrBlocks: [10.96.0.0/12]
-  controlPlaneConfiguration:
-    count: 1
-    endpoint:
-      host: "192.168.1.100"
-    machineGroupRef: {kind: SnowMachineConfig, name: edge-cp}
-  datacenterRef: {kind: SnowDatacenterConfig, name: edge}
-  kubernetesVersion: "1.33"
-  workerNodeGroupConfigurations:
-  - name: md-0
-    count: 1
-    machineGroupRef: {kind: SnowMachineConfig, name: edge}
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowDatacenterConfig
-metadata:
-  name: edge
-spec: {}
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowMachineConfig
-metadata:
-  name: edge-cp
-spec:
-  devices: ["192.168.1.11", "192.168.1.12"]
-  instanceType: sbe-c.large
-  network:
-    directNetworkInterfaces:
-    - {index: 1, dhcp: true, primary: true}
-  osFamily: ubuntu
-  physicalNetworkConnector: SFP_PLUS
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowMachineConfig
-metadata:
-  name: edge
-spec:
-  devices: ["192.168.1.11", "192.168.1.12"]
-  instanceType: sbe-c.large
-  network:
-    directNetworkInterfaces:
-    - {index: 1, dhcp: true, primary: true}
-  osFamily: ubuntu
-  physicalNetworkConnector: SFP_PLUS
-"#;
 
 /// Values planted where a bundle must never copy them from.
 const PLANTED_MGMT: &str = "mgmt-secret-value-7f3a9c";
@@ -122,12 +67,13 @@ async fn planted() -> Planted {
     for object in declared.objects() {
         api.put(object).expect("declared object");
     }
-    let spec = snow_api::check(SPEC).unwrap().into_valid().unwrap();
+    let spec_text = common::edge_spec(1, 1);
+    let spec = snow_api::check(&spec_text).unwrap().into_valid().unwrap();
     let inputs = snow_api::release::ReleaseInputs::embedded().unwrap();
     let release = inputs.resolve(&spec, None).unwrap();
     let request = ClusterRequest {
         spec: &spec,
-        spec_text: SPEC,
+        spec_text: &spec_text,
         release: &release,
         secrets: None,
         default_ssh_key_name: None,
