@@ -143,6 +143,33 @@ pub(super) fn capi(side: &Side, workload: &Arc<KubeStandIn>) -> CapiHandle {
     })
 }
 
+/// What the tests start from: on the management cluster `source` (set up by `snowctl init`),
+/// cluster edge (one worker group of one sbe-c.large) made by `create cluster` from `v1.yaml`,
+/// under the simulated Cluster API (which holds the workload cluster its machines' nodes join).
+pub(super) struct Created {
+    pub(super) _capi: CapiHandle,
+    pub(super) source: Side,
+}
+
+pub(super) async fn created(site: &Site) -> Created {
+    let workload = Arc::new(KubeStandIn::start().await.expect("workload stand-in"));
+    let source = site.side("source").await;
+    let capi = capi(&source, &workload);
+    let v1 = site.write(
+        "v1.yaml",
+        &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large"),
+    );
+    let mut create = vec!["create", "cluster", "-f", p(&v1), "--kubeconfig"];
+    create.push(p(&source.kubeconfig));
+    create.extend(FAST);
+    let out = site.snowctl(&create).await;
+    assert!(out.status.success(), "{}", show(&out));
+    Created {
+        _capi: capi,
+        source,
+    }
+}
+
 pub(super) const FAST: [&str; 6] = [
     "--skip-validations",
     "--poll-interval",
@@ -174,18 +201,7 @@ fn cluster_objects(api: &KubeStandIn) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upgrade_writes_a_new_backup_each_time_and_readmes_restore_steps_bring_it_back() {
     let site = site().await;
-    let workload = Arc::new(KubeStandIn::start().await.expect("workload stand-in"));
-    let source = site.side("source").await;
-    let _capi = capi(&source, &workload);
-    let v1 = site.write(
-        "v1.yaml",
-        &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large"),
-    );
-    let mut create = vec!["create", "cluster", "-f", p(&v1), "--kubeconfig"];
-    create.push(p(&source.kubeconfig));
-    create.extend(FAST);
-    let out = site.snowctl(&create).await;
-    assert!(out.status.success(), "{}", show(&out));
+    let Created { _capi, source } = created(&site).await;
     let created = cluster_objects(&source.api);
 
     // Bigger workers: the upgrade backs up the cluster as it was, then rolls.
@@ -283,18 +299,7 @@ fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upgrade_management_components_backs_up_every_cluster_first() {
     let site = site().await;
-    let workload = Arc::new(KubeStandIn::start().await.expect("workload stand-in"));
-    let source = site.side("source").await;
-    let _capi = capi(&source, &workload);
-    let v1 = site.write(
-        "v1.yaml",
-        &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large"),
-    );
-    let mut create = vec!["create", "cluster", "-f", p(&v1), "--kubeconfig"];
-    create.push(p(&source.kubeconfig));
-    create.extend(FAST);
-    let out = site.snowctl(&create).await;
-    assert!(out.status.success(), "{}", show(&out));
+    let Created { _capi, source } = created(&site).await;
     let created = cluster_objects(&source.api);
 
     let upgrade = [

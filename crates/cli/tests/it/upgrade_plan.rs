@@ -3,28 +3,15 @@
 //! providers' versions) with a cluster made by `create cluster`; and the field `upgrade cluster
 //! --dry-run` names.
 
-use super::backup::{FAST, capi, p, site};
+use super::backup::{Created, created, p, site};
 use super::lifecycle::{Group, spec};
 use super::{SAMPLE_BUNDLES, show, text};
 use serde_json::Value;
-use snow_test_kube::KubeStandIn;
-use std::sync::Arc;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upgrade_plan_lists_versions_and_changed_fields_and_writes_nothing() {
     let site = site().await;
-    let workload = Arc::new(KubeStandIn::start().await.expect("workload stand-in"));
-    let source = site.side("source").await;
-    let _capi = capi(&source, &workload);
-    let v1 = site.write(
-        "v1.yaml",
-        &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.large"),
-    );
-    let mut create = vec!["create", "cluster", "-f", p(&v1), "--kubeconfig"];
-    create.push(p(&source.kubeconfig));
-    create.extend(FAST);
-    let out = site.snowctl(&create).await;
-    assert!(out.status.success(), "{}", show(&out));
+    let Created { _capi, source } = created(&site).await;
 
     // Kubernetes 1.33 → 1.34 and bigger workers.
     let v2 = spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.xlarge")
