@@ -293,20 +293,17 @@ async fn record_spec(
     // The Secret the SnowDatacenterConfig's identityRef names, in EKS Anywhere's encoding:
     // the controller on the new cluster reads the device credentials from it, as EKS
     // Anywhere's does, to manage this cluster and the next ones.
-    if let (Some(secrets), Some(dc)) = (req.secrets, req.spec.datacenter.as_ref()) {
-        let name = match dc.spec.identity_ref.as_ref().map(|r| r.name()) {
-            Some(name) if !name.is_empty() => name.to_owned(),
-            _ => snow_api::defaults::default_identity_secret_name(
-                dc.metadata.name.as_deref().unwrap_or_default(),
-            ),
-        };
+    // A checked spec has its identityRef defaulted (`<datacenter>-snow-credentials`).
+    let datacenter = req.spec.datacenter.as_ref();
+    let identity = datacenter.and_then(|dc| Some((dc, dc.spec.identity_ref.as_ref()?.name())));
+    if let (Some(secrets), Some((dc, name))) = (req.secrets, identity) {
         let namespace = dc
             .metadata
             .namespace
             .as_deref()
             .unwrap_or(req.spec.namespace());
         let secret = snow_credentials::encode::eksa_identity_secret(
-            &name,
+            name,
             namespace,
             secrets.credentials,
             secrets.ca_bundle,

@@ -32,27 +32,26 @@ pub fn component(controller: &ControllerComponent) -> ComponentObjects {
     }
 }
 
+/// The component's Deployment (`Value::Null` if it has none).
+fn deployment(component: &ComponentObjects) -> &Value {
+    (component.objects.iter())
+        .find(|o| o["kind"] == "Deployment")
+        .unwrap_or(&Value::Null)
+}
+
 /// The image of the component's Deployment.
 pub fn image(component: &ComponentObjects) -> &str {
-    component
-        .objects
-        .iter()
-        .find(|o| o["kind"] == "Deployment")
-        .and_then(|d| d["spec"]["template"]["spec"]["containers"][0]["image"].as_str())
+    deployment(component)["spec"]["template"]["spec"]["containers"][0]["image"]
+        .as_str()
         .unwrap_or_default()
 }
 
 /// The digest of the release catalog the component's Deployment mounts (its pod template's
 /// [`render::RELEASE_DIGEST_ANNOTATION`]).
 pub fn release_digest(component: &ComponentObjects) -> &str {
-    component
-        .objects
-        .iter()
-        .find(|o| o["kind"] == "Deployment")
-        .and_then(|d| {
-            d["spec"]["template"]["metadata"]["annotations"][render::RELEASE_DIGEST_ANNOTATION]
-                .as_str()
-        })
+    deployment(component)["spec"]["template"]["metadata"]["annotations"]
+        [render::RELEASE_DIGEST_ANNOTATION]
+        .as_str()
         .unwrap_or_default()
 }
 
