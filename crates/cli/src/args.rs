@@ -7,9 +7,13 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "snowctl", version, about, propagate_version = true)]
 pub struct Cli {
-    /// More detail on stderr (repeat for more).
+    /// More detail on stderr: -v every step of the work, -vv also the libraries' debug log
+    /// (each Kubernetes request; the controller: trace).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Only errors and warnings on stderr (no progress); the result on stdout is unchanged.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
 
     /// What to do.
     #[command(subcommand)]
@@ -82,18 +86,29 @@ pub enum Command {
     /// List resources.
     #[command(subcommand)]
     Get(GetCommand),
+    /// This snowctl's version, its embedded catalog, the release manifest it defaults to, and
+    /// whether the programs some commands run (helm, kind, docker) are on PATH.
+    Version(VersionArgs),
 }
 
-/// `snowctl support-bundle CLUSTER -o FILE.tar.gz`
+/// `snowctl version [-o text|json|yaml]`
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// `snowctl support-bundle CLUSTER --output-file FILE.tar.gz`
 #[derive(Debug, Args)]
 pub struct SupportBundleArgs {
     /// The cluster name.
     pub name: String,
     /// The file to write (a .tar.gz); refused if it exists, unless --force.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: PathBuf,
-    /// Replace an existing regular file at --output (a bundle of an earlier run); a link is
-    /// always refused.
+    #[arg(long, value_name = "FILE")]
+    pub output_file: PathBuf,
+    /// Replace an existing regular file at --output-file (a bundle of an earlier run); a link
+    /// is always refused.
     #[arg(long)]
     pub force: bool,
     /// The management cluster.
@@ -105,7 +120,7 @@ pub struct SupportBundleArgs {
     pub device_files: OptionalDeviceFiles,
     /// Each device request's time limit.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
-    pub device_timeout: std::time::Duration,
+    pub timeout: std::time::Duration,
 }
 
 /// `snowctl import …`
@@ -184,12 +199,12 @@ pub enum BuildCommand {
     ControllerImage(BuildControllerImageArgs),
 }
 
-/// `snowctl build controller-image -o FILE [--ca-certificates FILE]`
+/// `snowctl build controller-image --output-file FILE [--ca-certificates FILE]`
 #[derive(Debug, Args)]
 pub struct BuildControllerImageArgs {
     /// The image archive to write (it must not exist).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: PathBuf,
+    #[arg(long, value_name = "FILE")]
+    pub output_file: PathBuf,
     /// The PEM CA certificates put into the image at /etc/ssl/certs/ca-certificates.crt (e.g.
     /// a bundle with the site's own CAs added).
     #[arg(
@@ -656,13 +671,13 @@ pub enum DownloadCommand {
     Artifacts(DownloadArtifactsArgs),
 }
 
-/// `snowctl download artifacts -o FILE`
+/// `snowctl download artifacts --output-file FILE`
 #[derive(Debug, Args)]
 pub struct DownloadArtifactsArgs {
     /// The archive to write. It is FILE.partial until every image is in; a re-run resumes it
     /// (and a re-run on a finished FILE fetches only what it lacks).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: PathBuf,
+    #[arg(long, value_name = "FILE")]
+    pub output_file: PathBuf,
     /// The images.
     #[command(flatten)]
     pub selection: ImageSelectionArgs,
@@ -675,8 +690,8 @@ pub struct DownloadArtifactsArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// Format of the summary on stdout.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
     /// The cache of fetched components (default: $XDG_CACHE_HOME/snowctl or ~/.cache/snowctl).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
@@ -860,9 +875,14 @@ pub struct GenerateClusterconfigArgs {
     /// The control-plane endpoint IP (kube-vip address).
     #[arg(long)]
     pub endpoint: Option<String>,
-    /// Kubernetes version, 1.NN.
-    #[arg(long)]
+    /// Kubernetes version, 1.NN; refused unless the catalog has it (render and create would
+    /// refuse the spec).
+    #[arg(long, value_name = "1.NN")]
     pub kubernetes_version: Option<String>,
+    /// The EKS Anywhere Bundles manifest --kubernetes-version is checked against (default:
+    /// snowctl's embedded catalog, the one `validate --offline` and `render` use).
+    #[arg(long, value_name = "FILE")]
+    pub bundles: Option<PathBuf>,
     /// Node operating system.
     #[arg(long, value_enum, default_value_t = OsArg::Ubuntu)]
     pub os: OsArg,
@@ -882,6 +902,8 @@ pub enum OutputFormat {
     Text,
     /// JSON for tools.
     Json,
+    /// YAML for tools.
+    Yaml,
 }
 
 /// `snowctl validate -f FILE`
@@ -928,8 +950,8 @@ pub struct CreateScopedUserArgs {
     #[arg(long, value_name = "NAME")]
     pub user: String,
     /// The credentials file to write: one profile per device with the user's key. Never printed.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: PathBuf,
+    #[arg(long, value_name = "FILE")]
+    pub output_file: PathBuf,
     /// The devices, and the root credentials file and CA bundle.
     #[command(flatten)]
     pub targets: DeviceTargets,

@@ -22,9 +22,13 @@ pub const HOME: &str = "HOME";
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
 /// The controller's log filter (tracing's `EnvFilter`).
 pub const RUST_LOG: &str = "RUST_LOG";
+/// Set to anything but empty: plain output, no decoration (no-color.org).
+pub const NO_COLOR: &str = "NO_COLOR";
+/// Where `snowctl version` looks for helm, kind and docker (the libraries look there too).
+pub const PATH: &str = "PATH";
 
 /// Every name above.
-pub const ALL: [&str; 10] = [
+pub const ALL: [&str; 12] = [
     KUBECONFIG,
     CREDENTIALS_FILE,
     CA_BUNDLES_FILE,
@@ -35,6 +39,8 @@ pub const ALL: [&str; 10] = [
     HOME,
     XDG_CACHE_HOME,
     RUST_LOG,
+    NO_COLOR,
+    PATH,
 ];
 
 #[cfg(test)]

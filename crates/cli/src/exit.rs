@@ -25,15 +25,21 @@ pub fn for_findings(findings: &[snow_api::Finding]) -> ExitCode {
     })
 }
 
+/// The one form every command says an error in: `❌ error: {what}` (`error: {what}` in plain
+/// output), then `  hint: {hint}` when there is something to do.
+pub fn say(io: &mut Io<'_>, what: impl Display, hint: Option<&str>) {
+    io.err(&output::error_text(&what, hint));
+}
+
 /// Says `error: {what}` and gives exit 2 (usage, or input that cannot be used).
 pub fn usage(io: &mut Io<'_>, what: impl Display) -> ExitCode {
-    io.err(&format!("error: {what}\n"));
+    say(io, what, None);
     ExitCode::from(USAGE)
 }
 
 /// Says `error: {what}` and gives exit 1 (the work failed).
 pub fn failed(io: &mut Io<'_>, what: impl Display) -> ExitCode {
-    io.err(&format!("error: {what}\n"));
+    say(io, what, None);
     ExitCode::from(FINDINGS)
 }
 
@@ -43,10 +49,7 @@ pub fn lifecycle(io: &mut Io<'_>, err: &LifecycleError) -> ExitCode {
     if let Some((about, findings)) = err.findings() {
         io.err(&snow_api::finding_text::text(findings, about, None, &[]));
     }
-    io.err(&format!("❌ error: {err}\n"));
-    if let Some(hint) = lifecycle_hint(err) {
-        io.err(&format!("  hint: {hint}\n"));
-    }
+    say(io, err, lifecycle_hint(err).as_deref());
     ExitCode::from(if lifecycle_input(err) {
         USAGE
     } else {

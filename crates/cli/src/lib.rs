@@ -35,11 +35,13 @@ pub fn run() -> ExitCode {
     // Unlocked handles: each write takes the lock briefly, so log lines from other threads
     // (the controller's tracing) are never blocked behind a command holding stderr.
     let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
+    let style = output::Style::detect(std::env::var_os(env::NO_COLOR).as_deref(), cli.quiet);
     commands::dispatch(
         cli,
         &mut output::Io {
             stdout: &mut stdout,
             stderr: &mut stderr,
+            style,
         },
     )
 }

@@ -1,5 +1,6 @@
 //! Printing: the one place that formats reports and errors, and the writers commands print to.
 
+use crate::args::OutputFormat;
 use snow_api::Finding;
 use std::{io::Write, path::Path};
 
@@ -9,20 +10,100 @@ pub struct Io<'a> {
     pub stdout: &'a mut dyn Write,
     /// Standard error: progress, errors, diagnostics.
     pub stderr: &'a mut dyn Write,
+    /// How the text is dressed, and how much progress is shown.
+    pub style: Style,
+}
+
+/// How output is dressed: decorated (emoji marks) on a terminal, plain otherwise.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Style {
+    /// Standard output without decoration ([`plain`]).
+    pub plain_out: bool,
+    /// Standard error without decoration.
+    pub plain_err: bool,
+    /// `-q`: no progress on standard error, only errors and warnings.
+    pub quiet: bool,
+}
+
+impl Style {
+    /// Plain where `NO_COLOR` is set to anything but an empty string (no-color.org) or the
+    /// stream is not a terminal (a log, a pipe, a CI job), decorated otherwise.
+    pub fn detect(no_color: Option<&std::ffi::OsStr>, quiet: bool) -> Style {
+        use std::io::IsTerminal;
+        let no_color = no_color.is_some_and(|v| !v.is_empty());
+        Style {
+            plain_out: no_color || !std::io::stdout().is_terminal(),
+            plain_err: no_color || !std::io::stderr().is_terminal(),
+            quiet,
+        }
+    }
 }
 
 impl Io<'_> {
-    /// Writes to standard output.
+    /// Writes the command's result to standard output.
     pub fn out(&mut self, text: &str) {
+        let text = if self.style.plain_out {
+            plain(text)
+        } else {
+            text.into()
+        };
         let _ = self.stdout.write_all(text.as_bytes());
         let _ = self.stdout.flush();
     }
 
-    /// Writes to standard error.
+    /// Writes an error, a warning or a question to standard error (shown even with `-q`).
     pub fn err(&mut self, text: &str) {
+        let text = if self.style.plain_err {
+            plain(text)
+        } else {
+            text.into()
+        };
         let _ = self.stderr.write_all(text.as_bytes());
         let _ = self.stderr.flush();
     }
+
+    /// Writes progress or a success line to standard error, unless `-q`.
+    pub fn progress(&mut self, text: &str) {
+        if !self.style.quiet {
+            self.err(text);
+        }
+    }
+}
+
+/// The marks a decorated line may start with (after its indent), and their plain form: an
+/// error or warning keeps its word, the others go (the words after them say it).
+const MARKS: [(&str, &str); 9] = [
+    ("❌ error: ", "error: "),
+    ("❌ ", "error: "),
+    ("⚠️  warning: ", "warning: "),
+    ("⚠️  ", "warning: "),
+    ("✅ ", ""),
+    ("🎉 ", ""),
+    ("📦 ", ""),
+    ("⏳ ", ""),
+    ("🔎 ", ""),
+];
+
+/// Text without its decoration: each line's leading mark (see [`MARKS`]) replaced by its plain
+/// form, everything else as it is.
+pub fn plain(text: &str) -> std::borrow::Cow<'_, str> {
+    if !MARKS.iter().any(|(mark, _)| text.contains(mark)) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_start_matches(' ');
+        let indent = &line[..line.len() - body.len()];
+        match MARKS.iter().find(|(mark, _)| body.starts_with(mark)) {
+            Some((mark, word)) => {
+                out.push_str(indent);
+                out.push_str(word);
+                out.push_str(&body[mark.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out.into()
 }
 
 /// Text that holds what an archive or a registry said (image names, a registry's error body),
@@ -51,6 +132,75 @@ pub fn printable_json(text: &str) -> String {
     out
 }
 
+/// A report as `-o json` or `-o yaml` prints it, or `None` for `-o text` (each command words
+/// its own text). JSON is pretty-printed with every control character escaped
+/// ([`printable_json`]); YAML quotes and escapes such strings itself. The keys are the report's
+/// own (camelCase, as Kubernetes objects).
+pub fn structured(format: OutputFormat, report: &impl serde::Serialize) -> Option<String> {
+    let value = serde_json::to_value(report).unwrap_or(serde_json::Value::Null);
+    match format {
+        OutputFormat::Text => None,
+        OutputFormat::Json => Some(
+            printable_json(&serde_json::to_string_pretty(&value).unwrap_or_else(|_| "{}".into()))
+                + "\n",
+        ),
+        OutputFormat::Yaml => Some(yaml(&value)),
+    }
+}
+
+/// YAML for a JSON value. serde-saphyr writes C0 controls as escapes in double quotes but
+/// leaves DEL and the C1 range (a terminal reads U+009B as CSI) as they are, so strings holding
+/// one are written as JSON strings, which are valid YAML double-quoted scalars.
+fn yaml(value: &serde_json::Value) -> String {
+    let text = serde_saphyr::to_string(value).unwrap_or_default();
+    if !text.chars().any(|c| c != '\n' && c.is_control()) {
+        return text;
+    }
+    let mut out = String::new();
+    yaml_node(value, 0, &mut out);
+    out
+}
+
+/// Block-style YAML for a value, scalars as JSON (a subset of YAML's flow scalars).
+fn yaml_node(value: &serde_json::Value, indent: usize, out: &mut String) {
+    use serde_json::Value;
+    let pad = " ".repeat(indent);
+    let scalar = |v: &Value| printable_json(&v.to_string());
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (key, item) in map {
+                out.push_str(&format!("{pad}{}:", scalar(&Value::String(key.clone()))));
+                nested(item, indent, out);
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            for item in items {
+                out.push_str(&format!("{pad}-"));
+                nested(item, indent, out);
+            }
+        }
+        Value::Object(_) => out.push_str(&format!("{pad}{{}}\n")),
+        Value::Array(_) => out.push_str(&format!("{pad}[]\n")),
+        other => out.push_str(&format!("{pad}{}\n", scalar(other))),
+    }
+    fn nested(item: &Value, indent: usize, out: &mut String) {
+        match item {
+            Value::Object(m) if !m.is_empty() => {
+                out.push('\n');
+                yaml_node(item, indent + 2, out);
+            }
+            Value::Array(a) if !a.is_empty() => {
+                out.push('\n');
+                yaml_node(item, indent + 2, out);
+            }
+            _ => {
+                out.push(' ');
+                yaml_node(item, 0, out);
+            }
+        }
+    }
+}
+
 /// How a source is named in messages: the path as given, or `<stdin>`.
 pub fn source_name(path: &Path) -> String {
     if path.as_os_str() == "-" {
@@ -60,48 +210,28 @@ pub fn source_name(path: &Path) -> String {
     }
 }
 
-/// One finding as a standalone diagnostic (for input errors), rendered by miette with the
-/// source snippet when the position is known.
+/// The one form of an error: `❌ error: {what}` (`error: {what}` in plain output), then
+/// `  hint: {hint}`.
+pub fn error_text(what: &dyn std::fmt::Display, hint: Option<&str>) -> String {
+    let mut out = format!("❌ error: {what}\n");
+    if let Some(hint) = hint {
+        out.push_str(&format!("  hint: {hint}\n"));
+    }
+    out
+}
+
+/// One finding as a standalone error: at a position in the source, in the form of the findings
+/// report ([`snow_api::finding_text::write_one`]: `error[check] field: message`, `-->
+/// file:line:col`, the source line (a window of a long one) with a caret, the hint); without a
+/// position (a file that cannot be read), in [`error_text`]'s form, naming the input.
 pub fn diagnostic(finding: &Finding, source_name: &str, source: Option<&str>) -> String {
-    use miette::{
-        GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource,
-    };
-    // The first line says what is wrong: `error[check]: file: message`.
-    let mut diag = MietteDiagnostic::new(format!(
-        "error[{}]: {}: {}",
-        finding.check, source_name, finding.message
-    ));
-    if let Some(hint) = &finding.hint {
-        diag = diag.with_help(hint.clone());
+    if finding.location().is_none() {
+        let what = format!("{source_name}: {}", finding.message);
+        return error_text(&what, finding.hint.as_deref());
     }
     let lines: Vec<&str> = source.map(|s| s.lines().collect()).unwrap_or_default();
-    let long_line = finding.location().is_some_and(|at| {
-        at.line
-            .checked_sub(1)
-            .and_then(|i| lines.get(i))
-            .is_some_and(|l| l.chars().count() > snow_api::limits::MAX_SHOWN_LINE_CHARS)
-    });
-    let offset = source
-        .zip(finding.location())
-        .and_then(|(text, at)| at.byte_offset(text));
     let mut out = String::new();
-    let rendered = match (source, offset) {
-        // A long line is never shown whole: the plain form shows a window around the column.
-        _ if long_line => Err(std::fmt::Error),
-        (Some(text), Some(offset)) => {
-            diag = diag.with_label(LabeledSpan::at_offset(offset, "here"));
-            let report = miette::Report::new(diag)
-                .with_source_code(NamedSource::new(source_name, text.to_owned()));
-            GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
-                .render_report(&mut out, report.as_ref())
-        }
-        _ => GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
-            .render_report(&mut out, &diag),
-    };
-    if rendered.is_err() {
-        out.clear();
-        snow_api::finding_text::write_one(&mut out, finding, source_name, &lines, "");
-    }
+    snow_api::finding_text::write_one(&mut out, finding, source_name, &lines, "");
     out
 }
 
@@ -120,7 +250,31 @@ pub fn confirm(io: &mut Io<'_>, question: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{printable_json, printable_lines};
+    use super::{plain, printable_json, printable_lines, structured};
+    use crate::args::OutputFormat;
+
+    #[test]
+    fn plain_text_keeps_the_words_and_drops_the_marks() {
+        let decorated = "❌ error: no\n  hint: x\n🎉 Cluster edge created!\n  ✅ Control plane initialized\n⚠️  warning: insecure\n⚠️  External etcd was not rolled\n❌ edge.yaml: 1 error(s)\nkeep ✅ inside\n";
+        assert_eq!(
+            plain(decorated),
+            "error: no\n  hint: x\nCluster edge created!\n  Control plane initialized\nwarning: insecure\nwarning: External etcd was not rolled\nerror: edge.yaml: 1 error(s)\nkeep ✅ inside\n"
+        );
+        assert!(matches!(plain("no marks\n"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn yaml_reports_escape_control_characters_and_read_back() {
+        let report = serde_json::json!({
+            "images": [{"uri": "a\u{1b}[2J\u{9b}1m\u{7f}", "usedBy": ["x"]}],
+            "ok": true, "count": 2, "none": null, "empty": [], "map": {}
+        });
+        let text = structured(OutputFormat::Yaml, &report).unwrap();
+        assert!(!text.chars().any(|c| c != '\n' && c.is_control()), "{text}");
+        let back: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        assert_eq!(back, report, "{text}");
+        assert_eq!(structured(OutputFormat::Text, &report), None);
+    }
 
     #[test]
     fn control_characters_are_escaped_and_line_ends_kept() {

@@ -133,17 +133,19 @@ where
     T: Send + 'static,
 {
     let (tx, rx) = mpsc::channel();
-    let progress: std::sync::Arc<dyn Progress> =
-        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            drop(tx);
-            std::sync::Arc::new(Bars::new(total, indicatif::ProgressDrawTarget::stderr()))
-        } else {
-            std::sync::Arc::new(Lines {
-                tx: std::sync::Mutex::new(tx),
-                total,
-                verbose,
-            })
-        };
+    let progress: std::sync::Arc<dyn Progress> = if io.style.quiet {
+        drop(tx);
+        std::sync::Arc::new(Bars::new(total, indicatif::ProgressDrawTarget::hidden()))
+    } else if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        drop(tx);
+        std::sync::Arc::new(Bars::new(total, indicatif::ProgressDrawTarget::stderr()))
+    } else {
+        std::sync::Arc::new(Lines {
+            tx: std::sync::Mutex::new(tx),
+            total,
+            verbose,
+        })
+    };
     // The work owns the progress sender: this thread writes the lines until it is dropped.
     let worker = std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -154,7 +156,7 @@ where
         Ok(runtime.block_on(work(progress)))
     });
     for line in rx {
-        io.err(&crate::output::printable_lines(&line));
+        io.progress(&crate::output::printable_lines(&line));
     }
     worker
         .join()

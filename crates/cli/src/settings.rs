@@ -43,6 +43,8 @@ pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 pub struct GlobalSettings {
     /// `-v` count: detail on stderr.
     pub verbose: u8,
+    /// `-q`: no progress on stderr.
+    pub quiet: bool,
 }
 
 impl GlobalSettings {
@@ -50,6 +52,21 @@ impl GlobalSettings {
     pub fn resolve(cli: &Cli) -> GlobalSettings {
         GlobalSettings {
             verbose: cli.verbose,
+            quiet: cli.quiet,
+        }
+    }
+
+    /// The log filter for the libraries' tracing: the controller logs at info, debug with -v,
+    /// trace with -vv, warnings only with -q; other commands log nothing but with -vv (debug:
+    /// each Kubernetes request). `None`: no log.
+    pub fn log_filter(&self, controller: bool) -> Option<&'static str> {
+        match (controller, self.quiet, self.verbose) {
+            (true, true, _) => Some("warn"),
+            (true, false, 0) => Some("info,kube=warn,hyper=warn,tower=warn"),
+            (true, false, 1) => Some("debug,kube=warn,hyper=warn,tower=warn"),
+            (true, false, _) => Some("trace,hyper=debug,tower=debug"),
+            (false, false, 2..) => Some("debug,hyper=info,tower=info"),
+            (false, _, _) => None,
         }
     }
 }
@@ -176,7 +193,7 @@ pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
                 Some(&text),
                 &[],
             ));
-            io.err("error: the spec has errors and was not rendered\n");
+            exit::say(io, "the spec has errors and was not rendered", None);
             Err(ExitCode::from(exit::FINDINGS))
         }
     }
@@ -479,13 +496,17 @@ pub fn load_secrets(
                     None,
                     &[],
                 ));
-                io.err("error: fix the credentials file or CA bundle (see `snowctl credentials check`), or pass --no-secrets\n");
+                exit::say(
+                    io,
+                    "fix the credentials file or CA bundle (see `snowctl credentials check`), or pass --no-secrets",
+                    None,
+                );
                 return Err(ExitCode::from(exit::FINDINGS));
             }
             Ok((c, b))
         }
         (Err(e), _) | (_, Err(e)) => {
-            io.err(&format!("error: {e}\n  hint: {}\n", e.hint()));
+            exit::say(io, &e, Some(e.hint()));
             Err(ExitCode::from(exit::USAGE))
         }
     }

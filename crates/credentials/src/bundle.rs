@@ -44,6 +44,7 @@ fn utc_text<S: serde::Serializer>(seconds: &i64, serializer: S) -> Result<S::Ok,
 
 /// One certificate of the bundle, inspected.
 #[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct BundleCertificate {
     /// 1-based number of the PEM block in the file.
     pub block: usize,

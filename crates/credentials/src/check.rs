@@ -12,6 +12,7 @@ pub const EXPIRY_WARNING_DAYS: i64 = 30;
 
 /// One row of the per-device table.
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DeviceStatus {
     /// The device IP.
     pub device: DeviceIp,

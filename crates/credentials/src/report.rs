@@ -191,11 +191,12 @@ impl Checked {
         out
     }
 
-    /// The `credentials check` JSON report: findings, both sources, devices and certificates.
-    pub fn to_json(&self) -> String {
+    /// The `credentials check` structured report: findings, both sources, devices and
+    /// certificates.
+    pub fn to_json(&self) -> serde_json::Value {
         let mut extra = serde_json::Map::new();
         extra.insert("credentials".into(), self.credentials.source().into());
-        extra.insert("ca_bundle".into(), self.bundle.source().into());
+        extra.insert("caBundle".into(), self.bundle.source().into());
         extra.insert(
             "devices".into(),
             serde_json::to_value(&self.report.devices).unwrap_or_default(),
@@ -204,7 +205,7 @@ impl Checked {
             "certificates".into(),
             serde_json::to_value(self.bundle.certificates()).unwrap_or_default(),
         );
-        snow_api::finding_text::json(&self.findings, extra)
+        snow_api::finding_text::report(&self.findings, extra)
     }
 
     /// The `credentials check` text report: the device table, then the findings.

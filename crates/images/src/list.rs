@@ -30,6 +30,7 @@ pub struct Selection {
 
 /// One image of the list, with where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ListedImage {
     /// The full URI with its tag, as the bundle names it.
     pub uri: String,

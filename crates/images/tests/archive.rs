@@ -1102,5 +1102,5 @@ fn release_files_are_read_back_as_the_release_manifests_and_the_image_list() {
         .unwrap();
     let list: serde_json::Value = serde_json::from_slice(&list).unwrap();
     assert_eq!(list[0]["uri"], images[0].uri);
-    assert_eq!(list[0]["used_by"][0], "1.33 snow.kubeVip");
+    assert_eq!(list[0]["usedBy"][0], "1.33 snow.kubeVip");
 }

@@ -25,6 +25,7 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The serving certificate an API server presented.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ServingCertificate {
     /// The server handshaken with (`https://HOST:PORT`).
     pub server: String,

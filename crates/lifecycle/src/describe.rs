@@ -47,6 +47,7 @@ pub struct Node {
 
 /// A described cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Described {
     /// The cluster.
     pub cluster: String,
@@ -71,6 +72,7 @@ pub struct Described {
 /// nothing changed writes nothing, so the time is that of the last reconcile that changed the
 /// status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Reconciled {
     /// The Cluster's namespace.
     pub namespace: String,

@@ -6,8 +6,12 @@
 use crate::finding::{Finding, Severity, excerpt, has_errors};
 use std::fmt::Write as _;
 
-/// The JSON report: `{"ok": bool, "findings": [...]}` plus any extra top-level keys.
-pub fn json(findings: &[Finding], extra: serde_json::Map<String, serde_json::Value>) -> String {
+/// The structured report (printed as JSON or YAML): `{"ok": bool, "findings": [...]}` plus any
+/// extra top-level keys.
+pub fn report(
+    findings: &[Finding],
+    extra: serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Value {
     let mut report = serde_json::Map::new();
     report.insert("ok".into(), (!has_errors(findings)).into());
     report.insert(
@@ -15,10 +19,7 @@ pub fn json(findings: &[Finding], extra: serde_json::Map<String, serde_json::Val
         serde_json::to_value(findings).unwrap_or_else(|_| serde_json::Value::Array(vec![])),
     );
     report.extend(extra);
-    let mut out = serde_json::to_string_pretty(&serde_json::Value::Object(report))
-        .unwrap_or_else(|_| "{}".into());
-    out.push('\n');
-    out
+    serde_json::Value::Object(report)
 }
 
 /// A finding's headline as the text report words it: `error[check] field [device IP]: message`.

@@ -233,6 +233,7 @@ pub struct DeviceImages {
 
 /// The AMIs usable for a Kubernetes version and OS family, per device.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct UsableImages {
     /// The `eksa.aws.com/k8s-version` asked for.
     pub kubernetes_version: String,

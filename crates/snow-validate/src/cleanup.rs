@@ -44,6 +44,7 @@ pub trait CleanupDevice: FleetDevice {
 
 /// What cleanup will do on one device.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DevicePlan {
     /// The device IP.
     pub device: String,

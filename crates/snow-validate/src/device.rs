@@ -17,6 +17,7 @@ pub struct Image {
 
 /// One instance type a device offers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct InstanceTypeInfo {
     /// e.g. `sbe-c.large`.
     pub name: String,
@@ -78,6 +79,7 @@ pub struct Capacity {
 
 /// One entry of `PhysicalNetworkInterfaces`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct NetworkInterface {
     /// `s.ni-…`.
     pub id: String,
@@ -89,6 +91,7 @@ pub struct NetworkInterface {
 
 /// One direct network interface (`DescribeDirectNetworkInterfaces`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DirectNetworkInterface {
     /// `DirectNetworkInterfaceArn`.
     pub arn: String,
@@ -104,6 +107,7 @@ pub struct DirectNetworkInterface {
 
 /// The parts of `DescribeDevice` preflight uses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DeviceDescription {
     /// The device id, when reported.
     pub device_id: Option<String>,
@@ -126,6 +130,7 @@ impl DeviceDescription {
 
 /// The parts of `DescribeDeviceSoftware` preflight uses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DeviceSoftware {
     /// `InstalledVersion`, as the device sends it (a decimal string such as `"102"`).
     pub installed_version: String,

@@ -20,6 +20,7 @@ pub const CLUSTER_TAG_PREFIX: &str = "sigs.k8s.io/cluster-api-provider-aws-snow/
 
 /// One EC2 instance on a device.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Instance {
     /// `i-…` (`s.i-…` on a device).
     pub id: String,
@@ -54,6 +55,7 @@ impl Instance {
 
 /// One AMI with the EKS Anywhere tags.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct TaggedImage {
     /// `ami-…`.
     pub id: String,
@@ -138,6 +140,7 @@ pub trait FleetDevice: Device {
 
 /// What one device holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DeviceInventory {
     /// The device IP.
     pub device: String,

@@ -1,4 +1,4 @@
-//! `snowctl build controller-image -o FILE`: the controller's container image, built from this
+//! `snowctl build controller-image --output-file FILE`: the controller's container image, built from this
 //! snowctl executable (`snow_images::controller_image`), so the image's tag and the executable
 //! in it are always the same version.
 
@@ -20,7 +20,8 @@ pub fn controller_image(args: &BuildControllerImageArgs, io: &mut Io<'_>) -> Out
         binary,
         ca_certificates: args.ca_certificates.clone(),
     };
-    let built = exit::runtime(io, false)?.block_on(build_controller_image(&inputs, &args.output));
+    let built =
+        exit::runtime(io, false)?.block_on(build_controller_image(&inputs, &args.output_file));
     let built = built.map_err(|e| match e {
         ImageBuildError::NotStatic { .. } | ImageBuildError::Write { .. } => exit::failed(io, e),
         _ => exit::usage(io, e),

@@ -6,7 +6,7 @@
 use crate::{
     args::{
         CreateClusterArgs, DeleteClusterArgs, DescribeClusterArgs, ManagementArgs, MoveClusterArgs,
-        OptionalDeviceFiles, OutputFormat, RenderArgs, RenewCertificatesArgs, UpgradeClusterArgs,
+        OptionalDeviceFiles, RenderArgs, RenewCertificatesArgs, UpgradeClusterArgs,
         UpgradePlanClusterArgs,
     },
     exit::{self, Outcome},
@@ -213,14 +213,7 @@ pub fn upgrade_plan(
         let key = lifecycle::ssh_key::recorded_name(&mgmt, spec.spec.name()).await?;
         let req = request(&spec, &render, &release, files, &dir).cluster(key.as_deref());
         let plan = lifecycle::upgrade_plan(&mgmt, &req, &mut printer(io, global.verbose)).await?;
-        match format {
-            OutputFormat::Json => {
-                let mut text = serde_json::to_string_pretty(&plan).unwrap_or_default();
-                text.push('\n');
-                io.out(&text);
-            }
-            OutputFormat::Text => io.out(&plan.to_text()),
-        }
+        io.out(&crate::output::structured(format, &plan).unwrap_or_else(|| plan.to_text()));
         Ok(())
     })
 }
@@ -427,14 +420,9 @@ pub fn describe(args: DescribeClusterArgs, io: &mut Io<'_>) -> Outcome {
                 what: format!("cluster {name}"),
             });
         }
-        match format {
-            OutputFormat::Json => {
-                let mut text = serde_json::to_string_pretty(&described).unwrap_or_default();
-                text.push('\n');
-                io.out(&text);
-            }
-            OutputFormat::Text => io.out(&described.to_text()),
-        }
+        io.out(
+            &crate::output::structured(format, &described).unwrap_or_else(|| described.to_text()),
+        );
         Ok(())
     })
 }

@@ -42,9 +42,9 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
         }
         (None, None) => (CniSource::helm_on_path(), None),
     };
-    let default = if global.verbose > 0 { "debug" } else { "info" };
-    let filter = EnvFilter::try_from_env(crate::env::RUST_LOG)
-        .unwrap_or_else(|_| EnvFilter::new(format!("{default},kube=warn,hyper=warn,tower=warn")));
+    let default = global.log_filter(true).unwrap_or("info");
+    let filter =
+        EnvFilter::try_from_env(crate::env::RUST_LOG).unwrap_or_else(|_| EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

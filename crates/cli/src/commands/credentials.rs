@@ -26,10 +26,9 @@ pub fn run(cmd: CredentialsCommand, verbose: u8, io: &mut Io<'_>) -> Outcome {
     let checked = load(files, format, verbose, io)?;
     let errors = snow_api::has_errors(&checked.findings);
     if let CredentialsCommand::Check(_) = cmd {
-        io.out(&match format {
-            OutputFormat::Json => checked.to_json(),
-            OutputFormat::Text => checked.to_text(),
-        });
+        io.out(
+            &output::structured(format, &checked.to_json()).unwrap_or_else(|| checked.to_text()),
+        );
         return Ok(exit::for_findings(&checked.findings));
     }
     if !checked.findings.is_empty() {
@@ -37,7 +36,15 @@ pub fn run(cmd: CredentialsCommand, verbose: u8, io: &mut Io<'_>) -> Outcome {
     }
     let (c, b) = (&checked.credentials, &checked.bundle);
     if errors {
-        io.err(&format!("error: not encoding {} and {}: fix the errors above first (`snowctl credentials check` shows them with the device table)\n", c.source(), b.source()));
+        exit::say(
+            io,
+            format!(
+                "not encoding {} and {}: fix the errors above first (`snowctl credentials check` shows them with the device table)",
+                c.source(),
+                b.source()
+            ),
+            None,
+        );
         return Err(ExitCode::from(exit::FINDINGS));
     }
     if verbose > 0 {
@@ -71,14 +78,12 @@ fn load(
         Err(errors) => errors,
     };
     for (_, e) in &errors {
-        io.err(&format!("error: {e}\n  hint: {}\n", e.hint()));
+        exit::say(io, e, Some(e.hint()));
     }
-    if format == OutputFormat::Json {
+    if format != OutputFormat::Text {
         let findings: Vec<_> = errors.iter().map(|(kind, e)| e.to_finding(kind)).collect();
-        io.out(&snow_api::finding_text::json(
-            &findings,
-            serde_json::Map::new(),
-        ));
+        let report = snow_api::finding_text::report(&findings, serde_json::Map::new());
+        io.out(&output::structured(format, &report).unwrap_or_default());
     }
     Err(ExitCode::from(exit::USAGE))
 }
@@ -89,12 +94,12 @@ fn create_scoped_user(args: &CreateScopedUserArgs, io: &mut Io<'_>) -> Outcome {
     let user = UserName::parse(&args.user).map_err(|e| exit::usage(io, format!("--user: {e}")))?;
     let loaded = load_root_files(&args.targets, io)?;
     let input = args.targets.device_files.credentials.as_deref();
-    if input.is_some_and(|input| snow_credentials::write::same_file(&args.output, input)) {
+    if input.is_some_and(|input| snow_credentials::write::same_file(&args.output_file, input)) {
         return Err(exit::usage(
             io,
             format!(
-                "-o {} is the root credentials file: write the scoped credentials to a new file",
-                args.output.display()
+                "--output-file {} is the root credentials file: write the scoped credentials to a new file",
+                args.output_file.display()
             ),
         ));
     }
@@ -110,8 +115,8 @@ fn create_scoped_user(args: &CreateScopedUserArgs, io: &mut Io<'_>) -> Outcome {
             "no devices: the credentials file has no profile and neither --devices nor -f gives one",
         ));
     }
-    let mut writer = CredentialsWriter::open(&args.output, args.force).map_err(|e| {
-        let hint = "give -o a new file, or --force to replace this one";
+    let mut writer = CredentialsWriter::open(&args.output_file, args.force).map_err(|e| {
+        let hint = "give --output-file a new file, or --force to replace this one";
         exit::usage(io, format!("{e}\n  hint: {hint}"))
     })?;
     let options = ScopedUserOptions {
@@ -140,7 +145,7 @@ fn create_scoped_user(args: &CreateScopedUserArgs, io: &mut Io<'_>) -> Outcome {
     if written > 0 {
         io.out(&format!(
             "{}: {written} device profile(s) of user {}, mode 0600; use it as EKSA_AWS_CREDENTIALS_FILE\n",
-            args.output.display(),
+            args.output_file.display(),
             report.user
         ));
     }

@@ -3,7 +3,7 @@
 //! `snow-validate`'s `inventory`, `cleanup` and `chores`.
 
 use crate::{
-    args::{DeviceTargets, DevicesCleanupArgs, DevicesCommand, OutputFormat},
+    args::{DeviceTargets, DevicesCleanupArgs, DevicesCommand},
     exit::{self, Outcome},
     output::{self, Io},
     settings,
@@ -19,10 +19,10 @@ pub fn run(cmd: DevicesCommand, io: &mut Io<'_>) -> Outcome {
         DevicesCommand::Describe(args) => {
             let f = fleet(&args.targets, io)?;
             let found = runtime.block_on(inventory::describe(&f.devices, &f.without_credentials));
-            io.out(&match args.output {
-                OutputFormat::Text => found.to_string(),
-                OutputFormat::Json => found.to_json() + "\n",
-            });
+            io.out(
+                &crate::output::structured(args.output, &found)
+                    .unwrap_or_else(|| found.to_string()),
+            );
             found.has_errors()
         }
         DevicesCommand::Cleanup(args) => return clean(&args, &runtime, io),

@@ -1,9 +1,9 @@
-//! `snowctl download artifacts -o FILE`: on a connected machine, every image of the selection
+//! `snowctl download artifacts --output-file FILE`: on a connected machine, every image of the selection
 //! and the manifests the offline commands read, into one archive that
 //! `snowctl import-images --from FILE` reads at the site.
 
 use crate::{
-    args::{DownloadArtifactsArgs, OutputFormat},
+    args::DownloadArtifactsArgs,
     exit::{self, Outcome},
     output::{Io, printable_lines},
     progress,
@@ -108,7 +108,7 @@ pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut I
     let plan = snow_images::plan_download(&uris, source.as_deref())
         .map_err(|e| exit::usage(io, printable_lines(&e.to_string())))?;
     let config = DownloadConfig {
-        output: args.output.clone(),
+        output: args.output_file.clone(),
         source_registry: source.clone(),
         platforms,
         concurrency: usize::from(args.source.concurrency),
@@ -127,12 +127,10 @@ pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut I
         snow_images::download_images(&plan, &config, p).await
     });
     let report = report.map_err(|e| exit::failed(io, e))?;
-    io.out(&match args.format {
-        OutputFormat::Json => {
-            serde_json::to_string_pretty(&report).unwrap_or_else(|_| "{}".into()) + "\n"
-        }
-        OutputFormat::Text => printable_lines(&report.to_string()),
-    });
+    io.out(
+        &crate::output::structured(args.output, &report)
+            .unwrap_or_else(|| printable_lines(&report.to_string())),
+    );
     match &report.error {
         Some(error) => Err(exit::failed(io, printable_lines(&error.to_string()))),
         None => Ok(ExitCode::SUCCESS),

@@ -2,7 +2,7 @@
 //! observe-only, and the site's clusters in one list. The work is `snow_provision::import`'s.
 
 use crate::{
-    args::{GetClustersArgs, ImportClusterArgs, OutputFormat},
+    args::{GetClustersArgs, ImportClusterArgs},
     exit::{self, Outcome},
     output::Io,
     settings,
@@ -100,14 +100,7 @@ pub fn clusters(args: GetClustersArgs, io: &mut Io<'_>) -> Outcome {
         import::site(&mgmt, devices).await
     });
     let site = result.map_err(|e| exit::provision(io, &e))?;
-    match args.output {
-        OutputFormat::Json => {
-            let mut text = serde_json::to_string_pretty(&site).unwrap_or_default();
-            text.push('\n');
-            io.out(&text);
-        }
-        OutputFormat::Text => io.out(&site_text(&site)),
-    }
+    io.out(&crate::output::structured(args.output, &site).unwrap_or_else(|| site_text(&site)));
     let gaps = !site.device_errors.is_empty();
     Ok(ExitCode::from(if gaps { exit::FINDINGS } else { 0 }))
 }

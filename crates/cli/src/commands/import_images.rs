@@ -2,9 +2,9 @@
 //! the site, from their registries or from an archive (`--from`).
 
 use crate::{
-    args::{ImportImagesArgs, OutputFormat},
+    args::ImportImagesArgs,
     exit::{self, Outcome},
-    output::{Io, printable_json, printable_lines},
+    output::{Io, printable_lines},
     progress,
     settings::{self, GlobalSettings},
 };
@@ -70,10 +70,10 @@ pub fn run(args: ImportImagesArgs, global: GlobalSettings, io: &mut Io<'_>) -> O
         }
     };
     let Some(config) = config else {
-        io.out(&match args.output {
-            OutputFormat::Json => json(&images),
-            OutputFormat::Text => images.iter().map(|i| format!("{}\n", i.uri)).collect(),
-        });
+        io.out(
+            &crate::output::structured(args.output, &images)
+                .unwrap_or_else(|| images.iter().map(|i| format!("{}\n", i.uri)).collect()),
+        );
         return Ok(ExitCode::SUCCESS);
     };
     let uris: Vec<String> = images.into_iter().map(|i| i.uri).collect();
@@ -96,14 +96,14 @@ fn from_archive(
     let archive =
         Archive::open(path).map_err(|e| exit::usage(io, printable_lines(&e.to_string())))?;
     if args.list {
-        io.out(&match args.output {
-            OutputFormat::Json => json(&serde_json::json!({
-                "format": archive.format(),
-                "images": archive.images(),
-                "files": archive.files(),
-            })),
-            OutputFormat::Text => archive.listing(),
+        let listing = serde_json::json!({
+            "format": archive.format(),
+            "images": archive.images(),
+            "files": archive.files(),
         });
+        io.out(
+            &crate::output::structured(args.output, &listing).unwrap_or_else(|| archive.listing()),
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let config = config(args, io)?;
@@ -117,18 +117,13 @@ fn from_archive(
     finish(report, args, io)
 }
 
-/// Pretty JSON and a newline, control characters escaped.
-fn json(value: &impl serde::Serialize) -> String {
-    printable_json(&serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into())) + "\n"
-}
-
 /// Prints the summary of a copy or an import; exit 1 when an image failed.
 fn finish(report: Result<CopyReport, String>, args: &ImportImagesArgs, io: &mut Io<'_>) -> Outcome {
     let report = report.map_err(|e| exit::failed(io, e))?;
-    io.out(&match args.output {
-        OutputFormat::Json => json(&report.to_json()),
-        OutputFormat::Text => printable_lines(&report.summary_text()),
-    });
+    io.out(
+        &crate::output::structured(args.output, &report.to_json())
+            .unwrap_or_else(|| printable_lines(&report.summary_text())),
+    );
     match report.failed() {
         0 => Ok(ExitCode::SUCCESS),
         _ => Err(ExitCode::from(exit::FINDINGS)),

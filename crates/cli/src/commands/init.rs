@@ -128,7 +128,7 @@ fn prepare(
 }
 
 /// Runs `snowctl upgrade plan management-components`: the plan of `upgrade
-/// management-components --dry-run`, as its table or as JSON.
+/// management-components --dry-run`, as its table or as JSON or YAML.
 pub fn plan(args: UpgradePlanManagementArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let mut init = args.init;
     init.dry_run = true;
@@ -142,8 +142,6 @@ pub fn plan(args: UpgradePlanManagementArgs, global: GlobalSettings, io: &mut Io
         init::upgrade::plan(&mgmt, &prepared).await
     });
     let plan = outcome.map_err(|err| exit::lifecycle(io, &err))?;
-    let mut text = serde_json::to_string_pretty(&plan.to_json()).unwrap_or_default();
-    text.push('\n');
-    io.out(&text);
+    io.out(&crate::output::structured(args.output, &plan.to_json()).unwrap_or_default());
     Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,7 @@ pub mod render;
 pub mod store;
 pub mod support_bundle;
 pub mod validate;
+pub mod version;
 
 use crate::{
     args::{
@@ -31,6 +32,17 @@ use std::process::ExitCode;
 /// Runs a parsed command line, writing to `io`.
 pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
     let global = GlobalSettings::resolve(&cli);
+    // -vv: the libraries' debug log on stderr (the controller sets up its own).
+    if let (Some(filter), false) = (
+        global.log_filter(false),
+        matches!(cli.command, Command::Controller(_)),
+    ) {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .try_init();
+    }
     let outcome = match cli.command {
         Command::Generate(cmd) => generate::run(cmd, io),
         Command::Validate(args) => validate::run(args, io),
@@ -82,6 +94,7 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
         Command::SupportBundle(args) => support_bundle::run(args, io),
         Command::Import(ImportCommand::Cluster(args)) => import::cluster(args, io),
         Command::Get(GetCommand::Clusters(args)) => import::clusters(args, io),
+        Command::Version(args) => version::run(&args, io),
     };
     outcome.unwrap_or_else(|code| code)
 }

@@ -94,7 +94,7 @@ pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) ->
             Stored::NoChart => "not stored (no chart for it)".to_owned(),
             Stored::Failed(why) => {
                 failed += 1;
-                io.err(&format!("error: {why}\n"));
+                exit::say(io, why, None);
                 "FAILED".to_owned()
             }
         };

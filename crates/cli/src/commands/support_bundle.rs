@@ -1,4 +1,4 @@
-//! `snowctl support-bundle CLUSTER -o FILE.tar.gz`: the work is
+//! `snowctl support-bundle CLUSTER --output-file FILE.tar.gz`: the work is
 //! `snow_provision::support_bundle::write`; this prints where it went and what it found.
 
 use crate::{
@@ -16,10 +16,10 @@ pub fn run(args: SupportBundleArgs, io: &mut Io<'_>) -> Outcome {
     let management = settings::management(&args.management, io)?;
     let request = BundleRequest {
         cluster: &args.name,
-        output: &args.output,
+        output: &args.output_file,
         replace: args.force,
         devices: settings::device_paths(&args.device_files),
-        device_timeout: args.device_timeout,
+        device_timeout: args.timeout,
         options: BundleOptions::default(),
     };
     let runtime = exit::runtime(io, false)?;

@@ -1,4 +1,4 @@
-//! `snowctl validate -f FILE|- [--offline] [-o text|json] [--skip-ip-check] [--timeout S]`.
+//! `snowctl validate -f FILE|- [--offline] [-o text|json|yaml] [--skip-ip-check] [--timeout DURATION]`.
 //!
 //! Static validation always; then, unless `--offline`, preflight against every listed device
 //! (credentials and CA bundle from `--credentials`/`--ca-bundle` or `EKSA_AWS_CREDENTIALS_FILE`/
@@ -66,7 +66,7 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
         })
     });
     match args.output {
-        OutputFormat::Json => {
+        format @ (OutputFormat::Json | OutputFormat::Yaml) => {
             let mut extra = serde_json::Map::new();
             extra.insert(
                 "defaults".into(),
@@ -75,7 +75,8 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
             if let Some(summary) = preflight_json {
                 extra.insert("preflight".into(), summary);
             }
-            io.out(&snow_api::finding_text::json(&findings, extra));
+            let report = snow_api::finding_text::report(&findings, extra);
+            io.out(&output::structured(format, &report).unwrap_or_default());
         }
         OutputFormat::Text => {
             // Findings about the device files point at those files, not at the spec's lines.
@@ -109,10 +110,10 @@ fn input_failure(
     finding: Finding,
 ) -> ExitCode {
     match args.output {
-        OutputFormat::Json => io.out(&snow_api::finding_text::json(
-            &[finding],
-            serde_json::Map::new(),
-        )),
+        format @ (OutputFormat::Json | OutputFormat::Yaml) => {
+            let report = snow_api::finding_text::report(&[finding], serde_json::Map::new());
+            io.out(&output::structured(format, &report).unwrap_or_default());
+        }
         OutputFormat::Text => io.err(&output::diagnostic(&finding, name, text)),
     }
     ExitCode::from(exit::USAGE)

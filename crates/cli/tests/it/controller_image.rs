@@ -226,7 +226,7 @@ fn the_built_image_runs_its_static_snowctl_in_a_chroot_as_the_nonroot_user() {
         &[
             "build",
             "controller-image",
-            "-o",
+            "--output-file",
             again.to_str().unwrap(),
             "--ca-certificates",
             ca.to_str().unwrap(),
@@ -246,7 +246,12 @@ fn build_controller_image_refuses_a_dynamically_linked_snowctl_naming_the_script
     let output = dir.path().join("controller.tar");
     // The binary under test is the dev build: dynamically linked, as cargo builds it by default.
     let out = snowctl()
-        .args(["build", "controller-image", "-o", output.to_str().unwrap()])
+        .args([
+            "build",
+            "controller-image",
+            "--output-file",
+            output.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", super::show(&out));
@@ -301,7 +306,12 @@ fn download_artifacts_carries_the_controller_image_and_import_images_pushes_it_t
     let uri = format!("public.ecr.aws/{}:{}", pause.path, pause.tag);
     let download = |output: &Path, controller: &Path| {
         snowctl()
-            .args(["download", "artifacts", "-o", output.to_str().unwrap()])
+            .args([
+                "download",
+                "artifacts",
+                "--output-file",
+                output.to_str().unwrap(),
+            ])
             .args(["--image", &uri])
             .args(["--source-registry", &source.host, "--source-insecure"])
             .args(["--bundles", SAMPLE, "--no-components"])

@@ -44,10 +44,10 @@ fn the_cli_depends_directly_on_the_libraries_and_a_short_list() {
         // Argument parsing.
         "clap",
         "clap_complete",
-        // Terminal output: progress bars, diagnostics, JSON.
+        // Terminal output: progress bars, JSON and YAML reports.
         "indicatif",
-        "miette",
         "serde",
+        "serde-saphyr",
         "serde_json",
         // Logging.
         "tracing",

@@ -43,11 +43,16 @@ fn download_artifacts_then_import_from_the_archive_offline() {
     let uri_multi = format!("public.ecr.aws/{}:{}", multi.path, multi.tag);
     let download = |extra: &[&str]| {
         let mut cmd = snowctl();
-        cmd.args(["download", "artifacts", "-o", file.to_str().unwrap()])
-            .args(["--image", &uri_a, "--image", &uri_multi])
-            .args(["--source-registry", &source.host, "--source-insecure"])
-            .args(["--bundles", SAMPLE, "--no-components"])
-            .args(extra);
+        cmd.args([
+            "download",
+            "artifacts",
+            "--output-file",
+            file.to_str().unwrap(),
+        ])
+        .args(["--image", &uri_a, "--image", &uri_multi])
+        .args(["--source-registry", &source.host, "--source-insecure"])
+        .args(["--bundles", SAMPLE, "--no-components"])
+        .args(extra);
         cmd
     };
     let out = download(&["--platform", "all"])
@@ -62,7 +67,7 @@ fn download_artifacts_then_import_from_the_archive_offline() {
         "{stdout}"
     );
     // A re-run has everything already.
-    let out = download(&["--platform", "all", "--format", "json"])
+    let out = download(&["--platform", "all", "-o", "json"])
         .assert()
         .success()
         .get_output()
@@ -225,10 +230,15 @@ fn a_full_disk_is_said_and_the_same_command_finishes_once_there_is_room() {
     let file = disk.path().join("snow-artifacts.tar");
     let download = || {
         let mut cmd = snowctl();
-        cmd.args(["download", "artifacts", "-o", file.to_str().unwrap()])
-            .args(["--image", &uris[0], "--image", &uris[1]])
-            .args(["--source-registry", &source.host, "--source-insecure"])
-            .args(["--bundles", SAMPLE, "--no-components"]);
+        cmd.args([
+            "download",
+            "artifacts",
+            "--output-file",
+            file.to_str().unwrap(),
+        ])
+        .args(["--image", &uris[0], "--image", &uris[1]])
+        .args(["--source-registry", &source.host, "--source-insecure"])
+        .args(["--bundles", SAMPLE, "--no-components"]);
         cmd
     };
     let out = download().output().unwrap();

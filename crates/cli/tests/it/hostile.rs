@@ -282,7 +282,7 @@ fn kubeconfig_and_output_cases(dir: &Path) -> Vec<Case> {
             &bundle,
             "--devices",
             "192.168.1.11",
-            "-o",
+            "--output-file",
             output,
         ]
         .map(str::to_owned)
@@ -606,7 +606,7 @@ fn insecure_skip_tls_verify_is_said_once() {
     assert!(err.contains("insecure.kubeconfig"), "{err}");
 }
 
-/// `download artifacts -o out.tar`: a link planted at `out.tar.partial` is not followed, and a
+/// `download artifacts --output-file out.tar`: a link planted at `out.tar.partial` is not followed, and a
 /// file at `out.tar` the tool did not write is not replaced, even an empty one beside a partial
 /// archive.
 #[test]
@@ -617,7 +617,12 @@ fn download_never_writes_through_a_planted_partial_link_or_over_a_foreign_output
     let partial = dir.path().join("out.tar.partial");
     let download = || {
         Command::new(env!("CARGO_BIN_EXE_snowctl"))
-            .args(["download", "artifacts", "-o", output.to_str().unwrap()])
+            .args([
+                "download",
+                "artifacts",
+                "--output-file",
+                output.to_str().unwrap(),
+            ])
             .args(["--image", "public.ecr.aws/x/y:v1"])
             // Nothing listens there: the archive is opened before any registry is asked.
             .args(["--source-registry", "127.0.0.1:1", "--source-insecure"])

@@ -136,7 +136,7 @@ fn import_observes_refreshes_refuses_and_lists_the_site_without_writing_to_devic
         "--read-only",
         "--user",
         "viewer",
-        "-o",
+        "--output-file",
         ro.to_str().unwrap(),
         "--iam-port",
         "8243",

@@ -1686,7 +1686,7 @@ async fn site_archive(m: &Mgmt) -> SiteArchive {
     let archive = m.dir.path().join("snow-artifacts.tar");
     let archive_arg = archive.to_str().unwrap();
     let out = snowctl_plain(owned(&[
-        &["download", "artifacts", "-o", archive_arg],
+        &["download", "artifacts", "--output-file", archive_arg],
         &bundles,
         &select,
         &["--source-registry", &source.host, "--source-insecure"],
@@ -1704,7 +1704,12 @@ async fn site_archive(m: &Mgmt) -> SiteArchive {
     // An archive of one image (so without the chart), for the error below.
     let small = m.dir.path().join("one-image.tar");
     let out = snowctl_plain(owned(&[
-        &["download", "artifacts", "-o", small.to_str().unwrap()],
+        &[
+            "download",
+            "artifacts",
+            "--output-file",
+            small.to_str().unwrap(),
+        ],
         &bundles,
         &["--image", &uris[0]],
         &["--source-registry", &source.host, "--source-insecure"],
@@ -2158,8 +2163,8 @@ async fn renew_certificates_replaces_every_control_plane_machine_and_describe_sh
         .await;
     assert!(described.status.success(), "{}", show(&described));
     let json: Value = serde_json::from_slice(&described.stdout).unwrap();
-    let read = &json["api_server_certificate"]["read"];
-    assert_eq!(read["not_after"], served.as_str(), "{json}");
+    let read = &json["apiServerCertificate"]["read"];
+    assert_eq!(read["notAfter"], served.as_str(), "{json}");
     assert_eq!(read["server"], workload.url().as_str());
     let described = m.snowctl(&["describe", "cluster", "edge"]).await;
     let tree = text(&described.stdout);

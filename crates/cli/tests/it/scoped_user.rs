@@ -64,7 +64,7 @@ fn scoped_users_through_the_binary() {
     let both = format!("{ip_a},{ip_b}");
 
     // Every profile of the root file: the down device fails (exit 1), the others are done.
-    let out = snowctl(&["--user", "eksa", "-o", out_arg], &files);
+    let out = snowctl(&["--user", "eksa", "--output-file", out_arg], &files);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let stdout = text(&out.stdout);
     for ip in [&ip_a, &ip_b] {
@@ -101,7 +101,14 @@ fn scoped_users_through_the_binary() {
 
     // A re-run on the two devices: nothing new, exit 0, the same file.
     let out = snowctl(
-        &["--user", "eksa", "-o", out_arg, "--devices", &both],
+        &[
+            "--user",
+            "eksa",
+            "--output-file",
+            out_arg,
+            "--devices",
+            &both,
+        ],
         &files,
     );
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
@@ -120,7 +127,7 @@ fn scoped_users_through_the_binary() {
         &[
             "--user",
             "eksa",
-            "-o",
+            "--output-file",
             out_arg,
             "--devices",
             &both,
@@ -141,7 +148,7 @@ fn scoped_users_through_the_binary() {
     // wrote, a bad user name.
     let root = files.0.to_str().unwrap();
     let before = std::fs::read(&files.0).unwrap();
-    let out = snowctl(&["--user", "eksa", "-o", root], &files);
+    let out = snowctl(&["--user", "eksa", "--output-file", root], &files);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(
         text(&out.stderr).contains("is the root credentials file"),
@@ -150,7 +157,10 @@ fn scoped_users_through_the_binary() {
     );
     let mine = dir.path().join("mine");
     std::fs::write(&mine, "# mine\n").unwrap();
-    let out = snowctl(&["--user", "eksa", "-o", mine.to_str().unwrap()], &files);
+    let out = snowctl(
+        &["--user", "eksa", "--output-file", mine.to_str().unwrap()],
+        &files,
+    );
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(
         text(&out.stderr).contains("is not a file snowctl wrote"),
@@ -158,7 +168,7 @@ fn scoped_users_through_the_binary() {
         show(&out)
     );
     assert_eq!(std::fs::read_to_string(&mine).unwrap(), "# mine\n");
-    let out = snowctl(&["--user", "no spaces", "-o", out_arg], &files);
+    let out = snowctl(&["--user", "no spaces", "--output-file", out_arg], &files);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert_eq!(std::fs::read(&files.0).unwrap(), before);
 }

@@ -32,6 +32,9 @@ fn run(cmd: &mut Command) -> Run {
     }
 }
 
+/// The Kubernetes version a generated spec has by default.
+const DEFAULT_VERSION: &str = snow_api::template::DEFAULT_KUBERNETES_VERSION;
+
 fn generate(extra: &[&str]) -> String {
     let mut args = vec!["generate", "clusterconfig", "edge", "--provider", "snow"];
     args.extend_from_slice(extra);
@@ -226,14 +229,12 @@ fn crds_completion_and_version() {
 
 #[test]
 fn a_version_outside_the_embedded_bundle_is_a_warning() {
-    let spec = generate(&[
-        "--devices",
-        "192.168.1.11",
-        "--endpoint",
-        "192.168.1.100",
-        "--kubernetes-version",
-        "1.28",
-    ]);
+    let spec = generate(&["--devices", "192.168.1.11", "--endpoint", "192.168.1.100"]);
+    let spec = spec.replace(
+        &format!("kubernetesVersion: \"{DEFAULT_VERSION}\""),
+        "kubernetesVersion: \"1.28\"",
+    );
+    assert!(spec.contains("\"1.28\""), "{spec}");
     let r = validate_stdin(&spec, "json");
     assert_eq!(r.code, 0, "{}", r.stdout);
     let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
@@ -277,5 +278,158 @@ fn duration_flags_read_one_syntax() {
         r.stderr.contains("write a duration such as 90s"),
         "{}",
         r.stderr
+    );
+}
+
+/// `generate` refuses a Kubernetes version the catalog lacks, where render and create would
+/// refuse the spec later, and names the versions it has; `--bundles` checks another catalog.
+#[test]
+fn generate_checks_the_version_against_the_catalog() {
+    let r = run(snowctl().args([
+        "generate",
+        "clusterconfig",
+        "edge",
+        "--provider",
+        "snow",
+        "--kubernetes-version",
+        "1.28",
+    ]));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(
+        r.stderr.starts_with(
+            "error: --kubernetes-version: Kubernetes 1.28 is not in snowctl's embedded catalog (it has 1.30, "
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("hint: pick one of those versions, or pass --bundles FILE")
+    );
+    // A Bundles manifest with only 1.28 makes 1.28 valid and the default invalid.
+    let dir = tempfile::tempdir().unwrap();
+    let embedded = snow_api::release::ReleaseInputs::embedded_bundles_yaml();
+    let only = embedded.replacen("kubeVersion: '1.30'", "kubeVersion: '1.28'", 1);
+    assert_ne!(only, embedded);
+    let bundles = dir.path().join("bundles.yaml");
+    std::fs::write(&bundles, only).unwrap();
+    let bundles = bundles.to_str().unwrap();
+    let spec = generate(&["--kubernetes-version", "1.28", "--bundles", bundles]);
+    assert!(spec.contains("kubernetesVersion: \"1.28\""), "{spec}");
+    let r = run(snowctl().args([
+        "generate",
+        "clusterconfig",
+        "edge",
+        "--provider",
+        "snow",
+        "--kubernetes-version",
+        "1.30",
+        "--bundles",
+        bundles,
+    ]));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("Kubernetes 1.30 is not in"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// `-o yaml` prints the same report as `-o json`, as YAML.
+#[test]
+fn yaml_output_is_the_json_report() {
+    let spec = std::fs::read_to_string(fixture("three-mistakes.yaml")).unwrap();
+    let json = validate_stdin(&spec, "json");
+    let yaml = validate_stdin(&spec, "yaml");
+    assert_eq!((json.code, yaml.code), (1, 1));
+    let from_json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let from_yaml: serde_json::Value = serde_saphyr::from_str(&yaml.stdout).unwrap();
+    assert_eq!(from_yaml, from_json, "{}", yaml.stdout);
+    assert!(
+        !yaml.stdout.trim_start().starts_with('{'),
+        "{}",
+        yaml.stdout
+    );
+}
+
+/// A file that cannot be read is said in one form by every kind of command: `error: …` naming
+/// the file, exit 2; without a terminal (as here) or with NO_COLOR, no decoration.
+#[test]
+fn an_unreadable_file_is_one_error_form_everywhere() {
+    let missing = "/nonexistent/edge.yaml";
+    for args in [
+        vec!["validate", "--offline", "-f", missing],
+        vec!["render", "-f", missing],
+        vec!["describe", "cluster", "edge", "--kubeconfig", missing],
+        vec![
+            "credentials",
+            "check",
+            "--credentials",
+            missing,
+            "--ca-bundle",
+            missing,
+        ],
+    ] {
+        let r = run(snowctl().args(&args).env("NO_COLOR", "1"));
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.starts_with("error: "), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(missing), "{args:?}: {}", r.stderr);
+        assert!(
+            !r.stderr
+                .chars()
+                .any(|c| matches!(c, '❌' | '×' | '⚠' | '🎉' | '✅')),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+}
+
+/// `snowctl version`: the version, the embedded catalog's Kubernetes versions, the release
+/// manifest it defaults to, and each program found on PATH or not.
+#[test]
+fn version_reports_the_catalog_and_the_programs_on_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let helm = dir.path().join("helm");
+    std::fs::write(&helm, "#!/bin/sh\n").unwrap();
+    let mut perms = std::fs::metadata(&helm).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&helm, perms).unwrap();
+    let r = run(snowctl()
+        .args(["version", "-o", "json"])
+        .env("PATH", dir.path()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        v["releaseManifest"],
+        "https://anywhere-assets.eks.amazonaws.com/releases/eks-a/manifest.yaml"
+    );
+    let versions = v["embeddedCatalog"]["kubernetesVersions"]
+        .as_array()
+        .unwrap();
+    assert!(versions.iter().any(|k| k == DEFAULT_VERSION), "{v}");
+    let programs = v["programs"].as_array().unwrap();
+    let path_of = |name: &str| {
+        programs
+            .iter()
+            .find(|p| p["name"] == name)
+            .map(|p| p["path"].clone())
+            .unwrap()
+    };
+    assert_eq!(path_of("helm"), helm.display().to_string());
+    assert_eq!(path_of("kind"), serde_json::Value::Null);
+    assert_eq!(path_of("docker"), serde_json::Value::Null);
+    let text = run(snowctl().arg("version").env("PATH", dir.path()));
+    assert!(
+        text.stdout
+            .starts_with(&format!("snowctl {}\n", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("kind   not found on PATH"),
+        "{}",
+        text.stdout
     );
 }

@@ -127,7 +127,11 @@ async fn support_bundle_holds_both_clusters_and_never_a_secret_and_is_never_writ
         "[INFO] plugin/reload\n",
     );
 
-    let out = snowctl(&m, &["support-bundle", "edge", "-o", "bundle.tar.gz"]).await;
+    let out = snowctl(
+        &m,
+        &["support-bundle", "edge", "--output-file", "bundle.tar.gz"],
+    )
+    .await;
     assert!(out.status.success(), "{}", show(&out));
     assert!(
         text(&out.stderr).contains("📦 Support bundle written to bundle.tar.gz"),
@@ -187,7 +191,11 @@ async fn support_bundle_holds_both_clusters_and_never_a_secret_and_is_never_writ
 
     // Never over a file: refused with exit 2, the file as it was; --force replaces it.
     let before = std::fs::read(&archive).unwrap();
-    let again = snowctl(&m, &["support-bundle", "edge", "-o", "bundle.tar.gz"]).await;
+    let again = snowctl(
+        &m,
+        &["support-bundle", "edge", "--output-file", "bundle.tar.gz"],
+    )
+    .await;
     assert_eq!(again.status.code(), Some(2), "{}", show(&again));
     assert!(
         text(&again.stderr).contains("bundle.tar.gz exists: choose another file, or give --force"),
@@ -197,7 +205,13 @@ async fn support_bundle_holds_both_clusters_and_never_a_secret_and_is_never_writ
     assert_eq!(std::fs::read(&archive).unwrap(), before);
     let forced = snowctl(
         &m,
-        &["support-bundle", "edge", "-o", "bundle.tar.gz", "--force"],
+        &[
+            "support-bundle",
+            "edge",
+            "--output-file",
+            "bundle.tar.gz",
+            "--force",
+        ],
     )
     .await;
     assert!(forced.status.success(), "{}", show(&forced));
@@ -207,7 +221,13 @@ async fn support_bundle_holds_both_clusters_and_never_a_secret_and_is_never_writ
     std::os::unix::fs::symlink(&target, m.dir.path().join("link.tar.gz")).unwrap();
     let linked = snowctl(
         &m,
-        &["support-bundle", "edge", "-o", "link.tar.gz", "--force"],
+        &[
+            "support-bundle",
+            "edge",
+            "--output-file",
+            "link.tar.gz",
+            "--force",
+        ],
     )
     .await;
     assert_eq!(linked.status.code(), Some(2), "{}", show(&linked));
@@ -341,14 +361,14 @@ async fn with_the_device_files_the_bundle_describes_the_devices_and_names_one_th
     let args = [
         "support-bundle",
         "edge",
-        "-o",
+        "--output-file",
         "b.tar.gz",
         "--credentials",
         credentials,
         "--ca-bundle",
         ca_bundle,
         // moto under load answers slowly; the stopped device is refused at once.
-        "--device-timeout",
+        "--timeout",
         "30s",
     ];
     let out = snowctl(&m, &args).await;

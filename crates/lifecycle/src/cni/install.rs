@@ -231,6 +231,7 @@ pub(crate) async fn ensure(
 
 /// Cilium as installed on a workload cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CniState {
     /// The images of the agent DaemonSet (containers and init containers), empty when absent.
     pub agent_images: Vec<String>,
