@@ -420,8 +420,8 @@ impl Described {
 
 fn write_node(out: &mut String, node: &Node, lead: &str, child_lead: &str, root: bool) {
     let mark = match node.ready {
-        Some(true) => "✅",
-        Some(false) => "❌",
+        Some(true) => "✓",
+        Some(false) => "✗",
         None => "·",
     };
     let summary = if node.summary.is_empty() {
@@ -490,7 +490,7 @@ mod tests {
         let v2 = text("controlplane.cluster.x-k8s.io/v1beta2");
         assert_eq!(
             v2,
-            "✅ KubeadmControlPlane/edge  3/3 ready, v1.33.1\n    Deleting=True Deleting: drain\n"
+            "✓ KubeadmControlPlane/edge  3/3 ready, v1.33.1\n    Deleting=True Deleting: drain\n"
         );
         // On v1beta1 every condition is positive: False ones are named, a True Deleting is not.
         let v1 = text("controlplane.cluster.x-k8s.io/v1beta1");

@@ -26,7 +26,7 @@ pub fn controller_image(args: &BuildControllerImageArgs, io: &mut Io<'_>) -> Out
         ImageBuildError::NotStatic { .. } | ImageBuildError::Write { .. } => exit::failed(io, e),
         _ => exit::usage(io, e),
     })?;
-    io.err(&format!(
+    io.progress(&format!(
         "Wrote {} ({} bytes; layer {})\n",
         built.path.display(),
         built.bytes,

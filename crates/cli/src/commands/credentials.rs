@@ -49,7 +49,7 @@ pub fn run(cmd: CredentialsCommand, verbose: u8, io: &mut Io<'_>) -> Outcome {
     }
     if verbose > 0 {
         let (devices, certificates) = (c.devices().len(), b.certificates().len());
-        io.err(&format!("encoded {devices} device profile(s) and {certificates} certificate(s) for `clusterctl init --infrastructure snow`\n"));
+        io.progress(&format!("encoded {devices} device profile(s) and {certificates} certificate(s) for `clusterctl init --infrastructure snow`\n"));
     }
     ClusterctlEnv::new(c, b)
         .write_exports(&mut *io.stdout)
@@ -68,7 +68,7 @@ fn load(
     let errors = match Checked::load(&files.credentials, &files.ca_bundle, UnixTime::now()) {
         Ok(checked) => {
             if verbose > 0 {
-                io.err(&snow_credentials::inputs_summary(
+                io.progress(&snow_credentials::inputs_summary(
                     &checked.credentials,
                     &checked.bundle,
                 ));

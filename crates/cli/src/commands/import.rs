@@ -35,7 +35,7 @@ pub fn cluster(args: ImportClusterArgs, io: &mut Io<'_>) -> Outcome {
     } else {
         "imported"
     };
-    io.err(&format!(
+    io.progress(&format!(
         "🎉 Cluster {name} {verb} observe-only (Cluster {}, AWSSnowCluster annotated cluster.x-k8s.io/managed-by: snowctl, Secret {name}-kubeconfig, ConfigMap {name}-observed in eksa-system); nothing was written to the devices or the cluster\n",
         imported.reflected.contract
     ));

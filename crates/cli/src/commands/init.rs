@@ -56,7 +56,7 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, mode: Mode) 
         let mut milestones = Milestones::new(global.verbose > 0);
         let mut print = |event: Event| {
             if let Some(line) = milestones.line(&event) {
-                io.err(&format!("{line}\n"));
+                io.progress(&format!("{line}\n"));
             }
         };
         if backup {
@@ -91,7 +91,7 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, mode: Mode) 
         (false, false) => "🎉 The Snow provider stack is installed",
         (false, true) => "🎉 The Snow provider stack is upgraded",
     };
-    io.err(&format!("{message}\n"));
+    io.progress(&format!("{message}\n"));
     Ok(ExitCode::SUCCESS)
 }
 

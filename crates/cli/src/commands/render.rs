@@ -45,7 +45,7 @@ pub fn run(
             let plan = upgrade::plan(&spec, &release, &loaded.options(), &existing)
                 .map_err(|e| exit::failed(io, e))?;
             for line in plan.lines() {
-                io.err(&format!("{line}\n"));
+                io.progress(&format!("{line}\n"));
             }
             plan.objects
         }

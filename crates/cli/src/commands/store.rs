@@ -67,7 +67,7 @@ pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) ->
         let mut milestones = Milestones::new(global.verbose > 0);
         let mut events = |event| {
             if let Some(line) = milestones.line(&event) {
-                io.err(&format!("{line}\n"));
+                io.progress(&format!("{line}\n"));
             }
         };
         store_all(

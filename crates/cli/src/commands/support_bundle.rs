@@ -30,7 +30,7 @@ pub fn run(args: SupportBundleArgs, io: &mut Io<'_>) -> Outcome {
     match written {
         Ok(written) => {
             io.out(&written.summary.to_text());
-            io.err(&format!(
+            io.progress(&format!(
                 "📦 Support bundle written to {} ({} bytes)\n",
                 written.path.display(),
                 written.bytes

@@ -52,7 +52,7 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let checked = runtime.block_on(validate::validate(&report, options, &mut |p| {
         if tty {
-            io.err(&format!("{}\n", preflight::progress_line(p)));
+            io.progress(&format!("{}\n", preflight::progress_line(p)));
         }
     }));
     let Validation {

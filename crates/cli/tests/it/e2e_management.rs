@@ -112,7 +112,7 @@ fn round_trip(kubeconfig: &Path, spec: &Path, create_args: &[&str]) {
     assert_eq!(described.status.code(), Some(0), "describe cluster failed");
     let tree = stdout(&described);
     assert!(
-        tree.contains(&format!("✅ KubeadmControlPlane/{name}")),
+        tree.contains(&format!("✓ KubeadmControlPlane/{name}")),
         "the control plane is not ready in describe:\n{tree}"
     );
     let deleted = deleted.expect("delete ran");

@@ -149,6 +149,19 @@ fn import_copies_then_a_rerun_copies_nothing_and_failures_exit_1() {
         .get_output()
         .clone();
     assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to copy"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("[2/2] "), "{stderr}");
+    // -q: the same result on stdout, no progress on stderr.
+    let quiet = snowctl()
+        .args(args(&["-q"]))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let said = String::from_utf8_lossy(&quiet.stdout);
+    assert!(said.contains("2 already up to date"), "{said}");
+    assert!(said.contains("nothing to copy"), "{said}");
+    assert_eq!(String::from_utf8_lossy(&quiet.stderr), "");
 
     // One missing image: the other is still handled, exit 1, the summary names the failure.
     let out = snowctl()

@@ -208,7 +208,7 @@ async fn init_installs_the_stack_once_and_a_rerun_changes_nothing() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("🎉 The Snow provider stack is installed"),
+        stderr.contains("The Snow provider stack is installed"),
         "{stderr}"
     );
     assert!(!stderr.contains(CREDENTIALS_KEY) && !stdout.contains(CREDENTIALS_KEY));
@@ -495,7 +495,7 @@ async fn upgrade_management_components_prints_the_plan_then_upgrades() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("🎉 The Snow provider stack is upgraded"),
+        stderr.contains("The Snow provider stack is upgraded"),
         "{stderr}"
     );
     assert!(!stderr.contains(CREDENTIALS_KEY) && !stdout.contains(CREDENTIALS_KEY));
@@ -633,7 +633,7 @@ async fn init_fetches_the_components_over_https_and_a_rerun_needs_only_the_cache
         "{stderr}"
     );
     assert!(
-        stderr.contains("🎉 The Snow provider stack is installed"),
+        stderr.contains("The Snow provider stack is installed"),
         "{stderr}"
     );
     assert_eq!(
@@ -715,7 +715,7 @@ async fn init_from_an_archive_alone_with_every_server_stopped() {
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("🎉 The Snow provider stack is installed"),
+        stderr.contains("The Snow provider stack is installed"),
         "{stderr}"
     );
     assert!(!cache.exists(), "init --artifacts touched the cache");

@@ -134,7 +134,7 @@ async fn support_bundle_holds_both_clusters_and_never_a_secret_and_is_never_writ
     .await;
     assert!(out.status.success(), "{}", show(&out));
     assert!(
-        text(&out.stderr).contains("📦 Support bundle written to bundle.tar.gz"),
+        text(&out.stderr).contains("Support bundle written to bundle.tar.gz"),
         "{}",
         show(&out)
     );
@@ -317,10 +317,7 @@ async fn a_failed_create_leaves_a_support_bundle_unless_told_not_to() {
     assert_eq!(found.len(), 1, "{stderr}");
     let shown = found[0].strip_prefix(m.dir.path()).unwrap();
     assert!(
-        stderr.contains(&format!(
-            "📦 Support bundle written to ./{}",
-            shown.display()
-        )),
+        stderr.contains(&format!("Support bundle written to ./{}", shown.display())),
         "{stderr}"
     );
     // In ./edge/, where the cluster's kubeconfig goes once it is up.
