@@ -263,6 +263,7 @@ fn json_report() {
     assert_eq!(v["devices"][0]["device"], "192.168.1.10");
     assert_eq!(v["devices"][0]["covered"], true);
     assert_eq!(v["devices"][0]["accessKeyId"], true);
+    super::assert_camel_case(&v, &[]);
     assert_eq!(v["devices"][0]["region"], "snow");
     assert_eq!(v["devices"][1]["covered"], false);
     assert_eq!(v["certificates"][0]["covers"][0], "192.168.1.10");

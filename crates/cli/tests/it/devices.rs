@@ -91,6 +91,7 @@ fn describe_images_import_key_and_cleanup_over_two_devices_and_one_down() {
         1
     );
     assert_eq!(json["devices"][0]["keyPairs"], json!([KEY]));
+    super::assert_camel_case(&json, &["clusters", "tags"]);
 
     // The devices of a spec: its machine configs' devices, not the down one.
     let spec = Command::new(env!("CARGO_BIN_EXE_snowctl"))

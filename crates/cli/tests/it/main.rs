@@ -92,3 +92,33 @@ fn show(out: &std::process::Output) -> String {
         text(&out.stderr)
     )
 }
+
+/// Every key of a JSON report is camelCase, as Kubernetes writes its objects: no `_` (map keys
+/// that are data, such as cluster names, labels or IPs, hold `.`, `/` or `-` and are skipped
+/// when they do, or are named in `data_maps`).
+fn assert_camel_case(value: &serde_json::Value, data_maps: &[&str]) {
+    fn walk(value: &serde_json::Value, path: &str, data_maps: &[&str], bad: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, item) in map {
+                    let at = format!("{path}.{key}");
+                    if key.contains('_') && !key.contains(['.', '/', '-']) {
+                        bad.push(at.clone());
+                    }
+                    if !data_maps.contains(&key.as_str()) {
+                        walk(item, &at, data_maps, bad);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, &format!("{path}[{i}]"), data_maps, bad);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut bad = Vec::new();
+    walk(value, "", data_maps, &mut bad);
+    assert!(bad.is_empty(), "keys not in camelCase: {bad:?}\n{value:#}");
+}
