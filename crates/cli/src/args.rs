@@ -37,7 +37,7 @@ pub enum Command {
     /// Print a shell completion script.
     Completion(CompletionArgs),
     /// Render the Cluster API and CAPAS objects of a cluster as YAML.
-    Render(RenderArgs),
+    Render(RenderCommandArgs),
     /// Download what a disconnected site needs into one archive, on a connected machine.
     #[command(subcommand)]
     Download(DownloadCommand),
@@ -342,7 +342,7 @@ pub struct ControllerArgs {
     #[command(flatten)]
     pub management: ManagementArgs,
     /// Only this namespace's Clusters and SnowMachineConfigs (default: every namespace).
-    #[arg(long, value_name = "NS")]
+    #[arg(long, value_name = "NAME")]
     pub namespace: Option<String>,
     /// Objects reconciled at once, per kind.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
@@ -620,7 +620,19 @@ pub struct RenewCertificatesArgs {
     pub waits: WaitArgs,
 }
 
-/// `snowctl render -f FILE`
+/// `snowctl render -f FILE [--existing FILE]`
+#[derive(Debug, Args)]
+pub struct RenderCommandArgs {
+    /// What to render.
+    #[command(flatten)]
+    pub render: RenderArgs,
+    /// The cluster's objects now on the management cluster (multi-document YAML), to render an
+    /// upgrade: changed templates get the next -N name and the plan goes to stderr.
+    #[arg(long, value_name = "FILE")]
+    pub existing: Option<PathBuf>,
+}
+
+/// What render, create and upgrade render from: the spec, the catalog and the secrets.
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     /// The cluster spec file, or `-` for standard input.
@@ -629,10 +641,6 @@ pub struct RenderArgs {
     /// The release catalog.
     #[command(flatten)]
     pub release: ReleaseArgs,
-    /// The cluster's objects now on the management cluster (multi-document YAML), to render an
-    /// upgrade: changed templates get the next -N name and the plan goes to stderr.
-    #[arg(long, value_name = "FILE")]
-    pub existing: Option<PathBuf>,
     /// Leave out the CAPAS identity Secret.
     #[arg(long)]
     pub no_secrets: bool,
@@ -702,7 +710,7 @@ pub struct DownloadArtifactsArgs {
     /// controller-image` writes: it must hold this snowctl's snowctl/controller:v<version>), so
     /// that `import-images --from` pushes it to the site registry.
     #[arg(long, value_name = "FILE")]
-    pub controller_image: Option<PathBuf>,
+    pub controller_image_archive: Option<PathBuf>,
 }
 
 /// `snowctl import-images --registry HOST:PORT[/NAMESPACE]` or `--list`
@@ -870,7 +878,7 @@ pub struct GenerateClusterconfigArgs {
     #[arg(short, long)]
     pub provider: ProviderArg,
     /// Device IPs, comma-separated.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_name = "IP,...")]
     pub devices: Vec<String>,
     /// The control-plane endpoint IP (kube-vip address).
     #[arg(long)]
@@ -1028,7 +1036,7 @@ pub struct DeviceTargets {
     #[arg(
         short = 'f',
         long = "filename",
-        value_name = "SPEC",
+        value_name = "FILE",
         conflicts_with = "devices"
     )]
     pub spec: Option<PathBuf>,
@@ -1085,7 +1093,7 @@ pub struct DevicesImagesArgs {
     #[command(flatten)]
     pub targets: DeviceTargets,
     /// The `eksa.aws.com/k8s-version` tag value, e.g. 1.33.
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, value_name = "1.NN")]
     pub kubernetes_version: String,
     /// The `eksa.aws.com/os-family` tag value (default: any).
     #[arg(long, value_name = "OS", default_value = "")]
@@ -1149,4 +1157,100 @@ pub struct StoreCiliumArgs {
     /// The management cluster.
     #[command(flatten)]
     pub management: ManagementArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every flag of every command, with the command's path.
+    fn flags(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Arg)>) {
+        for arg in cmd.get_arguments() {
+            out.push((path.to_owned(), arg.clone()));
+        }
+        for sub in cmd.get_subcommands() {
+            flags(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    /// One meaning per flag across commands: `-o`/`--output` is always the output format
+    /// (text, json, yaml), a written file is `--output-file`, every `--timeout`/`--*-timeout`
+    /// takes a DURATION, the node OS is `--os`, and a flag name has one value name everywhere.
+    #[test]
+    fn a_flag_means_one_thing_in_every_command() {
+        let mut all = Vec::new();
+        flags(&super::Cli::command(), "snowctl", &mut all);
+        assert!(all.len() > 100, "{}", all.len());
+        let mut value_names: std::collections::BTreeMap<String, (String, String)> =
+            Default::default();
+        let mut differ = Vec::new();
+        for (path, arg) in &all {
+            let Some(long) = arg.get_long() else { continue };
+            let values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_owned())
+                .collect();
+            let value_name = arg
+                .get_value_names()
+                .map(|v| v.join(" "))
+                .unwrap_or_default();
+            if long == "output" || arg.get_short() == Some('o') {
+                assert_eq!(long, "output", "{path}: -o is --output");
+                assert_eq!(values, ["text", "json", "yaml"], "{path} --output");
+            }
+            if matches!(long, "format" | "os-family" | "device-timeout") {
+                differ.push(format!(
+                    "{path} --{long}: renamed (--output, --os, --timeout)"
+                ));
+            }
+            if long == "timeout" || long.ends_with("-timeout") {
+                assert_eq!(value_name, "DURATION", "{path} --{long}");
+            }
+            if long == "os" {
+                assert!(values.contains(&"bottlerocket".to_owned()), "{path} --os");
+            }
+            if arg.get_short() == Some('f') {
+                assert_eq!(long, "filename", "{path}: -f is --filename, the input");
+            }
+            // Flags with a value have one value name everywhere (FILE, DURATION, …), so a
+            // flag never takes a file in one command and a format in another.
+            if !value_name.is_empty() && values.is_empty() {
+                let seen = value_names
+                    .entry(long.to_owned())
+                    .or_insert_with(|| (value_name.clone(), path.clone()));
+                if seen.0 != value_name {
+                    differ.push(format!(
+                        "--{long}: {} in {} but {value_name} in {path}",
+                        seen.0, seen.1
+                    ));
+                }
+            }
+        }
+        assert!(differ.is_empty(), "{differ:#?}");
+        assert!(value_names.contains_key("output-file"));
+    }
+
+    /// `--existing` is `render`'s alone: create and upgrade read the live objects.
+    #[test]
+    fn create_and_upgrade_have_no_existing_flag() {
+        let cli = super::Cli::command();
+        for path in [["create", "cluster"], ["upgrade", "cluster"]] {
+            let cmd = cli
+                .find_subcommand(path[0])
+                .and_then(|c| c.find_subcommand(path[1]))
+                .unwrap();
+            assert!(
+                cmd.get_arguments()
+                    .all(|a| a.get_long() != Some("existing")),
+                "{path:?}"
+            );
+        }
+        let render = cli.find_subcommand("render").unwrap();
+        assert!(
+            render
+                .get_arguments()
+                .any(|a| a.get_long() == Some("existing"))
+        );
+    }
 }

@@ -5,7 +5,7 @@
 //! (what skopeo calls an `oci-archive`) by the offline archive's writer ([`crate::layout`]), its
 //! index entry named `snowctl/controller:v<version>` ([`snow_api::release`]), so
 //! `import-images --from` pushes it to `<registry>/snowctl/controller:v<version>` and
-//! `download artifacts --controller-image` carries it.
+//! `download artifacts --controller-image-archive` carries it.
 //!
 //! Reproducible: nothing in the archive depends on when or where it is built. The layer's
 //! entries are sorted, owned by 0:0, with mtime 0 and fixed modes; the layer is an uncompressed

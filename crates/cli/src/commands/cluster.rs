@@ -530,12 +530,6 @@ fn open(
     verb: &str,
     io: &mut Io<'_>,
 ) -> Result<(SpecFile, RenderSettings, Option<Management>), ExitCode> {
-    if render.existing.is_some() {
-        let why = format!(
-            "--existing is for render; {verb} reads the live objects from the management cluster"
-        );
-        return Err(exit::usage(io, why));
-    }
     // Only create works without one (from nothing).
     let management = match (&management.kubeconfig, verb) {
         (None, "create") => None,

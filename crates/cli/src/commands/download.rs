@@ -59,17 +59,21 @@ fn components(
     Ok(snow_images::assets::archive_files(&wanted, &files))
 }
 
-/// The controller image of `--controller-image FILE`, which must hold this snowctl's
+/// The controller image of `--controller-image-archive FILE`, which must hold this snowctl's
 /// `snowctl/controller:v<version>`.
 fn controller_image(
     args: &DownloadArtifactsArgs,
     io: &mut Io<'_>,
 ) -> Result<Vec<FromArchive>, ExitCode> {
-    let Some(path) = &args.controller_image else {
+    let Some(path) = &args.controller_image_archive else {
         return Ok(Vec::new());
     };
-    let archive = Archive::open(path)
-        .map_err(|e| exit::usage(io, printable_lines(&format!("--controller-image: {e}"))))?;
+    let archive = Archive::open(path).map_err(|e| {
+        exit::usage(
+            io,
+            printable_lines(&format!("--controller-image-archive: {e}")),
+        )
+    })?;
     let name = controller_image_name();
     let held: Vec<String> = (archive.images().iter())
         .map(|i| i.name.clone().unwrap_or_else(|| "(no name)".into()))
@@ -78,7 +82,7 @@ fn controller_image(
         .map(|from| vec![from])
         .map_err(|_| {
             let why = format!(
-                "--controller-image: {} holds {}, not {name} (this snowctl's): build it from this snowctl with scripts/build-controller-image",
+                "--controller-image-archive: {} holds {}, not {name} (this snowctl's): build it from this snowctl with scripts/build-controller-image",
                 path.display(),
                 if held.is_empty() { "no image".to_owned() } else { held.join(", ") },
             );

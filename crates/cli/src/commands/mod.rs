@@ -54,7 +54,7 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
             io.out(&String::from_utf8_lossy(&script));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Render(args) => render::run(&args, None, io),
+        Command::Render(args) => render::run(&args.render, args.existing.as_deref(), None, io),
         Command::Store(StoreCommand::Cilium(args)) => store::cilium(args, global, io),
         Command::Download(DownloadCommand::Artifacts(args)) => {
             download::artifacts(args, global, io)
@@ -67,7 +67,7 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
                 components.cache_dir.as_deref(),
                 components.ca_certs.as_slice(),
             );
-            render::run(&args.render, Some(fetch), io)
+            render::run(&args.render, None, Some(fetch), io)
         }
         Command::Create(CreateCommand::Cluster(args)) => cluster::create(args, global, io),
         Command::Upgrade(UpgradeCommand::Cluster(args)) => cluster::upgrade(args, global, io),

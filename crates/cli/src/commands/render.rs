@@ -10,11 +10,13 @@ use crate::{
 use capi_render::upgrade;
 use std::process::ExitCode;
 
-/// Runs `snowctl render`: on the embedded sample catalog unless a release is given, or with
+/// Runs `snowctl render` (with `existing`, `--existing`): on the embedded sample catalog unless a
+/// release is given, or with
 /// `published` (`create cluster --dry-run`: its `--cache-dir` and `--ca-cert`) on the published
 /// release `create` would use.
 pub fn run(
     args: &RenderArgs,
+    existing: Option<&std::path::Path>,
     published: Option<(Option<&std::path::Path>, &[std::path::PathBuf])>,
     io: &mut Io<'_>,
 ) -> Outcome {
@@ -35,7 +37,7 @@ pub fn run(
         ));
     }
     let release = loaded.release(&spec).map_err(|e| exit::failed(io, e))?;
-    let objects = match &args.existing {
+    let objects = match existing {
         None => capi_render::render(&spec, &release, &loaded.options())
             .map_err(|e| exit::failed(io, e))?,
         Some(path) => {

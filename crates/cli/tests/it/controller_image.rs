@@ -2,7 +2,7 @@
 //! (its path in `SNOWCTL_TEST_CONTROLLER_IMAGE`, which `scripts/test` sets) read by skopeo,
 //! pushed to a Debian `docker-registry`, unpacked and its snowctl run in a chroot; `build
 //! controller-image` refusing a dynamically linked snowctl; `download artifacts
-//! --controller-image` carrying an image and `import-images --from` pushing it to
+//! --controller-image-archive` carrying an image and `import-images --from` pushing it to
 //! `<mirror>/snowctl/controller:v<version>`, the reference the Deployment pulls.
 
 use assert_cmd::Command;
@@ -315,7 +315,7 @@ fn download_artifacts_carries_the_controller_image_and_import_images_pushes_it_t
             .args(["--image", &uri])
             .args(["--source-registry", &source.host, "--source-insecure"])
             .args(["--bundles", SAMPLE, "--no-components"])
-            .args(["--controller-image", controller.to_str().unwrap()])
+            .args(["--controller-image-archive", controller.to_str().unwrap()])
             .output()
             .unwrap()
     };
