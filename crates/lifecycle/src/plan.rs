@@ -130,7 +130,7 @@ pub async fn upgrade_plan(
 /// The rolls a new Kubernetes version makes without renaming a template: the KubeadmControlPlane's
 /// and each MachineDeployment's `version` (Cluster API replaces their machines when it changes),
 /// and a changed EtcdadmCluster spec (the etcdadm controller replaces the etcd machines).
-fn version_rolls(live: &Live, rendered: &[Value]) -> Vec<Change> {
+pub(crate) fn version_rolls(live: &Live, rendered: &[Value]) -> Vec<Change> {
     let find = |kind: &str, name: &str| {
         rendered
             .iter()

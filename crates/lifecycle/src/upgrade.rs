@@ -41,7 +41,7 @@ pub struct UpgradeOptions {
 pub struct UpgradeOutcome {
     /// The cluster.
     pub cluster: String,
-    /// Template renames and the machines they roll.
+    /// Template renames and version changes, and the machines they roll.
     pub changes: Vec<Change>,
     /// Every object of the cluster as applied (or to be applied).
     pub objects: Vec<RenderedObject>,
@@ -336,9 +336,13 @@ pub async fn upgrade(
     }
     let plan = plan_against(req, &live)?;
     let removed = removed_groups(&live, &cluster, &plan.objects);
+    let objects = apply::parse(&plan.objects)?;
+    // A new Kubernetes version rolls machines without renaming a template: said as well.
+    let mut changes = plan.changes.clone();
+    changes.extend(crate::plan::version_rolls(&live, &objects));
     let mut outcome = UpgradeOutcome {
         cluster: cluster.clone(),
-        changes: plan.changes.clone(),
+        changes,
         objects: plan.objects.clone(),
         removed_groups: removed.iter().map(|(g, _)| g.clone()).collect(),
         applied: false,
@@ -351,7 +355,6 @@ pub async fn upgrade(
     let Some(cni) = cni.filter(|_| !dry_run) else {
         return Ok(outcome);
     };
-    let objects = apply::parse(&plan.objects)?;
     if let Some(root) = backup {
         let moving = crate::MoveOptions::default();
         let written = crate::backup_before_upgrade(mgmt, &cluster, root, &moving, on_event).await?;
