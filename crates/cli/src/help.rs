@@ -388,6 +388,8 @@ pub const CREATE_CLUSTER_HEADINGS: &[(&str, &[&str])] = &[
             "artifacts",
             "contract",
             "existing",
+            "cache_dir",
+            "ca_certs",
         ],
     ),
     (
@@ -407,8 +409,6 @@ pub const CREATE_CLUSTER_HEADINGS: &[(&str, &[&str])] = &[
             "bootstrap_kubeconfig",
             "keep_bootstrap",
             "components_dir",
-            "cache_dir",
-            "ca_certs",
             "controller_image",
         ],
     ),
