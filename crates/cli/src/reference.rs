@@ -105,24 +105,25 @@ fn section(cmd: &Command, name: &str, out: &mut String) {
         // Global flags are listed once, at `snowctl`.
         .filter(|a| !a.is_global_set() || cmd.get_bin_name() == Some(cmd.get_name()))
         .collect();
-    let mut headings: Vec<Option<&str>> = Vec::new();
+    // As `--help` groups them: arguments, options, then each heading in order of appearance.
+    let title = |arg: &Arg| match arg.get_help_heading() {
+        Some(heading) if heading != "Options" => heading.to_owned(),
+        _ if arg.is_positional() => "Arguments".to_owned(),
+        _ => "Options".to_owned(),
+    };
+    let mut titles = vec!["Arguments".to_owned(), "Options".to_owned()];
     for arg in &args {
-        let heading = arg.get_help_heading().filter(|h| *h != "Options");
-        if !headings.contains(&heading) {
-            headings.push(heading);
+        let t = title(arg);
+        if !titles.contains(&t) {
+            titles.push(t);
         }
     }
-    for heading in headings {
-        let group: Vec<&&Arg> = args
-            .iter()
-            .filter(|a| a.get_help_heading().filter(|h| *h != "Options") == heading)
-            .collect();
-        let title = match heading {
-            Some(h) => h,
-            None if group.iter().all(|a| a.is_positional()) => "Arguments",
-            None => "Options",
-        };
-        let _ = writeln!(out, "{title}:\n");
+    for t in titles {
+        let group: Vec<&&Arg> = args.iter().filter(|a| title(a) == t).collect();
+        if group.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{t}:\n");
         for arg in group {
             let _ = writeln!(out, "- {}", describe(arg));
         }
