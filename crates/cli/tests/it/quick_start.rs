@@ -1,4 +1,4 @@
-//! The quick start of README.md, run as written: the commands are read from its marked block
+//! The quick start of README.md: the commands are read from its marked block
 //! (so the README and this test cannot drift apart) and run in order through the binary, against
 //! two devices (moto and the Device API stand-in each) and the Kubernetes API stand-in with its
 //! simulated Cluster API as the management cluster.
@@ -17,8 +17,7 @@ use std::path::Path;
 use std::process::Output;
 
 const README: &str = include_str!("../../../../README.md");
-const MARKER: &str =
-    "<!-- quick start: crates/cli/tests/it/quick_start.rs runs this block as written -->";
+const MARKER: &str = "<!-- quick start: crates/cli/tests/it/quick_start.rs runs this block (on loopback stand-ins) -->";
 /// The devices and endpoint of the README's commands, and what the test puts in their place.
 const README_DEVICES: [&str; 2] = ["192.168.1.11", "192.168.1.12"];
 const README_ENDPOINT: &str = "192.168.1.100";
