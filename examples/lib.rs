@@ -1,8 +1,8 @@
 //! The programs are the `[[example]]` targets of this package; `tests/examples.rs` runs each of
 //! them against the stand-ins.
 //!
-//! The library walk-through of README.md ("Library crates"), as one program that must compile:
-//! `tests/examples.rs` checks that README.md's Rust blocks are its visible lines.
+//! The library walk-through of docs/reference/library.md, as one program that must compile:
+//! `tests/examples.rs` checks that that page's Rust blocks are its visible lines.
 //!
 //! ```no_run
 //! # async fn walk_through() -> Result<(), Box<dyn std::error::Error>> {

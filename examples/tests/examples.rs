@@ -2,7 +2,7 @@
 //! device files made here and the embedded catalog; `preflight` on its in-memory devices;
 //! `create_cluster` against the Kubernetes API stand-in with its simulated Cluster API
 //! controllers. Each program's file is compiled here as a module and its `run` called, so the
-//! test needs no built example binaries. And README.md's library walk-through is the doctest of
+//! test needs no built example binaries. And docs/reference/library.md's walk-through is the doctest of
 //! `lib.rs`, which compiles.
 
 #[path = "../create_cluster.rs"]
@@ -243,11 +243,11 @@ fn create_cluster_creates_on_the_stand_in_and_writes_the_kubeconfig() {
     drop(runtime);
 }
 
-/// README.md's Rust blocks, joined, are the visible lines of the doctest in `lib.rs` (which
-/// `cargo test` compiles), so the walk-through a reader copies compiles.
+/// The Rust blocks of docs/reference/library.md, joined, are the visible lines of the doctest in
+/// `lib.rs` (which `cargo test` compiles), so the walk-through a reader copies compiles.
 #[test]
 fn readme_library_walk_through_is_the_compiled_doctest() {
-    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let readme = std::fs::read_to_string(repo("docs/reference/library.md")).unwrap();
     let mut blocks = Vec::new();
     let mut lines = readme.lines();
     while let Some(line) = lines.next() {

@@ -1,6 +1,7 @@
 //! The `snowctl` command line: clap definitions ([`args`]), their resolution into plain settings
 //! ([`settings`]), one function per command ([`commands`]), and the printing of reports
-//! ([`output`]). The work itself is in the library crates (`snow-api`, `snow-credentials`,
+//! ([`output`]); what `--help` adds to the definitions ([`help`]: examples, headings) and the
+//! generated command-line reference ([`reference`]). The work itself is in the library crates (`snow-api`, `snow-credentials`,
 //! `snow-validate`, `capi-render`, `snow-images`, `snow-lifecycle`, `snow-controller`): other
 //! tools depend on those, not on this crate.
 //!
@@ -11,16 +12,24 @@ pub mod args;
 pub mod commands;
 pub mod env;
 pub mod exit;
+pub mod help;
 pub mod output;
 pub mod progress;
+pub mod reference;
 pub mod settings;
 
-use clap::Parser;
+use clap::FromArgMatches;
 use std::process::ExitCode;
 
 /// Parses the process arguments, runs the command and returns the exit code.
 pub fn run() -> ExitCode {
-    let cli = match args::Cli::try_parse() {
+    // The clap definitions with the examples and headings of `help` added to `--help`.
+    let mut command = help::command();
+    let parsed = command
+        .try_get_matches_from_mut(std::env::args_os())
+        .and_then(|matches| args::Cli::from_arg_matches(&matches))
+        .map_err(|err| err.format(&mut command));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(err) => {
             // clap prints help and version to stdout with exit 0, usage errors to stderr with 2.

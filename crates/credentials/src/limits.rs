@@ -1,4 +1,4 @@
-//! Every bound of the credentials crate, in one place. README.md ("Limits") lists them all.
+//! Every bound of the credentials crate, in one place. docs/reference/limits.md lists them all.
 
 /// The largest credentials file read (1 MiB; a 64-device file is about 10 KiB).
 pub const MAX_CREDENTIALS_BYTES: u64 = 1024 * 1024;

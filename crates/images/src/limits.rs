@@ -1,4 +1,4 @@
-//! Every bound of the image copy and of the archives read, in one place. README.md ("Limits") lists them all.
+//! Every bound of the image copy and of the archives read, in one place. docs/reference/limits.md lists them all.
 //!
 //! A registry that answers slowly or never finishes (a body trickled a byte at a time) must not
 //! stall a copy for good: every request has an overall deadline on top of the per-read timeout.

@@ -3,7 +3,7 @@
 //! Input is read from people (a spec file, a SnowIPPool applied with kubectl that the controller
 //! reads): each bound keeps a hostile or careless input cheap to answer with a clear error.
 //! [`crate::yaml::Budget`] carries the reader's bounds so a caller can raise them; the others are
-//! fixed because nothing legitimate comes near them. README.md ("Limits") lists them all.
+//! fixed because nothing legitimate comes near them. docs/reference/limits.md lists them all.
 
 /// The largest YAML input read, in bytes (16 MiB). Raise with [`crate::yaml::Budget::max_bytes`].
 pub const MAX_INPUT_BYTES: usize = 16 << 20;

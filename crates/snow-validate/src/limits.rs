@@ -1,4 +1,4 @@
-//! Every bound of the device clients, in one place. README.md ("Limits") lists them all.
+//! Every bound of the device clients, in one place. docs/reference/limits.md lists them all.
 //!
 //! The defaults of [`crate::ClientConfig`] and [`crate::RetryPolicy`] are these constants; a
 //! caller raises a timeout through those structs. The response-size bound is fixed: no Device API

@@ -1,4 +1,4 @@
-//! The backup every upgrade writes first, and README's restore steps: `upgrade cluster` and
+//! The backup every upgrade writes first, and the restore steps of docs/guides/move-and-backup.md: `upgrade cluster` and
 //! `upgrade management-components` write `./<cluster>/<cluster>-backup-<time>/` as `move cluster
 //! --to-directory` does; `move cluster --from-directory` puts it on a fresh management cluster.
 //! Both management clusters are stand-ins set up by `snowctl init` (clusterctl's labels on the
@@ -251,7 +251,7 @@ async fn upgrade_writes_a_new_backup_each_time_and_readmes_restore_steps_bring_i
     assert!(!text(&out.stderr).contains("Backup before the upgrade"));
     assert_eq!(site.backups().len(), 2);
 
-    // README's restore: a fresh management cluster with the same stack, then move
+    // The guide's restore: a fresh management cluster with the same stack, then move
     // --from-directory. The cluster's objects as the backup held them are there.
     let target = site.side("target").await;
     assert!(cluster_objects(&target.api).is_empty());

@@ -207,7 +207,7 @@ fn download_artifacts_then_import_from_the_archive_offline() {
 /// finishes the archive.
 #[allow(
     clippy::print_stderr,
-    reason = "the transcript README.md quotes, with `--nocapture`"
+    reason = "the transcript docs/ quotes, with `--nocapture`"
 )]
 #[test]
 fn a_full_disk_is_said_and_the_same_command_finishes_once_there_is_room() {

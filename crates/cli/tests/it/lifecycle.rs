@@ -1567,7 +1567,7 @@ struct SiteArchive {
 
 #[allow(
     clippy::print_stderr,
-    reason = "the transcript README.md quotes, with `--nocapture`"
+    reason = "the transcript docs/ quotes, with `--nocapture`"
 )]
 impl SiteArchive {
     /// `create cluster -f SPEC --artifacts ARCHIVE` (or `upgrade`) with the fast test flags.
@@ -1625,7 +1625,7 @@ impl SiteArchive {
 
 #[allow(
     clippy::print_stderr,
-    reason = "the transcript README.md quotes, with `--nocapture`"
+    reason = "the transcript docs/ quotes, with `--nocapture`"
 )]
 async fn site_archive(m: &Mgmt) -> SiteArchive {
     use snow_test_devices::registry::{self as support, Registry, Tls};

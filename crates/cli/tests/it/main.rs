@@ -18,6 +18,8 @@ mod init;
 mod lifecycle;
 mod move_cluster;
 mod preflight;
+mod quick_start;
+mod reference;
 mod release_defaults;
 mod render;
 mod scoped_user;
