@@ -120,7 +120,7 @@ pub const EXAMPLES: &[(&[&str], &[Example])] = &[
             ),
             ex(
                 "The same with the controller image, the summary as JSON",
-                "snowctl download artifacts --output-file snow-artifacts.tar --kubernetes-version 1.33 --controller-image snowctl-controller-v0.1.0.tar -o json",
+                "snowctl download artifacts --output-file snow-artifacts.tar --kubernetes-version 1.33 --controller-image-archive snowctl-controller-v0.1.0.tar -o json",
             ),
         ],
     ),
