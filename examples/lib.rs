@@ -20,7 +20,7 @@
 //! let objects = capi_render::render(&spec, &release, &capi_render::RenderOptions::default())?;
 //! print!("{}", capi_render::to_yaml(&objects));
 //! use snow_lifecycle::{self as lifecycle, ClusterRequest, CreateOptions, Management};
-//! let mgmt = Management::connect(std::path::Path::new("mgmt.kubeconfig"), None).await?;
+//! let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file("mgmt.kubeconfig")).await?;
 //! let request = ClusterRequest {
 //!     spec: &spec,
 //!     spec_text: &text,
