@@ -508,13 +508,15 @@ pub fn check_kubeconfig(source: &KubeconfigSource, io: &mut Io<'_>) -> Result<()
 
 /// The management cluster's kubeconfig as kubectl finds it: `--kubeconfig FILE`, else the
 /// files of `KUBECONFIG` (a list separated by ':', empty entries skipped; merged, the first
-/// file to define a name wins), else `~/.kube/config` when it exists; `--context` with it.
-/// `None` when there is none.
+/// file to define a name wins), else `~/.kube/config` when it exists, or when `--context` asks
+/// for one of its contexts (so that reading it says it is missing); `--context` with it. `None`
+/// when there is none.
 pub fn find_kubeconfig(args: &ManagementArgs) -> Option<KubeconfigSource> {
     kubeconfig_paths(
         args.kubeconfig.as_deref(),
         std::env::var_os(env::KUBECONFIG).as_deref(),
         std::env::var_os(env::HOME).as_deref(),
+        args.context.is_some(),
     )
     .map(|paths| KubeconfigSource {
         paths,
@@ -527,6 +529,7 @@ fn kubeconfig_paths(
     flag: Option<&Path>,
     kubeconfig: Option<&std::ffi::OsStr>,
     home: Option<&std::ffi::OsStr>,
+    context: bool,
 ) -> Option<Vec<PathBuf>> {
     if let Some(flag) = flag {
         return Some(vec![flag.to_owned()]);
@@ -542,7 +545,7 @@ fn kubeconfig_paths(
         return Some(listed);
     }
     let default = Path::new(home?).join(".kube").join("config");
-    default.exists().then(|| vec![default])
+    (context || default.exists()).then(|| vec![default])
 }
 
 /// The management cluster's kubeconfig and context ([`find_kubeconfig`], checked:
@@ -901,20 +904,29 @@ mod tests {
         let home_os = home.path().as_os_str();
         let paths = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
         // The flag wins over everything.
-        let got = kubeconfig_paths(Some(Path::new("f")), Some(&os("a:b")), Some(home_os));
+        let got = kubeconfig_paths(Some(Path::new("f")), Some(&os("a:b")), Some(home_os), false);
         assert_eq!(got, Some(paths(&["f"])));
         // The list, empty entries skipped (kubectl's rule), missing files kept for the reader.
-        let got = kubeconfig_paths(None, Some(&os(":a::b:")), Some(home_os));
+        let got = kubeconfig_paths(None, Some(&os(":a::b:")), Some(home_os), false);
         assert_eq!(got, Some(paths(&["a", "b"])));
         // An empty KUBECONFIG is none; no ~/.kube/config yet: no kubeconfig at all.
-        assert_eq!(kubeconfig_paths(None, Some(&os("")), Some(home_os)), None);
-        assert_eq!(kubeconfig_paths(None, Some(&os("::")), Some(home_os)), None);
-        assert_eq!(kubeconfig_paths(None, None, None), None);
+        assert_eq!(
+            kubeconfig_paths(None, Some(&os("")), Some(home_os), false),
+            None
+        );
+        assert_eq!(
+            kubeconfig_paths(None, Some(&os("::")), Some(home_os), false),
+            None
+        );
+        assert_eq!(kubeconfig_paths(None, None, None, false), None);
+        // A context asked for: the default file, for the reader to say it is missing.
         let default = home.path().join(".kube").join("config");
+        let got = kubeconfig_paths(None, None, Some(home_os), true);
+        assert_eq!(got, Some(vec![default.clone()]));
         std::fs::create_dir(home.path().join(".kube")).unwrap();
         std::fs::write(&default, "").unwrap();
         assert_eq!(
-            kubeconfig_paths(None, Some(&os("")), Some(home_os)),
+            kubeconfig_paths(None, Some(&os("")), Some(home_os), false),
             Some(vec![default])
         );
     }

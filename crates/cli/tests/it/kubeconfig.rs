@@ -76,13 +76,13 @@ async fn a_kubeconfig_list_is_merged_as_kubectl_merges_it() {
     assert!(out.status.success(), "{}", show(&out));
     assert!(text(&out.stdout).contains("edge"), "{}", show(&out));
 
-    // A delete says first which management cluster it works on.
+    // A delete says first which management cluster it works on (the files of the list).
     let out = snowctl(d, h, Some(list), &["delete", "cluster", "absent"]).await;
     assert!(out.status.success(), "{}", show(&out));
     assert!(
-        text(&out.stderr).starts_with(&format!(
-            "Deleting cluster absent from the management cluster of kubeconfig {list} (its current context)\n"
-        )),
+        text(&out.stderr).starts_with(
+            "Deleting cluster absent from the management cluster of kubeconfig users.yaml:missing.yaml:clusters.yaml (its current context)\n"
+        ),
         "{}",
         show(&out)
     );
@@ -165,6 +165,21 @@ async fn home_kube_config_is_used_and_context_picks_one_of_its_contexts() {
         text(&out.stderr).contains(
             "found no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or write ~/.kube/config"
         ),
+        "{}",
+        show(&out)
+    );
+    // A context asked for with nothing found: the file it would be in is named.
+    let out = snowctl(
+        d,
+        h,
+        None,
+        &["describe", "cluster", "edge", "--context", "stand-in"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let default = h.join(".kube/config");
+    assert!(
+        text(&out.stderr).contains(&format!("cannot use the kubeconfig {}", default.display())),
         "{}",
         show(&out)
     );
