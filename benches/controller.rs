@@ -168,7 +168,9 @@ fn bench(c: &mut Criterion) {
         api.install_eksa_crds().unwrap();
         let path = api.write_kubeconfig(dir.path()).unwrap();
         let ctx = Context {
-            mgmt: Management::connect_for_watches(&path, None).await.unwrap(),
+            mgmt: Management::connect_for_watches(&snow_lifecycle::KubeconfigSource::file(&path))
+                .await
+                .unwrap(),
             inputs: snow_api::release::ReleaseInputs::embedded().unwrap(),
             devices: Devices,
             manager: FIELD_MANAGER.to_owned(),

@@ -185,7 +185,10 @@ fn bench(c: &mut Criterion) {
             for _ in 0..iters {
                 total += rt.block_on(async {
                     let c = cluster().await;
-                    let mgmt = Management::connect(&c.kubeconfig, None).await.unwrap();
+                    let mgmt =
+                        Management::connect(&snow_lifecycle::KubeconfigSource::file(&c.kubeconfig))
+                            .await
+                            .unwrap();
                     let start = Instant::now();
                     let done = install(&mgmt, &prepared).await;
                     let took = start.elapsed();
@@ -230,7 +233,9 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10).sampling_mode(SamplingMode::Flat);
     let (installed, mgmt) = rt.block_on(async {
         let c = cluster().await;
-        let mgmt = Management::connect(&c.kubeconfig, None).await.unwrap();
+        let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&c.kubeconfig))
+            .await
+            .unwrap();
         install(&mgmt, &prepared).await;
         (c, mgmt)
     });

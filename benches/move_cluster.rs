@@ -309,7 +309,11 @@ fn bench(c: &mut Criterion) {
             let sub = dir.path().join(i.to_string());
             std::fs::create_dir(&sub).unwrap();
             let path = api.write_kubeconfig(&sub).unwrap();
-            mgmts.push(Management::connect(&path, None).await.unwrap());
+            mgmts.push(
+                Management::connect(&snow_lifecycle::KubeconfigSource::file(&path))
+                    .await
+                    .unwrap(),
+            );
             apis.push(api);
         }
         (apis, mgmts)

@@ -189,7 +189,7 @@ async fn create(
     options: &CreateOptions,
     dir: &Path,
 ) -> Result<std::path::PathBuf, LifecycleError> {
-    let mgmt = Management::connect(kubeconfig, None).await?;
+    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(kubeconfig)).await?;
     let created = lifecycle::create(&mgmt, request, options, &mut |event| {
         eprintln!("{event}");
     })

@@ -19,8 +19,9 @@
 //! let release = inputs.resolve(&spec, None)?; // bundle, EKS-D facts and contract, once
 //! let objects = capi_render::render(&spec, &release, &capi_render::RenderOptions::default())?;
 //! print!("{}", capi_render::to_yaml(&objects));
-//! use snow_lifecycle::{self as lifecycle, ClusterRequest, CreateOptions, Management};
-//! let mgmt = Management::connect(std::path::Path::new("mgmt.kubeconfig"), None).await?;
+//! use snow_lifecycle::{self as lifecycle, ClusterRequest, CreateOptions, KubeconfigSource, Management};
+//! // One file, or several merged as kubectl merges KUBECONFIG; `with_context` picks a context.
+//! let mgmt = Management::connect(&KubeconfigSource::file("mgmt.kubeconfig")).await?;
 //! let request = ClusterRequest {
 //!     spec: &spec,
 //!     spec_text: &text,

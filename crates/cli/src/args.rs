@@ -338,7 +338,8 @@ pub enum LogFormat {
 /// `snowctl controller --kubeconfig MGMT`
 #[derive(Debug, Args)]
 pub struct ControllerArgs {
-    /// The management cluster (default: KUBECONFIG, else the in-cluster service account).
+    /// The management cluster (default: KUBECONFIG's files, else ~/.kube/config when it exists,
+    /// else the in-cluster service account).
     #[command(flatten)]
     pub management: ManagementArgs,
     /// Only this namespace's Clusters and SnowMachineConfigs (default: every namespace).
@@ -404,11 +405,13 @@ pub struct ReleaseArgs {
     pub artifacts: Option<PathBuf>,
 }
 
-/// The management cluster to work on.
+/// The management cluster to work on, found as kubectl finds it (`settings::find_kubeconfig`).
 #[derive(Debug, Args)]
 pub struct ManagementArgs {
-    /// The management cluster's kubeconfig (it runs Cluster API and CAPAS).
-    #[arg(long, env = crate::env::KUBECONFIG, value_name = "FILE")]
+    /// The management cluster's kubeconfig (it runs Cluster API and CAPAS) [default: the files
+    /// of KUBECONFIG (a list separated by ':', merged as kubectl merges them: the first file to
+    /// define a name wins), else ~/.kube/config when it exists]
+    #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context (default: its current context).
     #[arg(long, value_name = "NAME")]
@@ -797,9 +800,9 @@ pub struct SourceArgs {
 /// `snowctl create …`
 #[derive(Debug, Subcommand)]
 pub enum CreateCommand {
-    /// Create a cluster on a management cluster, or without one (no --kubeconfig, no KUBECONFIG)
-    /// from nothing through a bootstrap cluster, so that it manages itself (`--dry-run` prints
-    /// what would be applied).
+    /// Create a cluster on a management cluster (--kubeconfig, else KUBECONFIG, else
+    /// ~/.kube/config), or, with --self-managed or when there is none, from nothing through a
+    /// bootstrap cluster, so that it manages itself (`--dry-run` prints what would be applied).
     Cluster(CreateClusterArgs),
 }
 
@@ -825,11 +828,16 @@ pub struct CreateClusterArgs {
     /// What to render.
     #[command(flatten)]
     pub render: RenderArgs,
-    /// The management cluster. Without one (no --kubeconfig, no KUBECONFIG) the cluster is
-    /// created from nothing and manages itself: a bootstrap cluster, the providers there, the
-    /// cluster, the providers on it, Cluster API's objects moved into it.
+    /// The management cluster. Without one (no --kubeconfig, no KUBECONFIG, no
+    /// ~/.kube/config), or with --self-managed, the cluster is created from nothing and manages
+    /// itself: a bootstrap cluster, the providers there, the cluster, the providers on it,
+    /// Cluster API's objects moved into it.
     #[command(flatten)]
     pub management: ManagementArgs,
+    /// Create the cluster from nothing (it manages itself), whatever KUBECONFIG and
+    /// ~/.kube/config hold; without it, a kubeconfig found there is the management cluster.
+    #[arg(long, conflicts_with_all = ["kubeconfig", "context"])]
+    pub self_managed: bool,
     /// The bootstrap cluster, when creating from nothing.
     #[command(flatten)]
     pub bootstrap: BootstrapArgs,
@@ -1072,9 +1080,13 @@ pub struct DevicesCleanupArgs {
     #[command(flatten)]
     pub targets: DeviceTargets,
     /// A management cluster to ask first: refuse while it still has the cluster (it would
-    /// recreate the instances).
-    #[arg(long, env = crate::env::KUBECONFIG, value_name = "FILE")]
+    /// recreate the instances) [default: KUBECONFIG's files, else ~/.kube/config when it
+    /// exists; with none, no management cluster is asked]
+    #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (default: its current context).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
     /// Delete without asking (without it, only the plan is printed unless a terminal confirms).
     #[arg(long)]
     pub yes: bool,

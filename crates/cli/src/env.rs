@@ -2,7 +2,8 @@
 //! values settings resolve. The libraries read none but `PATH` (the kind driver's lookup);
 //! what they need from the environment the CLI passes in.
 
-/// The management cluster's kubeconfig (`--kubeconfig`).
+/// The management cluster's kubeconfig files when `--kubeconfig` is not given: a list
+/// separated by ':', merged as kubectl merges it (`settings::find_kubeconfig`).
 pub const KUBECONFIG: &str = "KUBECONFIG";
 /// The devices' AWS credentials INI (`--credentials`), EKS Anywhere's name.
 pub const CREDENTIALS_FILE: &str = "EKSA_AWS_CREDENTIALS_FILE";
@@ -16,7 +17,7 @@ pub const REGISTRY_USERNAME: &str = snow_credentials::registry::USERNAME_VAR;
 pub const REGISTRY_PASSWORD: &str = snow_credentials::registry::PASSWORD_VAR;
 /// The Docker config's directory (`config.json`), for registry credentials.
 pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
-/// The home directory: `~/.docker` and `~/.cache`.
+/// The home directory: `~/.docker`, `~/.cache` and `~/.kube/config`.
 pub const HOME: &str = "HOME";
 /// The cache's parent directory, before `~/.cache`.
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
@@ -67,11 +68,9 @@ mod tests {
         for name in &found {
             assert!(super::ALL.contains(&name.as_str()), "{name} is not in env");
         }
-        for name in [
-            super::KUBECONFIG,
-            super::CREDENTIALS_FILE,
-            super::CA_BUNDLES_FILE,
-        ] {
+        // KUBECONFIG is a list, resolved by settings::find_kubeconfig, never a flag's value.
+        assert!(!found.iter().any(|f| f == super::KUBECONFIG), "{found:?}");
+        for name in [super::CREDENTIALS_FILE, super::CA_BUNDLES_FILE] {
             assert!(found.iter().any(|f| f == name), "no flag reads {name}");
         }
     }

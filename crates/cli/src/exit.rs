@@ -61,10 +61,10 @@ pub fn lifecycle(io: &mut Io<'_>, err: &LifecycleError) -> ExitCode {
 fn lifecycle_hint(err: &LifecycleError) -> Option<String> {
     Some(match err {
         LifecycleError::Kubeconfig { .. } => {
-            "pass the management cluster's kubeconfig with --kubeconfig (and --context to pick a context)".into()
+            "pass the management cluster's kubeconfig with --kubeconfig FILE or KUBECONFIG (files separated by ':', merged as kubectl merges them), and --context NAME to pick a context".into()
         }
         LifecycleError::Unreachable { .. } => {
-            "check that the management cluster is up and that --kubeconfig points at it (kubectl --kubeconfig FILE get nodes)".into()
+            "check that the management cluster is up and that the kubeconfig (--kubeconfig, else KUBECONFIG, else ~/.kube/config) and --context point at it (kubectl get nodes, with the same ones)".into()
         }
         LifecycleError::Api { code: 401 | 403, .. } => {
             "the kubeconfig's user is not allowed to do this; use a cluster-admin kubeconfig".into()

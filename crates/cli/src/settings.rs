@@ -19,7 +19,7 @@ use snow_api::{
 use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials, SecretString, registry};
 use snow_images::assets;
 use snow_lifecycle::{
-    CniManifest, Timeouts, WaitOptions,
+    CniManifest, KubeconfigSource, Timeouts, WaitOptions,
     bootstrap::{Bootstrap, Existing, Kind, KindOptions},
     init::components::ComponentObjects,
 };
@@ -512,48 +512,82 @@ pub fn load_secrets(
     }
 }
 
-/// Checks a kubeconfig file given on the command line before anything connects with it: read
-/// and parsed (exit 2 naming the file when it cannot be), and said once on stderr when the
-/// cluster of `context` turns TLS verification off (its API server's identity is not checked).
-pub fn check_kubeconfig(
-    path: &Path,
-    context: Option<&str>,
-    io: &mut Io<'_>,
-) -> Result<(), ExitCode> {
-    let file = snow_lifecycle::KubeconfigFile::read(path).map_err(|e| exit::lifecycle(io, &e))?;
-    if file.skips_tls_verify(context) {
+/// Checks a kubeconfig given on the command line before anything connects with it: its files
+/// read, parsed and merged (exit 2 naming the file when one cannot be), and said once on stderr
+/// when the cluster of the context used turns TLS verification off (its API server's identity
+/// is not checked).
+pub fn check_kubeconfig(source: &KubeconfigSource, io: &mut Io<'_>) -> Result<(), ExitCode> {
+    let file = source.read().map_err(|e| exit::lifecycle(io, &e))?;
+    if file.skips_tls_verify(source.context.as_deref()) {
         io.err(&format!(
             "⚠️  warning: {} has insecure-skip-tls-verify: true: the API server's certificate is not checked, so anyone on the network path can stand in for it\n",
-            path.display()
+            source.shown()
         ));
     }
     Ok(())
 }
 
-/// The management cluster's kubeconfig and context (checked: [`check_kubeconfig`]); without one,
-/// says how to give it.
+/// The management cluster's kubeconfig as kubectl finds it: `--kubeconfig FILE`, else the
+/// files of `KUBECONFIG` (a list separated by ':', empty entries skipped; merged, the first
+/// file to define a name wins), else `~/.kube/config` when it exists, or when `--context` asks
+/// for one of its contexts (so that reading it says it is missing); `--context` with it. `None`
+/// when there is none.
+pub fn find_kubeconfig(args: &ManagementArgs) -> Option<KubeconfigSource> {
+    kubeconfig_paths(
+        args.kubeconfig.as_deref(),
+        std::env::var_os(env::KUBECONFIG).as_deref(),
+        std::env::var_os(env::HOME).as_deref(),
+        args.context.is_some(),
+    )
+    .map(|paths| KubeconfigSource {
+        paths,
+        context: args.context.clone(),
+    })
+}
+
+/// [`find_kubeconfig`]'s rule, on the values given.
+fn kubeconfig_paths(
+    flag: Option<&Path>,
+    kubeconfig: Option<&std::ffi::OsStr>,
+    home: Option<&std::ffi::OsStr>,
+    context: bool,
+) -> Option<Vec<PathBuf>> {
+    if let Some(flag) = flag {
+        return Some(vec![flag.to_owned()]);
+    }
+    let listed: Vec<PathBuf> = kubeconfig
+        .map(|list| {
+            std::env::split_paths(list)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    if !listed.is_empty() {
+        return Some(listed);
+    }
+    let default = Path::new(home?).join(".kube").join("config");
+    (context || default.exists()).then(|| vec![default])
+}
+
+/// The management cluster's kubeconfig and context ([`find_kubeconfig`], checked:
+/// [`check_kubeconfig`]); without one, says how to give it.
 pub fn management(args: &ManagementArgs, io: &mut Io<'_>) -> Result<Management, ExitCode> {
-    match &args.kubeconfig {
-        Some(kubeconfig) => {
-            check_kubeconfig(kubeconfig, args.context.as_deref(), io)?;
-            Ok(Management {
-                kubeconfig: kubeconfig.clone(),
-                context: args.context.clone(),
-            })
+    match find_kubeconfig(args) {
+        Some(source) => {
+            check_kubeconfig(&source, io)?;
+            Ok(Management { source })
         }
         None => Err(exit::usage(
             io,
-            "this command works on a management cluster: pass --kubeconfig FILE (or set KUBECONFIG)",
+            "this command works on a management cluster and found no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or write ~/.kube/config",
         )),
     }
 }
 
 /// Where the management cluster is.
 pub struct Management {
-    /// Its kubeconfig.
-    pub kubeconfig: PathBuf,
-    /// The context (default: the kubeconfig's current one).
-    pub context: Option<String>,
+    /// Its kubeconfig files and context.
+    pub source: KubeconfigSource,
 }
 
 impl Management {
@@ -571,7 +605,15 @@ impl Management {
     pub async fn connect_quietly(
         &self,
     ) -> Result<snow_lifecycle::Management, snow_lifecycle::LifecycleError> {
-        snow_lifecycle::Management::connect(&self.kubeconfig, self.context.as_deref()).await
+        snow_lifecycle::Management::connect(&self.source).await
+    }
+
+    /// Which kubeconfig and context, for a progress line: `FILES (context NAME)`.
+    pub fn shown(&self) -> String {
+        match &self.source.context {
+            Some(context) => format!("{} (context {context})", self.source.shown()),
+            None => format!("{} (its current context)", self.source.shown()),
+        }
     }
 }
 
@@ -834,7 +876,7 @@ pub fn bootstrap(
 ) -> Result<Bootstrap, ExitCode> {
     match (&args.bootstrap_kubeconfig, spec) {
         (Some(file), _) => {
-            check_kubeconfig(file, None, io)?;
+            check_kubeconfig(&KubeconfigSource::file(file), io)?;
             Ok(Bootstrap::Existing(Existing::new(file, None)))
         }
         (None, Some((spec, release))) => Kind::new(spec, release, KindOptions::default())
@@ -875,6 +917,40 @@ pub fn registry_access(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kubeconfig_is_the_flag_else_the_list_else_the_default_file_when_it_exists() {
+        let home = tempfile::tempdir().unwrap();
+        let os = |s: &str| std::ffi::OsString::from(s);
+        let home_os = home.path().as_os_str();
+        let paths = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
+        // The flag wins over everything.
+        let got = kubeconfig_paths(Some(Path::new("f")), Some(&os("a:b")), Some(home_os), false);
+        assert_eq!(got, Some(paths(&["f"])));
+        // The list, empty entries skipped (kubectl's rule), missing files kept for the reader.
+        let got = kubeconfig_paths(None, Some(&os(":a::b:")), Some(home_os), false);
+        assert_eq!(got, Some(paths(&["a", "b"])));
+        // An empty KUBECONFIG is none; no ~/.kube/config yet: no kubeconfig at all.
+        assert_eq!(
+            kubeconfig_paths(None, Some(&os("")), Some(home_os), false),
+            None
+        );
+        assert_eq!(
+            kubeconfig_paths(None, Some(&os("::")), Some(home_os), false),
+            None
+        );
+        assert_eq!(kubeconfig_paths(None, None, None, false), None);
+        // A context asked for: the default file, for the reader to say it is missing.
+        let default = home.path().join(".kube").join("config");
+        let got = kubeconfig_paths(None, None, Some(home_os), true);
+        assert_eq!(got, Some(vec![default.clone()]));
+        std::fs::create_dir(home.path().join(".kube")).unwrap();
+        std::fs::write(&default, "").unwrap();
+        assert_eq!(
+            kubeconfig_paths(None, Some(&os("")), Some(home_os), false),
+            Some(vec![default])
+        );
+    }
 
     #[test]
     fn inputs_over_the_limit_are_refused_not_cut() {

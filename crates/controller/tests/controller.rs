@@ -95,7 +95,9 @@ impl Setup {
         let dir = tempfile::tempdir().unwrap();
         let path = self.api.write_kubeconfig(dir.path()).unwrap();
         Context {
-            mgmt: Management::connect_for_watches(&path, None).await.unwrap(),
+            mgmt: Management::connect_for_watches(&snow_lifecycle::KubeconfigSource::file(&path))
+                .await
+                .unwrap(),
             inputs: snow_api::release::ReleaseInputs::embedded().unwrap(),
             devices: self.fleet.clone(),
             manager: manager.into(),
@@ -1348,7 +1350,9 @@ async fn service_account_context(
     )
     .unwrap();
     let ctx = Context {
-        mgmt: Management::connect_for_watches(&path, None).await.unwrap(),
+        mgmt: Management::connect_for_watches(&snow_lifecycle::KubeconfigSource::file(&path))
+            .await
+            .unwrap(),
         inputs: snow_api::release::ReleaseInputs::embedded().unwrap(),
         devices: s.fleet.clone(),
         manager: controller::FIELD_MANAGER.into(),

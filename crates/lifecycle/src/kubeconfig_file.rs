@@ -6,6 +6,10 @@
 //! (CA, client certificate and key, token) a regular file of at most [`MAX_KUBECONFIG_BYTES`].
 //!
 //! Credential plugins (`exec`) are kept: the operator wrote this file, as for kubectl.
+//!
+//! [`KubeconfigSource`]: several such files merged as kubectl merges a `KUBECONFIG` list, and
+//! the context to use. The caller finds the files (flags, `KUBECONFIG`, `~/.kube/config`): this
+//! crate reads no environment.
 
 use crate::{LifecycleError, error::chain};
 use kube::config::Kubeconfig;
@@ -25,19 +29,32 @@ pub struct KubeconfigFile {
 impl KubeconfigFile {
     /// Reads and checks `path`; [`LifecycleError::Kubeconfig`] naming it and saying what is wrong.
     pub fn read(path: &Path) -> Result<KubeconfigFile, LifecycleError> {
+        KubeconfigFile::read_if_present(path)?.ok_or_else(|| LifecycleError::Kubeconfig {
+            path: path.to_owned(),
+            reason: std::io::Error::from(std::io::ErrorKind::NotFound).to_string(),
+        })
+    }
+
+    /// As [`KubeconfigFile::read`], `None` when `path` does not exist (kubectl skips such a file
+    /// of a `KUBECONFIG` list).
+    fn read_if_present(path: &Path) -> Result<Option<KubeconfigFile>, LifecycleError> {
         let bad = |reason: String| LifecycleError::Kubeconfig {
             path: path.to_owned(),
             reason,
         };
-        let bytes = crate::files::read_bounded(path, MAX_KUBECONFIG_BYTES).map_err(|e| {
-            bad(match e.kind() {
-                std::io::ErrorKind::FileTooLarge => format!(
-                    "it is larger than {} MiB, the most snowctl reads from a kubeconfig",
-                    MAX_KUBECONFIG_BYTES >> 20
-                ),
-                _ => e.to_string(),
-            })
-        })?;
+        let bytes = match crate::files::read_bounded(path, MAX_KUBECONFIG_BYTES) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(bad(match e.kind() {
+                    std::io::ErrorKind::FileTooLarge => format!(
+                        "it is larger than {} MiB, the most snowctl reads from a kubeconfig",
+                        MAX_KUBECONFIG_BYTES >> 20
+                    ),
+                    _ => e.to_string(),
+                }));
+            }
+        };
         let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
         let text = std::str::from_utf8(text).map_err(|e| {
             bad(format!(
@@ -68,10 +85,14 @@ impl KubeconfigFile {
                 *command = absolute.to_owned();
             }
         }
-        Ok(KubeconfigFile {
+        // kubectl treats an empty current-context as none, so a later file's may stand.
+        if config.current_context.as_deref() == Some("") {
+            config.current_context = None;
+        }
+        Ok(Some(KubeconfigFile {
             path: path.to_owned(),
             config,
-        })
+        }))
     }
 
     /// The file.
@@ -103,6 +124,106 @@ impl KubeconfigFile {
     /// The parsed kubeconfig, for kube-rs.
     pub(crate) fn into_config(self) -> Kubeconfig {
         self.config
+    }
+}
+
+/// Where a management cluster's kubeconfig comes from, as kubectl resolves it: files merged in
+/// order (the first file to define a cluster, user or context of a name, or a current context,
+/// wins; a file that does not exist is skipped, unless none of them exists), and the context to
+/// use (default: the merged current context).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubeconfigSource {
+    /// The files, first the one that wins.
+    pub paths: Vec<PathBuf>,
+    /// The context (default: the merged current context).
+    pub context: Option<String>,
+}
+
+impl KubeconfigSource {
+    /// One file, and its current context.
+    pub fn file(path: impl Into<PathBuf>) -> KubeconfigSource {
+        KubeconfigSource {
+            paths: vec![path.into()],
+            context: None,
+        }
+    }
+
+    /// The same files, with `context`.
+    pub fn with_context(self, context: Option<&str>) -> KubeconfigSource {
+        KubeconfigSource {
+            context: context.map(str::to_owned),
+            ..self
+        }
+    }
+
+    /// The files as a `KUBECONFIG` list (`a:b`), for messages.
+    pub fn shown(&self) -> String {
+        let paths: Vec<_> = self.paths.iter().map(|p| p.display().to_string()).collect();
+        paths.join(":")
+    }
+
+    /// Reads every file that exists ([`KubeconfigFile::read`]'s checks, each error naming its
+    /// file) and merges them; checks that the context (given, else the current one) is
+    /// defined. [`LifecycleError::Kubeconfig`] naming every file tried when none exists.
+    pub fn read(&self) -> Result<KubeconfigFile, LifecycleError> {
+        let bad = |reason: String| LifecycleError::Kubeconfig {
+            path: PathBuf::from(self.shown()),
+            reason,
+        };
+        let mut merged: Option<KubeconfigFile> = None;
+        for path in &self.paths {
+            let Some(file) = KubeconfigFile::read_if_present(path)? else {
+                continue;
+            };
+            merged = Some(match merged {
+                None => file,
+                Some(first) => KubeconfigFile {
+                    config: first.config.merge(file.config).map_err(|e| {
+                        LifecycleError::Kubeconfig {
+                            path: path.clone(),
+                            reason: format!(
+                                "cannot be merged after {}: {}",
+                                first.path.display(),
+                                chain(&e)
+                            ),
+                        }
+                    })?,
+                    ..first
+                },
+            });
+        }
+        let Some(merged) = merged else {
+            let reason = match self.paths.len() {
+                0 => "no kubeconfig file given".to_owned(),
+                1 => std::io::Error::from(std::io::ErrorKind::NotFound).to_string(),
+                _ => "none of these files exists".to_owned(),
+            };
+            return Err(bad(reason));
+        };
+        let contexts = &merged.config.contexts;
+        match self
+            .context
+            .as_deref()
+            .or(merged.config.current_context.as_deref())
+        {
+            Some(context) if contexts.iter().any(|c| c.name == context) => {}
+            Some(context) => {
+                let names: Vec<&str> = contexts.iter().map(|c| c.name.as_str()).collect();
+                return Err(bad(format!(
+                    "it has no context {context} (its contexts: {})",
+                    match names.is_empty() {
+                        true => "none".to_owned(),
+                        false => names.join(", "),
+                    }
+                )));
+            }
+            None => {
+                return Err(bad(
+                    "it has no current-context and no context was asked for".to_owned(),
+                ));
+            }
+        }
+        Ok(merged)
     }
 }
 
@@ -234,5 +355,192 @@ mod tests {
                 .unwrap()
                 .skips_tls_verify(None)
         );
+    }
+
+    /// A kubeconfig of `clusters`, `users` and `contexts` (`(name, cluster, user)`), with
+    /// `current` as its current context when given. Cluster `NAME` has server `https://NAME`;
+    /// user `U`'s name is `U-of-FIRST` (the first cluster of the file), to tell files apart.
+    fn partial(
+        clusters: &[&str],
+        users: &[&str],
+        contexts: &[(&str, &str, &str)],
+        current: Option<&str>,
+    ) -> String {
+        let mut text = "apiVersion: v1\nkind: Config\nclusters:\n".to_owned();
+        for c in clusters {
+            text.push_str(&format!(
+                "- name: {c}\n  cluster: {{server: 'https://{c}'}}\n"
+            ));
+        }
+        text.push_str("users:\n");
+        for u in users {
+            let owner = clusters.first().copied().unwrap_or("none");
+            text.push_str(&format!(
+                "- name: {u}\n  user: {{username: {u}-of-{owner}}}\n"
+            ));
+        }
+        text.push_str("contexts:\n");
+        for (name, cluster, user) in contexts {
+            text.push_str(&format!(
+                "- name: {name}\n  context: {{cluster: {cluster}, user: {user}}}\n"
+            ));
+        }
+        if let Some(current) = current {
+            text.push_str(&format!("current-context: '{current}'\n"));
+        }
+        text
+    }
+
+    fn source(dir: &Path, files: &[(&str, Option<&str>)]) -> KubeconfigSource {
+        let mut paths = Vec::new();
+        for (name, text) in files {
+            let path = dir.join(name);
+            if let Some(text) = text {
+                std::fs::write(&path, text).unwrap();
+            }
+            paths.push(path);
+        }
+        KubeconfigSource {
+            paths,
+            context: None,
+        }
+    }
+
+    fn server(file: &KubeconfigFile, context: &str) -> String {
+        let cluster = (file.config.contexts.iter())
+            .find(|c| c.name == context)
+            .and_then(|c| c.context.as_ref())
+            .map(|c| c.cluster.clone())
+            .unwrap();
+        (file.config.clusters.iter())
+            .find(|c| c.name == cluster)
+            .and_then(|c| c.cluster.as_ref())
+            .and_then(|c| c.server.clone())
+            .unwrap()
+    }
+
+    #[test]
+    fn two_files_merge_and_the_first_to_define_a_name_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        // a: the context and its user, a cluster `shared`; b: the cluster the context needs,
+        // another `shared`, another current context.
+        let a = partial(
+            &["shared"],
+            &["admin"],
+            &[("mgmt", "mgmt", "admin")],
+            Some("mgmt"),
+        );
+        let b = partial(
+            &["mgmt", "shared"],
+            &["admin", "other"],
+            &[("mgmt", "shared", "other"), ("b-only", "shared", "other")],
+            Some("b-only"),
+        );
+        let b = b.replace("https://shared", "https://b-shared");
+        let src = source(dir.path(), &[("a", Some(&a)), ("b", Some(&b))]);
+        let merged = src.read().unwrap();
+        assert_eq!(merged.config.current_context.as_deref(), Some("mgmt"));
+        assert_eq!(server(&merged, "mgmt"), "https://mgmt");
+        let names = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect::<Vec<_>>();
+        let clusters: Vec<String> = merged
+            .config
+            .clusters
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        assert_eq!(clusters, names(vec!["shared", "mgmt"]));
+        assert_eq!(
+            server(&merged, "b-only"),
+            "https://shared",
+            "a's `shared` wins"
+        );
+        let user = (merged.config.auth_infos.iter())
+            .find(|u| u.name == "admin")
+            .and_then(|u| u.auth_info.as_ref())
+            .and_then(|u| u.username.clone());
+        assert_eq!(user.as_deref(), Some("admin-of-shared"), "a's admin wins");
+        // In the other order, b's definitions win.
+        let swapped = source(dir.path(), &[("b", None), ("a", None)]);
+        let merged = swapped.read().unwrap();
+        assert_eq!(merged.config.current_context.as_deref(), Some("b-only"));
+        assert_eq!(server(&merged, "b-only"), "https://b-shared");
+        // Either file alone lacks what the context needs; merged, a context of either is found.
+        let ctx = src.clone().with_context(Some("b-only"));
+        assert!(ctx.read().is_ok());
+    }
+
+    #[test]
+    fn an_empty_current_context_lets_a_later_file_set_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = partial(&["c"], &["u"], &[("x", "c", "u")], Some(""));
+        let b = partial(&[], &[], &[], Some("x"));
+        let src = source(dir.path(), &[("a", Some(&a)), ("b", Some(&b))]);
+        assert_eq!(
+            src.read().unwrap().config.current_context.as_deref(),
+            Some("x")
+        );
+    }
+
+    #[test]
+    fn missing_files_are_skipped_unless_none_exists_and_then_each_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = partial(&["c"], &["u"], &[("x", "c", "u")], Some("x"));
+        let src = source(
+            dir.path(),
+            &[("gone", None), ("a", Some(&a)), ("also-gone", None)],
+        );
+        assert!(src.read().is_ok());
+        let src = source(dir.path(), &[("gone", None), ("also-gone", None)]);
+        let err = src.read().unwrap_err().to_string();
+        let (gone, also) = (dir.path().join("gone"), dir.path().join("also-gone"));
+        assert!(
+            err.contains(&format!("{}:{}", gone.display(), also.display()))
+                && err.contains("none of these files exists"),
+            "{err}"
+        );
+        // One file (--kubeconfig) that does not exist is named too.
+        let err = KubeconfigSource::file(&gone)
+            .read()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(&gone.display().to_string()), "{err}");
+    }
+
+    #[test]
+    fn a_bad_file_among_good_ones_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = partial(&["c"], &["u"], &[("x", "c", "u")], Some("x"));
+        let src = source(
+            dir.path(),
+            &[("a", Some(&a)), ("bad", Some("clusters: [1, 2\n"))],
+        );
+        let err = src.read().unwrap_err();
+        assert!(
+            matches!(&err, LifecycleError::Kubeconfig { path, .. } if *path == dir.path().join("bad")),
+            "{err}"
+        );
+        // A file of another kind cannot be merged: named, with the one before it.
+        let other = a.replace("kind: Config", "kind: Other");
+        let src = source(dir.path(), &[("a", None), ("other", Some(&other))]);
+        let err = src.read().unwrap_err().to_string();
+        assert!(
+            err.contains(&dir.path().join("other").display().to_string())
+                && err.contains("cannot be merged after"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_context_that_is_not_defined_is_an_error_listing_the_contexts() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = partial(&["c"], &["u"], &[("x", "c", "u"), ("y", "c", "u")], None);
+        let src = source(dir.path(), &[("a", Some(&a))]);
+        let err = src.read().unwrap_err().to_string();
+        assert!(err.contains("no current-context"), "{err}");
+        let err = (src.clone().with_context(Some("z")).read())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no context z (its contexts: x, y)"), "{err}");
+        assert!(src.with_context(Some("y")).read().is_ok());
     }
 }

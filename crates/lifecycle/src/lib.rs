@@ -21,13 +21,15 @@
 //!
 //! ```no_run
 //! # async fn demo(text: String) -> Result<(), Box<dyn std::error::Error>> {
-//! use snow_lifecycle::{self as lifecycle, ClusterRequest, CreateOptions, Management};
+//! use snow_lifecycle::{
+//!     self as lifecycle, ClusterRequest, CreateOptions, KubeconfigSource, Management,
+//! };
 //! let spec = snow_api::check(&text)?
 //!     .into_valid()
 //!     .map_err(|r| format!("{} finding(s)", r.findings.len()))?;
 //! let inputs = snow_api::release::ReleaseInputs::embedded()?;
 //! let release = inputs.resolve(&spec, None)?;
-//! let mgmt = Management::connect(std::path::Path::new("mgmt.kubeconfig"), None).await?;
+//! let mgmt = Management::connect(&KubeconfigSource::file("mgmt.kubeconfig")).await?;
 //! let request = ClusterRequest {
 //!     spec: &spec,
 //!     spec_text: &text,
@@ -85,7 +87,7 @@ pub use describe::{Condition, Described, Node, Reconciled, describe};
 pub use error::LifecycleError;
 pub use event::{Event, Milestones, Stage};
 pub use inventory::{INVENTORY_SUFFIX, Inventory, MANAGED_BY, ObjectRef};
-pub use kubeconfig_file::{KubeconfigFile, MAX_KUBECONFIG_BYTES};
+pub use kubeconfig_file::{KubeconfigFile, KubeconfigSource, MAX_KUBECONFIG_BYTES};
 pub use management::{Management, plural};
 pub use move_cluster::{
     Backup, Destination, MoveOptions, Moved, backup_all_before_upgrade, backup_before_upgrade,

@@ -1,6 +1,9 @@
 //! The management cluster: a kube client, and objects by `apiVersion`, kind and name as JSON.
 
-use super::{FIELD_MANAGER, LifecycleError, ObjectRef, error::chain, redact::redact_userinfo};
+use super::{
+    FIELD_MANAGER, KubeconfigSource, LifecycleError, ObjectRef, error::chain,
+    redact::redact_userinfo,
+};
 use kube::{
     Api, Client, Config,
     api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy},
@@ -8,7 +11,7 @@ use kube::{
     core::{ApiResource, GroupVersionKind},
 };
 use serde_json::Value;
-use std::{path::Path, time::Duration};
+use std::time::Duration;
 
 /// How long one request may take before the management cluster counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -49,36 +52,31 @@ fn cluster_scoped(kind: &str) -> bool {
 }
 
 impl Management {
-    /// Connects with a kubeconfig file (its current context, or `context`) and checks that the
-    /// API server answers.
-    pub async fn connect(
-        kubeconfig: &Path,
-        context: Option<&str>,
-    ) -> Result<Management, LifecycleError> {
-        Management::connect_with(kubeconfig, context, Some(READ_TIMEOUT)).await
+    /// Connects with the kubeconfig of `source` (its files merged, its context) and checks
+    /// that the API server answers.
+    pub async fn connect(source: &KubeconfigSource) -> Result<Management, LifecycleError> {
+        Management::connect_with(source, Some(READ_TIMEOUT)).await
     }
 
     /// As [`Management::connect`], for long-lived watches: no read timeout (the server ends a
     /// watch itself after a few minutes, and the watcher starts a new one).
     pub async fn connect_for_watches(
-        kubeconfig: &Path,
-        context: Option<&str>,
+        source: &KubeconfigSource,
     ) -> Result<Management, LifecycleError> {
-        Management::connect_with(kubeconfig, context, None).await
+        Management::connect_with(source, None).await
     }
 
     async fn connect_with(
-        kubeconfig: &Path,
-        context: Option<&str>,
+        source: &KubeconfigSource,
         read_timeout: Option<Duration>,
     ) -> Result<Management, LifecycleError> {
         let bad = |reason: String| LifecycleError::Kubeconfig {
-            path: kubeconfig.to_owned(),
+            path: source.shown().into(),
             reason,
         };
-        let file = crate::KubeconfigFile::read(kubeconfig)?.into_config();
+        let file = source.read()?.into_config();
         let options = KubeConfigOptions {
-            context: context.map(str::to_owned),
+            context: source.context.clone(),
             ..KubeConfigOptions::default()
         };
         let mut config = Config::from_custom_kubeconfig(file, &options)
@@ -123,14 +121,14 @@ impl Management {
         Ok(management)
     }
 
-    /// Connects the way kubectl does without flags: `KUBECONFIG` or `~/.kube/config`, else the
-    /// in-cluster service account (a controller running in a pod).
-    pub async fn infer() -> Result<Management, LifecycleError> {
+    /// Connects with the in-cluster service account (a controller running in a pod; kube-rs
+    /// reads `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT` and the account's files).
+    pub async fn in_cluster() -> Result<Management, LifecycleError> {
         let bad = |reason: String| LifecycleError::Kubeconfig {
-            path: "<in-cluster or ~/.kube/config>".into(),
+            path: "<in-cluster service account>".into(),
             reason,
         };
-        let mut config = Config::infer().await.map_err(|e| bad(chain(&e)))?;
+        let mut config = Config::incluster().map_err(|e| bad(chain(&e)))?;
         config.connect_timeout = Some(CONNECT_TIMEOUT);
         let server = redact_userinfo(&config.cluster_url.to_string()).into_owned();
         let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;

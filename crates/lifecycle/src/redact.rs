@@ -89,7 +89,9 @@ mod connected {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kubeconfig");
         std::fs::write(&path, api.kubeconfig().replace(&url, &with_login)).unwrap();
-        let mgmt = crate::Management::connect(&path, None).await.unwrap();
+        let mgmt = crate::Management::connect(&crate::KubeconfigSource::file(&path))
+            .await
+            .unwrap();
         assert_eq!(
             mgmt.server().trim_end_matches('/'),
             url.replacen("https://", "https://<redacted>@", 1)

@@ -47,7 +47,7 @@ async fn made_from(text: &str) -> Made {
     });
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let mgmt = Management::connect(&kubeconfig, None)
+    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&kubeconfig))
         .await
         .expect("connect");
     let spec = snow_api::check(text).unwrap().into_valid().unwrap();

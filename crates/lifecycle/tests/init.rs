@@ -54,7 +54,7 @@ async fn cluster() -> Cluster {
     let workloads = api.start_workloads(WorkloadOptions::default());
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let mgmt = Management::connect(&kubeconfig, None)
+    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&kubeconfig))
         .await
         .expect("connect");
     Cluster {

@@ -59,7 +59,7 @@ async fn planted() -> Planted {
     });
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let mgmt = Management::connect(&kubeconfig, None)
+    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&kubeconfig))
         .await
         .expect("connect");
     // The declared EKS Anywhere objects, as a user applies them (its identity Secret included).
@@ -310,7 +310,7 @@ async fn a_missing_cluster_gives_a_bundle_that_says_so_and_an_unreachable_one_an
     api.install_capi().expect("CAPI CRDs");
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let mgmt = Management::connect(&kubeconfig, None)
+    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&kubeconfig))
         .await
         .expect("connect");
     let bundle = support_bundle::collect(&mgmt, "gone", &BundleOptions::default())

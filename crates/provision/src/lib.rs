@@ -12,6 +12,8 @@
 //! [`validate`] merges the static, catalog, environment and preflight findings of `validate`.
 //! [`components`] makes the provider stack `init` installs from a directory, an archive or HTTPS.
 //! [`cleanup`] plans `devices cleanup` only once the management cluster no longer has the cluster.
+//! [`target`] decides where a create or a delete runs: on a management cluster, or from nothing
+//! and through a bootstrap cluster for a cluster that manages itself.
 //!
 //! Nothing here prints or reads flags or the environment: progress goes to a callback as
 //! [`Event`]s, failures are [`ProvisionError`]s.
@@ -24,6 +26,7 @@ pub mod import;
 pub mod preflight;
 pub mod self_managed;
 pub mod support_bundle;
+pub mod target;
 pub mod validate;
 mod workflow;
 

@@ -12,7 +12,7 @@
 use crate::{CreateOptions, ProvisionError, Request, preflight, step, workflow};
 use serde_json::Value;
 use snow_lifecycle::{
-    Destination, Event, LifecycleError, Management, MoveOptions,
+    Destination, Event, KubeconfigSource, LifecycleError, Management, MoveOptions,
     bootstrap::BootstrapCluster,
     init::{self, InitOptions, components::ComponentObjects},
     kubeconfig, move_cluster,
@@ -131,7 +131,7 @@ pub async fn create(
             let made = workflow::create_on(boot, req, cni.manifest.clone(), &opts.create, on_event);
             let made = made.await;
             let made = made.map_err(|e| fail(what, e.into()))?;
-            let t = Management::connect(&made.kubeconfig, None).await;
+            let t = Management::connect(&KubeconfigSource::file(&made.kubeconfig)).await;
             target = Some(t.map_err(|e| fail(what, e.into()))?);
         }
         let Some(t) = &target else {
@@ -223,7 +223,9 @@ async fn reach(path: &std::path::Path) -> Option<Management> {
     if !path.exists() {
         return None;
     }
-    let mgmt = Management::connect(path, None).await.ok()?;
+    let mgmt = Management::connect(&KubeconfigSource::file(path))
+        .await
+        .ok()?;
     mgmt.ping().await.ok()?;
     Some(mgmt)
 }
@@ -390,14 +392,13 @@ pub async fn is_self_managed(mgmt: &Management, cluster: &str) -> Result<bool, L
 /// itself may be gone) only the delete is left.
 pub async fn delete(
     bootstrap: &impl BootstrapCluster,
-    kubeconfig: &std::path::Path,
-    context: Option<&str>,
+    management: &KubeconfigSource,
     cluster: &str,
     opts: &DeleteOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<snow_lifecycle::Deleted, ProvisionError> {
     // The cluster may be half gone after an interrupted run: then it is only looked for.
-    let own = match Management::connect(kubeconfig, context).await {
+    let own = match Management::connect(management).await {
         Ok(mgmt) if mgmt.ping().await.is_ok() => Some(mgmt),
         _ => None,
     };

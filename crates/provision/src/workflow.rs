@@ -3,12 +3,12 @@
 
 use crate::{Checks, CniSource, ProvisionError, Request, cni, preflight, step};
 use snow_lifecycle::{
-    self as lifecycle, CniManifest, Created, Event, LifecycleError, Management, UpgradeOutcome,
-    WaitOptions,
+    self as lifecycle, CniManifest, Created, Event, KubeconfigSource, LifecycleError, Management,
+    UpgradeOutcome, WaitOptions,
     kubeconfig::{self, Written},
     ssh_key,
 };
-use std::{path::Path, path::PathBuf};
+use std::path::PathBuf;
 
 /// How [`create`] runs.
 #[derive(Debug, Clone)]
@@ -48,20 +48,18 @@ pub struct Provisioned {
     pub kubeconfig: PathBuf,
 }
 
-/// Creates the cluster of `req` on the management cluster of `kubeconfig` (`context`, else its
-/// current one): the CNI manifest, preflight (errors stop it before anything is applied), the
+/// Creates the cluster of `req` on the management cluster of `management`: the CNI manifest, preflight (errors stop it before anything is applied), the
 /// default key, [`lifecycle::create`], the workload kubeconfig under `req.dir`. A re-run
 /// converges.
 pub async fn create(
-    kubeconfig: &Path,
-    context: Option<&str>,
+    management: &KubeconfigSource,
     req: &Request<'_>,
     opts: &CreateOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Provisioned, ProvisionError> {
     let cni = cni::render(opts.cni.clone(), req, on_event).await?;
     preflight::checks(req.spec, req.devices, opts.checks, on_event).await?;
-    let mgmt = connect(kubeconfig, context, on_event).await?;
+    let mgmt = connect(management, on_event).await?;
     let made = create_on(&mgmt, req, cni.manifest.clone(), opts, on_event).await?;
     store_cilium(&mgmt, req, &cni, on_event).await?;
     Ok(made)
@@ -107,11 +105,10 @@ pub(crate) async fn store_cilium(
     Ok(())
 }
 
-/// Upgrades the cluster of `req` on the management cluster of `kubeconfig`; with `dry_run`,
+/// Upgrades the cluster of `req` on the management cluster of `management`; with `dry_run`,
 /// only says what would change (the objects are in the outcome).
 pub async fn upgrade(
-    kubeconfig: &Path,
-    context: Option<&str>,
+    management: &KubeconfigSource,
     req: &Request<'_>,
     opts: &UpgradeOptions,
     on_event: &mut dyn FnMut(Event),
@@ -137,7 +134,7 @@ pub async fn upgrade(
         };
         preflight::checks(req.spec, req.devices, checks, on_event).await?;
     }
-    let mgmt = connect(kubeconfig, context, on_event).await?;
+    let mgmt = connect(management, on_event).await?;
     let key = match dry_run {
         true => ssh_key::recorded_name(&mgmt, req.spec.name()).await?,
         false => default_key(&mgmt, req, on_event).await?,
@@ -158,11 +155,10 @@ pub async fn upgrade(
 
 /// Connects to a management cluster and says where it is.
 pub(crate) async fn connect(
-    kubeconfig: &Path,
-    context: Option<&str>,
+    management: &KubeconfigSource,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Management, LifecycleError> {
-    let mgmt = Management::connect(kubeconfig, context).await?;
+    let mgmt = Management::connect(management).await?;
     on_event(Event::Note(format!(
         "Management cluster: {}",
         mgmt.server()

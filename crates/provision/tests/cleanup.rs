@@ -26,7 +26,9 @@ async fn cleanup_is_refused_while_the_management_cluster_has_the_cluster() {
     kube.install_capi().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = kube.write_kubeconfig(dir.path()).unwrap();
-    let mgmt = Management::connect(&kubeconfig, None).await.unwrap();
+    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&kubeconfig))
+        .await
+        .unwrap();
     // A device without a profile: the plan lists it, so a plan shows it was made.
     let missing: [DeviceIp; 1] = ["192.0.2.10".parse().unwrap()];
     let options = CleanupOptions {

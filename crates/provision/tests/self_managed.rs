@@ -262,7 +262,7 @@ async fn assert_self_managed(site: &Site) {
     assert_eq!(moved.len(), 1, "{moved:?}");
     assert_ne!(moved[0]["spec"]["paused"], true, "unpaused on the target");
     let kubeconfig = site.dir.path().join("edge/edge-eks-a-cluster.kubeconfig");
-    let mgmt = Management::connect(&kubeconfig, None)
+    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&kubeconfig))
         .await
         .expect("its own kubeconfig");
     assert!(Inventory::load(&mgmt, "edge").await.unwrap().is_some());
@@ -455,7 +455,14 @@ async fn run_delete(
     };
     let kubeconfig = site.dir.path().join("edge/edge-eks-a-cluster.kubeconfig");
     until_step(stop_at, async |on_event| {
-        self_managed::delete(&bootstrap, &kubeconfig, None, "edge", &opts, on_event).await
+        self_managed::delete(
+            &bootstrap,
+            &snow_lifecycle::KubeconfigSource::file(&kubeconfig),
+            "edge",
+            &opts,
+            on_event,
+        )
+        .await
     })
     .await
 }
@@ -478,11 +485,15 @@ async fn a_self_managed_cluster_is_deleted_back_to_nothing_and_a_killed_delete_r
     let (result, _) = run(&site, None, |_| {}).await;
     result.expect("ran").expect("created");
     let kubeconfig = site.dir.path().join("edge/edge-eks-a-cluster.kubeconfig");
-    let own = Management::connect(&kubeconfig, None).await.unwrap();
-    assert!(self_managed::is_self_managed(&own, "edge").await.unwrap());
-    let boot = Management::connect(&site.boot_kubeconfig, None)
+    let own = Management::connect(&snow_lifecycle::KubeconfigSource::file(&kubeconfig))
         .await
         .unwrap();
+    assert!(self_managed::is_self_managed(&own, "edge").await.unwrap());
+    let boot = Management::connect(&snow_lifecycle::KubeconfigSource::file(
+        &site.boot_kubeconfig,
+    ))
+    .await
+    .unwrap();
     assert!(
         !self_managed::is_self_managed(&boot, "edge").await.unwrap(),
         "the bootstrap cluster does not hold it"
@@ -568,10 +579,14 @@ async fn a_self_managed_cluster_upgrades_itself() {
         backup: false,
     };
     let kubeconfig = site.dir.path().join("edge/edge-eks-a-cluster.kubeconfig");
-    let outcome =
-        snow_provision::upgrade(&kubeconfig, None, &req, &upgrade, &mut |e| eprintln!("{e}"))
-            .await
-            .expect("upgraded");
+    let outcome = snow_provision::upgrade(
+        &snow_lifecycle::KubeconfigSource::file(&kubeconfig),
+        &req,
+        &upgrade,
+        &mut |e| eprintln!("{e}"),
+    )
+    .await
+    .expect("upgraded");
     assert_eq!(outcome.cluster, "edge");
     let workers: Vec<Value> = site
         .target

@@ -5,7 +5,7 @@
 
 use crate::{
     args::{
-        CreateClusterArgs, DeleteClusterArgs, DescribeClusterArgs, ManagementArgs, MoveClusterArgs,
+        CreateClusterArgs, DeleteClusterArgs, DescribeClusterArgs, MoveClusterArgs,
         OptionalDeviceFiles, RenderArgs, RenewCertificatesArgs, UpgradeClusterArgs,
         UpgradePlanClusterArgs,
     },
@@ -18,25 +18,57 @@ use snow_lifecycle::init::InitOptions;
 use snow_lifecycle::{
     self as lifecycle, DeleteOptions, Event, LifecycleError, Timeouts, WaitOptions,
 };
+use snow_lifecycle::{KubeconfigSource, bootstrap::Bootstrap};
+use snow_provision::target::{self, Create, CreateTarget, Delete, DeleteTarget};
 use snow_provision::{self as provision, Checks, CniSource, ProvisionError, self_managed};
 use std::{path::PathBuf, process::ExitCode};
 
-/// Runs `snowctl create cluster` (its `--dry-run` is `render`): on the management cluster given,
-/// or, with none, from nothing through a bootstrap cluster (the cluster then manages itself).
+/// Runs `snowctl create cluster` (its `--dry-run` is `render`): on the management cluster found
+/// (`settings::find_kubeconfig`), or, with none or `--self-managed`, from nothing through a
+/// bootstrap cluster (the cluster then manages itself): `snow_provision::target`.
 pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let components = &args.bootstrap.components;
     let fetch = (
         components.cache_dir.as_deref(),
         components.ca_certs.as_slice(),
     );
-    let (spec, render, management) = open(&args.render, &args.management, fetch, "create", io)?;
+    let (spec, render) = open(&args.render, fetch, "create", io)?;
+    let target = target::create_target(target::CreateTargetOptions {
+        management: settings::find_kubeconfig(&args.management),
+        self_managed: args.self_managed,
+    });
+    let name = spec.spec.name();
+    let management = match target {
+        CreateTarget::Management(source) => {
+            settings::check_kubeconfig(&source, io)?;
+            let management = Management { source };
+            io.err(&format!(
+                "Creating cluster {name} on the management cluster of kubeconfig {}\n",
+                management.shown()
+            ));
+            Some(management)
+        }
+        CreateTarget::FromNothing { asked } => {
+            let why = match asked {
+                true => "--self-managed",
+                false => "no kubeconfig found: no --kubeconfig, KUBECONFIG or ~/.kube/config",
+            };
+            io.err(&format!(
+                "Creating cluster {name} from nothing ({why}): it will manage itself\n"
+            ));
+            None
+        }
+    };
     let from_nothing = &args.bootstrap;
-    if management.is_some()
+    if let Some(management) = &management
         && (from_nothing.bootstrap_kubeconfig.is_some()
             || from_nothing.keep_bootstrap
             || args.controller_image.is_some())
     {
-        let why = "--bootstrap-kubeconfig, --keep-bootstrap and --controller-image are for a create without a management cluster (on a management cluster, snowctl init or upgrade management-components installs the controller): drop them, or --kubeconfig (and KUBECONFIG)";
+        let why = format!(
+            "--bootstrap-kubeconfig, --keep-bootstrap and --controller-image are for a create from nothing (on a management cluster, snowctl init or upgrade management-components installs the controller), and this create uses the management cluster of {}: drop them, or pass --self-managed",
+            management.source.shown()
+        );
         return Err(exit::usage(io, why));
     }
     let (cni, _chart) = cni(
@@ -61,14 +93,13 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         return create_self_managed(&args, &req, &render, options, global, io);
     };
     let outcome = run(io, async |io| {
-        let (kubeconfig, context) = (&management.kubeconfig, management.context.as_deref());
+        let how = Create::<Bootstrap>::OnManagement(&management.source, &options);
         let mut events = printer(io, global.verbose);
-        let done = provision::create(kubeconfig, context, &req, &options, &mut events).await?;
+        let made = target::create(how, &req, &mut events).await?;
         drop(events);
-        let done = if done.created.existed {
-            "is up to date"
-        } else {
-            "created!"
+        let done = match made {
+            target::Created::OnManagement(done) if done.created.existed => "is up to date",
+            _ => "created!",
         };
         io.err(&format!("🎉 Cluster {} {done}\n", spec.spec.name()));
         Ok(())
@@ -118,8 +149,11 @@ fn create_self_managed(
     };
     run(io, async move |io| {
         let mut events = printer(io, global.verbose);
-        let made = self_managed::create(&bootstrap, req, &opts, &mut events).await?;
+        let made = target::create(Create::FromNothing(&bootstrap, &opts), req, &mut events).await?;
         drop(events);
+        let target::Created::SelfManaged(made) = made else {
+            unreachable!("a create from nothing makes a self-managed cluster")
+        };
         let shown = made
             .kubeconfig
             .strip_prefix(req.dir)
@@ -134,11 +168,8 @@ fn create_self_managed(
 
 /// Runs `snowctl upgrade cluster`.
 pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let (spec, render, management) =
-        open(&args.render, &args.management, (None, &[]), "upgrade", io)?;
-    let Some(management) = management else {
-        return Err(exit::usage(io, "upgrade works on a management cluster"));
-    };
+    let management = settings::management(&args.management, io)?;
+    let (spec, render) = open(&args.render, (None, &[]), "upgrade", io)?;
     let (cni, _chart) = match args.dry_run {
         true => (CniSource::Helm(Default::default()), None),
         false => cni(
@@ -161,9 +192,8 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
         let release = render.release(&spec.spec).map_err(LifecycleError::Render)?;
         let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let req = request(&spec, &render, &release, files, &dir);
-        let (kubeconfig, context) = (&management.kubeconfig, management.context.as_deref());
         let mut events = printer(io, global.verbose);
-        let outcome = provision::upgrade(kubeconfig, context, &req, &options, &mut events).await?;
+        let outcome = provision::upgrade(&management.source, &req, &options, &mut events).await?;
         drop(events);
         match options.dry_run {
             true => io.out(&capi_render::to_yaml(&outcome.objects)),
@@ -190,19 +220,8 @@ pub fn upgrade_plan(
     global: GlobalSettings,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let (spec, render, management) = open(
-        &args.render,
-        &args.management,
-        (None, &[]),
-        "upgrade plan",
-        io,
-    )?;
-    let Some(management) = management else {
-        return Err(exit::usage(
-            io,
-            "upgrade plan works on a management cluster",
-        ));
-    };
+    let management = settings::management(&args.management, io)?;
+    let (spec, render) = open(&args.render, (None, &[]), "upgrade plan", io)?;
     let files = &args.render.device_files;
     let format = args.output;
     block_on(io, async move |io| {
@@ -219,7 +238,7 @@ pub fn upgrade_plan(
 }
 
 /// Runs `snowctl delete cluster`: on its management cluster, or, when that is the cluster
-/// itself, through a bootstrap cluster.
+/// itself, through a bootstrap cluster (`snow_provision::target`).
 pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let spec = match &args.file {
         Some(file) => Some(settings::load_spec(file, io)?),
@@ -256,21 +275,32 @@ pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
             Ok(())
         });
     }
-    let own = exit::runtime(io, false)?.block_on(async {
-        let mgmt = management.connect_quietly().await?;
-        self_managed::is_self_managed(&mgmt, &name).await
-    });
-    if own.map_err(|err| exit::lifecycle(io, &err))? {
-        return delete_self_managed(&args, &name, spec.as_ref(), &management, wait, global, io);
-    }
-    let outcome = block_on(io, async |io| {
-        let mgmt = management.connect_quietly().await?;
-        let options = DeleteOptions { wait };
-        let deleted =
-            lifecycle::delete(&mgmt, &name, &options, &mut printer(io, global.verbose)).await?;
-        say_deleted(io, &name, &deleted);
-        Ok(())
-    });
+    io.err(&format!(
+        "Deleting cluster {name} from the management cluster of kubeconfig {}\n",
+        management.shown()
+    ));
+    // One runtime: the client connected to decide is the one the delete uses.
+    let runtime = exit::runtime(io, false)?;
+    let decided = runtime.block_on(target::delete_target(&management.source, &name));
+    let mgmt = match decided.map_err(|err| exit::lifecycle(io, &err))? {
+        DeleteTarget::SelfManaged => {
+            drop(runtime);
+            return delete_self_managed(&args, &name, spec.as_ref(), &management, wait, global, io);
+        }
+        DeleteTarget::Management(mgmt) => mgmt,
+    };
+    let options = DeleteOptions { wait };
+    let how = Delete::<Bootstrap>::OnManagement(&mgmt, &options);
+    let deleted = runtime
+        .block_on(async { target::delete(how, &name, &mut printer(io, global.verbose)).await });
+    drop(runtime);
+    let outcome = match deleted {
+        Ok(deleted) => {
+            say_deleted(io, &name, &deleted);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(err) => Err(exit::provision(io, &err)),
+    };
     bundle_on_failure(outcome, io, &management, &name, args.no_support_bundle)
 }
 
@@ -322,7 +352,7 @@ fn bundle_on_failure(
 
 /// `delete cluster` of a self-managed cluster: the bootstrap cluster (given, or kind from the
 /// spec), the providers of the spec's Kubernetes version (else the newest bundle's), then
-/// `snow_provision::self_managed::delete`.
+/// `snow_provision::target::delete` through it.
 fn delete_self_managed(
     args: &DeleteClusterArgs,
     name: &str,
@@ -373,14 +403,13 @@ fn delete_self_managed(
         delete: DeleteOptions { wait },
         keep_bootstrap: args.bootstrap.keep_bootstrap,
     };
-    let (kubeconfig, context) = (&management.kubeconfig, management.context.as_deref());
     run(io, async move |io| {
         io.err(&format!(
             "Cluster {name} manages itself: deleting it through a bootstrap cluster\n"
         ));
         let mut events = printer(io, global.verbose);
-        let deleted =
-            self_managed::delete(&bootstrap, kubeconfig, context, name, &opts, &mut events).await?;
+        let how = Delete::SelfManaged(&bootstrap, &management.source, &opts);
+        let deleted = target::delete(how, name, &mut events).await?;
         drop(events);
         say_deleted(io, name, &deleted);
         Ok(())
@@ -461,13 +490,12 @@ pub fn renew_certificates(
 /// Runs `snowctl move cluster`: to another management cluster, to a directory (a backup), or
 /// from one (a restore). clap admits only those three shapes.
 pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    if let Some(to) = &args.to_kubeconfig {
-        settings::check_kubeconfig(to, args.to_context.as_deref(), io)?;
-    }
     let to = args.to_kubeconfig.map(|kubeconfig| Management {
-        kubeconfig,
-        context: args.to_context,
+        source: KubeconfigSource::file(kubeconfig).with_context(args.to_context.as_deref()),
     });
+    if let Some(to) = &to {
+        settings::check_kubeconfig(&to.source, io)?;
+    }
     let source = match args.from_directory {
         Some(_) => None,
         None => Some(settings::management(&args.management, io)?),
@@ -520,21 +548,14 @@ pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'
     })
 }
 
-/// What create and upgrade read first: the spec (with the mirror login when it authenticates),
-/// the render settings and the management cluster (`verb` reads the live objects itself; only
-/// create goes on without one).
+/// What create and upgrade read first: the spec (with the mirror login when it authenticates)
+/// and the render settings (`verb` reads the live objects itself).
 fn open(
     render: &RenderArgs,
-    management: &ManagementArgs,
     (cache_dir, ca_certs): (Option<&std::path::Path>, &[std::path::PathBuf]),
     verb: &str,
     io: &mut Io<'_>,
-) -> Result<(SpecFile, RenderSettings, Option<Management>), ExitCode> {
-    // Only create works without one (from nothing).
-    let management = match (&management.kubeconfig, verb) {
-        (None, "create") => None,
-        _ => Some(settings::management(management, io)?),
-    };
+) -> Result<(SpecFile, RenderSettings), ExitCode> {
     let spec = settings::load_spec(&render.file, io)?;
     settings::required_registry_login(&spec.spec, io)?;
     let default = settings::ReleaseDefault::Published {
@@ -543,7 +564,7 @@ fn open(
         ca_certs,
     };
     let render = RenderSettings::resolve(render, &spec.spec, default, io)?;
-    Ok((spec, render, management))
+    Ok((spec, render))
 }
 
 /// The workflow's request from the settings.

@@ -17,8 +17,9 @@ use tracing_subscriber::EnvFilter;
 
 /// Runs `snowctl controller` until SIGTERM or SIGINT.
 pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    if let Some(path) = &args.management.kubeconfig {
-        settings::check_kubeconfig(path, args.management.context.as_deref(), io)?;
+    let source = settings::find_kubeconfig(&args.management);
+    if let Some(source) = &source {
+        settings::check_kubeconfig(source, io)?;
     }
     let default = settings::ReleaseDefault::Published {
         kube_version: None,
@@ -59,11 +60,9 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
         }
     }
     let outcome = exit::runtime(io, true)?.block_on(async move {
-        let mgmt = match &args.management.kubeconfig {
-            Some(path) => {
-                Management::connect_for_watches(path, args.management.context.as_deref()).await?
-            }
-            None => Management::infer().await?,
+        let mgmt = match &source {
+            Some(source) => Management::connect_for_watches(source).await?,
+            None => Management::in_cluster().await?,
         };
         let ctx = Arc::new(Context {
             mgmt,

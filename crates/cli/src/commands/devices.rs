@@ -60,10 +60,14 @@ pub fn run(cmd: DevicesCommand, io: &mut Io<'_>) -> Outcome {
 /// `devices cleanup`: the plan (`snow_provision::cleanup`, refused while a management cluster
 /// still has the cluster) printed, then carried out with `--yes` or a terminal's confirmation.
 fn clean(args: &DevicesCleanupArgs, runtime: &tokio::runtime::Runtime, io: &mut Io<'_>) -> Outcome {
-    let mgmt = match &args.kubeconfig {
-        Some(kubeconfig) => {
-            settings::check_kubeconfig(kubeconfig, None, io)?;
-            let mgmt = runtime.block_on(snow_lifecycle::Management::connect(kubeconfig, None));
+    let management = crate::args::ManagementArgs {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+    };
+    let mgmt = match settings::find_kubeconfig(&management) {
+        Some(source) => {
+            settings::check_kubeconfig(&source, io)?;
+            let mgmt = runtime.block_on(snow_lifecycle::Management::connect(&source));
             Some(mgmt.map_err(|e| exit::lifecycle(io, &e))?)
         }
         None => None,

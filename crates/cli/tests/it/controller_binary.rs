@@ -180,9 +180,11 @@ async fn describe_cluster_shows_the_controllers_last_status_change_and_failure()
         api.put(object).unwrap();
     }
     let ctx = snow_controller::Context {
-        mgmt: snow_lifecycle::Management::connect_for_watches(&kubeconfig, None)
-            .await
-            .unwrap(),
+        mgmt: snow_lifecycle::Management::connect_for_watches(
+            &snow_lifecycle::KubeconfigSource::file(&kubeconfig),
+        )
+        .await
+        .unwrap(),
         inputs: snow_api::release::ReleaseInputs::embedded().unwrap(),
         devices: Devices,
         manager: snow_controller::FIELD_MANAGER.into(),

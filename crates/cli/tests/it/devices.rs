@@ -17,7 +17,9 @@ fn snowctl(args: &[&str], files: &(std::path::PathBuf, std::path::PathBuf)) -> O
         .arg("--ca-bundle")
         .arg(&files.1)
         .args(["--timeout", "5s"])
+        // No management cluster found: no KUBECONFIG, and a home without ~/.kube/config.
         .env_remove("KUBECONFIG")
+        .env("HOME", "/nonexistent-snowctl-test")
         .env("NO_COLOR", "1")
         .output()
         .expect("snowctl runs")

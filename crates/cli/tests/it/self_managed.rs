@@ -137,7 +137,9 @@ impl Site {
             ])
             .args(["--poll-interval", "20ms"])
             .current_dir(self.dir.path())
+            // Created from nothing: no KUBECONFIG, and a home without ~/.kube/config.
             .env_remove("KUBECONFIG")
+            .env("HOME", self.dir.path())
             .env_remove("EKSA_AWS_CREDENTIALS_FILE")
             .env_remove("EKSA_AWS_CA_BUNDLES_FILE");
         let out = tokio::task::spawn_blocking(move || cmd.output().expect("snowctl runs"))
@@ -267,7 +269,8 @@ async fn without_kind_or_a_bootstrap_kubeconfig_create_names_the_alternative() {
     ])
     .current_dir(site.dir.path())
     .env("PATH", empty.path())
-    .env_remove("KUBECONFIG");
+    .env_remove("KUBECONFIG")
+    .env("HOME", site.dir.path());
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
         .unwrap();
@@ -373,6 +376,6 @@ async fn bootstrap_flags_with_a_management_cluster_are_a_usage_error() {
         .await;
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--bootstrap-kubeconfig, --keep-bootstrap and --controller-image are for a create without a management cluster"), "{err}");
+    assert!(err.contains("--bootstrap-kubeconfig, --keep-bootstrap and --controller-image are for a create from nothing"), "{err}");
     assert_eq!(site.boot.writes(), 0, "nothing applied");
 }

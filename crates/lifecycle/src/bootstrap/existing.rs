@@ -28,7 +28,10 @@ impl BootstrapCluster for Existing {
         &self,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Management, LifecycleError> {
-        let mgmt = Management::connect(&self.kubeconfig, self.context.as_deref()).await?;
+        let mgmt = Management::connect(
+            &crate::KubeconfigSource::file(&self.kubeconfig).with_context(self.context.as_deref()),
+        )
+        .await?;
         on_event(Event::Step(format!(
             "Using existing bootstrap cluster at {}",
             mgmt.server()

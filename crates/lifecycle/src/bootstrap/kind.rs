@@ -255,7 +255,7 @@ impl BootstrapCluster for Kind {
             self.write_files()?;
             process::run(&kind, self.create_args(), self.options.create_timeout).await?;
         }
-        let mgmt = Management::connect(&self.kubeconfig, None).await?;
+        let mgmt = Management::connect(&crate::KubeconfigSource::file(&self.kubeconfig)).await?;
         mgmt.apply(&json!({
             "apiVersion": "v1",
             "kind": "Namespace",

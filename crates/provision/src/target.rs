@@ -1,0 +1,126 @@
+//! Where a cluster's create or delete runs: on a management cluster, or, for a cluster that
+//! manages itself, from nothing (create) or through a bootstrap cluster (delete). Decided here,
+//! so every caller decides alike: first the target ([`create_target`], [`delete_target`]),
+//! then, with what that target needs, one call ([`create`], [`delete`]).
+
+use crate::{CreateOptions, ProvisionError, Provisioned, Request, self_managed};
+use snow_lifecycle::{
+    self as lifecycle, Deleted, Event, KubeconfigSource, LifecycleError, Management,
+    bootstrap::BootstrapCluster,
+};
+
+/// What [`create_target`] decides from.
+#[derive(Debug, Clone, Default)]
+pub struct CreateTargetOptions {
+    /// The management cluster's kubeconfig, when the caller found one.
+    pub management: Option<KubeconfigSource>,
+    /// Create from nothing even when a kubeconfig was found.
+    pub self_managed: bool,
+}
+
+/// Where a create runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreateTarget {
+    /// On the management cluster of this kubeconfig.
+    Management(KubeconfigSource),
+    /// From nothing, through a bootstrap cluster: the cluster then manages itself.
+    FromNothing {
+        /// Asked for ([`CreateTargetOptions::self_managed`]), not for want of a kubeconfig.
+        asked: bool,
+    },
+}
+
+/// Where a create runs: from nothing when asked or when no kubeconfig was found (the first
+/// cluster of a site); else on the management cluster of the kubeconfig found.
+pub fn create_target(opts: CreateTargetOptions) -> CreateTarget {
+    match opts.management {
+        Some(source) if !opts.self_managed => CreateTarget::Management(source),
+        _ => CreateTarget::FromNothing {
+            asked: opts.self_managed,
+        },
+    }
+}
+
+/// Where a delete runs.
+#[derive(Debug)]
+pub enum DeleteTarget {
+    /// On this management cluster (connected), which is not the cluster itself.
+    Management(Management),
+    /// The cluster is its own management cluster: deleting it from itself would delete the
+    /// controllers doing the deleting, so it goes through a bootstrap cluster
+    /// ([`self_managed::delete`]).
+    SelfManaged,
+}
+
+/// Where the delete of `cluster` on the management cluster of `management` runs: through a
+/// bootstrap cluster when the cluster manages itself ([`self_managed::is_self_managed`]).
+pub async fn delete_target(
+    management: &KubeconfigSource,
+    cluster: &str,
+) -> Result<DeleteTarget, LifecycleError> {
+    let mgmt = Management::connect(management).await?;
+    Ok(match self_managed::is_self_managed(&mgmt, cluster).await? {
+        true => DeleteTarget::SelfManaged,
+        false => DeleteTarget::Management(mgmt),
+    })
+}
+
+/// A create, with what its target needs.
+#[derive(Debug)]
+pub enum Create<'a, B> {
+    /// On the management cluster of this kubeconfig ([`crate::create`]).
+    OnManagement(&'a KubeconfigSource, &'a CreateOptions),
+    /// From nothing, through this bootstrap cluster ([`self_managed::create`]).
+    FromNothing(&'a B, &'a self_managed::Options),
+}
+
+/// What a create made.
+#[derive(Debug, Clone)]
+pub enum Created {
+    /// A cluster on a management cluster, and its workload kubeconfig.
+    OnManagement(Provisioned),
+    /// A cluster that manages itself.
+    SelfManaged(self_managed::SelfManaged),
+}
+
+/// Creates the cluster of `req` where `how` says.
+pub async fn create<B: BootstrapCluster>(
+    how: Create<'_, B>,
+    req: &Request<'_>,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Created, ProvisionError> {
+    Ok(match how {
+        Create::OnManagement(management, opts) => {
+            Created::OnManagement(crate::create(management, req, opts, on_event).await?)
+        }
+        Create::FromNothing(bootstrap, opts) => {
+            Created::SelfManaged(self_managed::create(bootstrap, req, opts, on_event).await?)
+        }
+    })
+}
+
+/// A delete, with what its target needs.
+#[derive(Debug)]
+pub enum Delete<'a, B> {
+    /// On this management cluster ([`lifecycle::delete`]).
+    OnManagement(&'a Management, &'a lifecycle::DeleteOptions),
+    /// Through this bootstrap cluster, the cluster reached with this kubeconfig
+    /// ([`self_managed::delete`]).
+    SelfManaged(&'a B, &'a KubeconfigSource, &'a self_managed::DeleteOptions),
+}
+
+/// Deletes cluster `cluster` where `how` says.
+pub async fn delete<B: BootstrapCluster>(
+    how: Delete<'_, B>,
+    cluster: &str,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Deleted, ProvisionError> {
+    Ok(match how {
+        Delete::OnManagement(mgmt, opts) => {
+            lifecycle::delete(mgmt, cluster, opts, on_event).await?
+        }
+        Delete::SelfManaged(bootstrap, management, opts) => {
+            self_managed::delete(bootstrap, management, cluster, opts, on_event).await?
+        }
+    })
+}
