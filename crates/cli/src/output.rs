@@ -72,7 +72,7 @@ impl Io<'_> {
 
 /// The marks a decorated line may start with (after its indent), and their plain form: an
 /// error or warning keeps its word, the others go (the words after them say it).
-const MARKS: [(&str, &str); 9] = [
+const MARKS: [(&str, &str); 10] = [
     ("❌ error: ", "error: "),
     ("❌ ", "error: "),
     ("⚠️  warning: ", "warning: "),
@@ -82,6 +82,7 @@ const MARKS: [(&str, &str); 9] = [
     ("📦 ", ""),
     ("⏳ ", ""),
     ("🔎 ", ""),
+    ("ℹ️ ", "note: "),
 ];
 
 /// Text without its decoration: each line's leading mark (see [`MARKS`]) replaced by its plain

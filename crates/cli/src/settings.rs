@@ -342,7 +342,7 @@ fn fetch_release(
             config.cache_dir.display()
         ));
     }
-    io.err(&format!(
+    io.progress(&format!(
         "release: EKS Anywhere {} ({}), from {url}\n",
         fetched.version, fetched.bundles_url
     ));
@@ -597,7 +597,7 @@ impl Management {
         io: &mut Io<'_>,
     ) -> Result<snow_lifecycle::Management, snow_lifecycle::LifecycleError> {
         let mgmt = self.connect_quietly().await?;
-        io.err(&format!("Management cluster: {}\n", mgmt.server()));
+        io.progress(&format!("Management cluster: {}\n", mgmt.server()));
         Ok(mgmt)
     }
 
@@ -740,7 +740,7 @@ pub fn fetch_components(
     };
     let fetched = exit::runtime(io, false)?.block_on(assets::fetch_components(assets, &config));
     let fetched = fetched.map_err(|e| exit::failed(io, e))?;
-    io.err(&format!(
+    io.progress(&format!(
         "components: {} file(s) fetched, {} from the cache {}\n",
         fetched.fetched,
         fetched.cached,
@@ -820,7 +820,7 @@ pub fn components(
         e => exit::failed(io, e),
     })?;
     if let (Some((fetched, cached)), Some(dir)) = (made.fetched, cache_dir) {
-        io.err(&format!(
+        io.progress(&format!(
             "components: {fetched} file(s) fetched, {cached} from the cache {}\n",
             dir.display()
         ));

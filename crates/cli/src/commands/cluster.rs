@@ -32,7 +32,7 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         components.cache_dir.as_deref(),
         components.ca_certs.as_slice(),
     );
-    let (spec, render) = open(&args.render, fetch, "create", io)?;
+    let (spec, render) = open(&args.render, fetch, io)?;
     let target = target::create_target(target::CreateTargetOptions {
         management: settings::find_kubeconfig(&args.management),
         self_managed: args.self_managed,
@@ -42,7 +42,7 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         CreateTarget::Management(source) => {
             settings::check_kubeconfig(&source, io)?;
             let management = Management { source };
-            io.err(&format!(
+            io.progress(&format!(
                 "Creating cluster {name} on the management cluster of kubeconfig {}\n",
                 management.shown()
             ));
@@ -53,7 +53,7 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
                 true => "--self-managed",
                 false => "no kubeconfig found: no --kubeconfig, KUBECONFIG or ~/.kube/config",
             };
-            io.err(&format!(
+            io.progress(&format!(
                 "Creating cluster {name} from nothing ({why}): it will manage itself\n"
             ));
             None
@@ -101,7 +101,7 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
             target::Created::OnManagement(done) if done.created.existed => "is up to date",
             _ => "created!",
         };
-        io.err(&format!("🎉 Cluster {} {done}\n", spec.spec.name()));
+        io.progress(&format!("🎉 Cluster {} {done}\n", spec.spec.name()));
         Ok(())
     });
     let skip = args.no_support_bundle;
@@ -158,7 +158,7 @@ fn create_self_managed(
             .kubeconfig
             .strip_prefix(req.dir)
             .unwrap_or(&made.kubeconfig);
-        io.err(&format!(
+        io.progress(&format!(
             "🎉 Cluster created! It manages itself: snowctl … --kubeconfig ./{}\n",
             shown.display()
         ));
@@ -169,7 +169,7 @@ fn create_self_managed(
 /// Runs `snowctl upgrade cluster`.
 pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let management = settings::management(&args.management, io)?;
-    let (spec, render) = open(&args.render, (None, &[]), "upgrade", io)?;
+    let (spec, render) = open(&args.render, (None, &[]), io)?;
     let (cni, _chart) = match args.dry_run {
         true => (CniSource::Helm(Default::default()), None),
         false => cni(
@@ -205,7 +205,7 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
                         backup.dir.display()
                     ));
                 }
-                io.err(&format!("🎉 Cluster {} upgraded!\n", outcome.cluster));
+                io.progress(&format!("🎉 Cluster {} upgraded!\n", outcome.cluster));
             }
         }
         Ok(())
@@ -221,7 +221,7 @@ pub fn upgrade_plan(
     io: &mut Io<'_>,
 ) -> Outcome {
     let management = settings::management(&args.management, io)?;
-    let (spec, render) = open(&args.render, (None, &[]), "upgrade plan", io)?;
+    let (spec, render) = open(&args.render, (None, &[]), io)?;
     let files = &args.render.device_files;
     let format = args.output;
     block_on(io, async move |io| {
@@ -267,15 +267,15 @@ pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
             let mgmt = management.connect_quietly().await?;
             let removed = lifecycle::import::remove_records(&mgmt, &name, &wait).await?;
             for object in &removed {
-                io.err(&format!("removed {object}\n"));
+                io.progress(&format!("removed {object}\n"));
             }
-            io.err(&format!(
+            io.progress(&format!(
                 "🎉 Records of imported cluster {name} removed; nothing on its devices or nodes was touched\n"
             ));
             Ok(())
         });
     }
-    io.err(&format!(
+    io.progress(&format!(
         "Deleting cluster {name} from the management cluster of kubeconfig {}\n",
         management.shown()
     ));
@@ -404,7 +404,7 @@ fn delete_self_managed(
         keep_bootstrap: args.bootstrap.keep_bootstrap,
     };
     run(io, async move |io| {
-        io.err(&format!(
+        io.progress(&format!(
             "Cluster {name} manages itself: deleting it through a bootstrap cluster\n"
         ));
         let mut events = printer(io, global.verbose);
@@ -434,7 +434,7 @@ fn say_deleted(io: &mut Io<'_>, name: &str, deleted: &lifecycle::Deleted) {
             "warning: {leftover} is still labelled with cluster {name}\n"
         ));
     }
-    io.err(&format!("🎉 Cluster {name} deleted!\n"));
+    io.progress(&format!("🎉 Cluster {name} deleted!\n"));
 }
 
 /// Runs `snowctl describe cluster`.
@@ -472,7 +472,7 @@ pub fn renew_certificates(
         let mut events = printer(io, global.verbose);
         let renewed = lifecycle::renew_certificates(&mgmt, &name, &options, &mut events).await?;
         drop(events);
-        io.err(&format!(
+        io.progress(&format!(
             "✅ Control-plane machines replaced: {} → {}\n",
             renewed.replaced.join(", "),
             renewed.machines.join(", ")
@@ -480,7 +480,7 @@ pub fn renew_certificates(
         if renewed.external_etcd {
             io.err("⚠️  External etcd was not rolled: the EtcdadmCluster has no rollout field, so its machines' certificates are renewed only when a template change replaces them (upgrade cluster)\n");
         }
-        io.err(&format!(
+        io.progress(&format!(
             "🎉 Control-plane certificates of cluster {name} renewed\n"
         ));
         Ok(())
@@ -543,17 +543,16 @@ pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'
         drop(events);
         let (n, levels, matched, deleted) =
             (moved.objects, moved.levels, moved.matched, moved.deleted);
-        io.err(&format!("🎉 {what}: {n} object(s) in {levels} level(s), {matched} already there, {deleted} deleted from the source\n"));
+        io.progress(&format!("🎉 {what}: {n} object(s) in {levels} level(s), {matched} already there, {deleted} deleted from the source\n"));
         Ok(())
     })
 }
 
 /// What create and upgrade read first: the spec (with the mirror login when it authenticates)
-/// and the render settings (`verb` reads the live objects itself).
+/// and the render settings (the command reads the live objects itself).
 fn open(
     render: &RenderArgs,
     (cache_dir, ca_certs): (Option<&std::path::Path>, &[std::path::PathBuf]),
-    verb: &str,
     io: &mut Io<'_>,
 ) -> Result<(SpecFile, RenderSettings), ExitCode> {
     let spec = settings::load_spec(&render.file, io)?;
@@ -620,7 +619,7 @@ fn cni(
     let archive = snow_images::Archive::open(archive).map_err(|e| exit::usage(io, e))?;
     let charts = snow_images::charts::chart_files(&archive, &[&chart.helm_chart]);
     let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
-    io.err(&format!(
+    io.progress(&format!(
         "Cilium chart {} taken from {}\n",
         chart.helm_chart.uri,
         archive.path().display()
@@ -638,7 +637,7 @@ fn printer<'a, 'b>(io: &'a mut Io<'b>, verbose: u8) -> impl FnMut(Event) + 'a {
     let mut milestones = lifecycle::Milestones::new(verbose > 0);
     move |event| {
         if let Some(line) = milestones.line(&event) {
-            io.err(&format!("{line}\n"));
+            io.progress(&format!("{line}\n"));
         }
     }
 }
