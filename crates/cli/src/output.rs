@@ -66,6 +66,7 @@ pub fn diagnostic(finding: &Finding, source_name: &str, source: Option<&str>) ->
     use miette::{
         GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource,
     };
+    let finding = &crate::exit::with_hint(finding);
     // The first line says what is wrong: `error[check]: file: message`.
     let mut diag = MietteDiagnostic::new(format!(
         "error[{}]: {}: {}",

@@ -38,7 +38,7 @@ pub fn run(cmd: CredentialsCommand, verbose: u8, io: &mut Io<'_>) -> Outcome {
     let (c, b) = (&checked.credentials, &checked.bundle);
     if errors {
         io.err(&format!("error: not encoding {} and {}: fix the errors above first (`snowctl credentials check` shows them with the device table)\n", c.source(), b.source()));
-        return Err(ExitCode::from(exit::FINDINGS));
+        return Err(ExitCode::from(exit::FAILURE));
     }
     if verbose > 0 {
         let (devices, certificates) = (c.devices().len(), b.certificates().len());
@@ -145,7 +145,7 @@ fn create_scoped_user(args: &CreateScopedUserArgs, io: &mut Io<'_>) -> Outcome {
         ));
     }
     Ok(ExitCode::from(if report.has_failures() {
-        exit::FINDINGS
+        exit::FAILURE
     } else {
         exit::OK
     }))

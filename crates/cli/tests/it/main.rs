@@ -15,6 +15,7 @@ mod hostile;
 mod import_cluster;
 mod import_images;
 mod init;
+mod library_words;
 mod lifecycle;
 mod move_cluster;
 mod preflight;
