@@ -801,7 +801,7 @@ async fn endpoint_checks(plan: &Plan, options: &PreflightOptions) -> Vec<Finding
         }
         if options.skip_ip_check || plan.skip_ip_check_annotation {
             let why = if options.skip_ip_check {
-                "skipped as asked"
+                "as asked"
             } else {
                 "the skip-ip-check annotation"
             };
