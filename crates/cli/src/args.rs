@@ -861,13 +861,23 @@ pub enum GenerateCommand {
     Clusterconfig(GenerateClusterconfigArgs),
 }
 
-/// The operating systems a Snow node can run.
+/// The operating systems a Snow node can run: `snow_api::OsFamily` as a flag's value (the
+/// library has no clap), mapped here only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OsArg {
     /// Ubuntu.
     Ubuntu,
     /// Bottlerocket.
     Bottlerocket,
+}
+
+impl From<OsArg> for snow_api::OsFamily {
+    fn from(os: OsArg) -> Self {
+        match os {
+            OsArg::Ubuntu => snow_api::OsFamily::Ubuntu,
+            OsArg::Bottlerocket => snow_api::OsFamily::Bottlerocket,
+        }
+    }
 }
 
 /// The providers `generate clusterconfig` knows.
@@ -1108,8 +1118,8 @@ pub struct DevicesImagesArgs {
     #[arg(long, value_name = "1.NN")]
     pub kubernetes_version: String,
     /// The `eksa.aws.com/os-family` tag value (default: any).
-    #[arg(long, value_name = "OS", default_value = "")]
-    pub os_family: String,
+    #[arg(long, value_enum)]
+    pub os: Option<OsArg>,
 }
 
 /// `snowctl devices import-key NAME --public-key FILE`

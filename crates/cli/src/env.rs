@@ -12,9 +12,9 @@ pub const CA_BUNDLES_FILE: &str = "EKSA_AWS_CA_BUNDLES_FILE";
 /// The registry mirror's CA file, for a spec whose `caCertContent` is empty.
 pub const REGISTRY_MIRROR_CA: &str = "EKSA_REGISTRY_MIRROR_CA";
 /// The registry mirror's username (`authenticate: true`).
-pub const REGISTRY_USERNAME: &str = snow_credentials::registry::USERNAME_VAR;
+pub const REGISTRY_USERNAME: &str = "REGISTRY_USERNAME";
 /// The registry mirror's password (`authenticate: true`).
-pub const REGISTRY_PASSWORD: &str = snow_credentials::registry::PASSWORD_VAR;
+pub const REGISTRY_PASSWORD: &str = "REGISTRY_PASSWORD";
 /// The Docker config's directory (`config.json`), for registry credentials.
 pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
 /// The home directory: `~/.docker`, `~/.cache` and `~/.kube/config`.

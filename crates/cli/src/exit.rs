@@ -1,14 +1,18 @@
 //! Exit codes, the same for every command, and the one way a command says why it stops.
 
-use crate::output::{self, Io};
+use crate::{
+    env,
+    output::{self, Io},
+};
+use snow_api::{Finding, Severity};
 use snow_lifecycle::{LifecycleError, cni::helm::HelmError};
 use snow_provision::ProvisionError;
 use std::{fmt::Display, process::ExitCode};
 
 /// Everything passed.
 pub const OK: u8 = 0;
-/// The input was read and has findings of severity error, or the work failed.
-pub const FINDINGS: u8 = 1;
+/// A failure: the input was read and has findings of severity error, or the work failed.
+pub const FAILURE: u8 = 1;
 /// Usage error, or an input that could not be read at all.
 pub const USAGE: u8 = 2;
 
@@ -19,7 +23,7 @@ pub type Outcome = Result<ExitCode, ExitCode>;
 /// The exit code for a list of findings: 1 if any is an error, else 0.
 pub fn for_findings(findings: &[snow_api::Finding]) -> ExitCode {
     ExitCode::from(if snow_api::has_errors(findings) {
-        FINDINGS
+        FAILURE
     } else {
         OK
     })
@@ -40,21 +44,22 @@ pub fn usage(io: &mut Io<'_>, what: impl Display) -> ExitCode {
 /// Says `error: {what}` and gives exit 1 (the work failed).
 pub fn failed(io: &mut Io<'_>, what: impl Display) -> ExitCode {
     say(io, what, None);
-    ExitCode::from(FINDINGS)
+    ExitCode::from(FAILURE)
 }
 
 /// Says what went wrong in the lifecycle and what to do; exit 2 when the input (a kubeconfig,
-/// the components, a backup directory) cannot be used, else 1.
+/// the components, a backup directory) cannot be used ([`LifecycleError::is_input`]), else 1.
 pub fn lifecycle(io: &mut Io<'_>, err: &LifecycleError) -> ExitCode {
     if let Some((about, findings)) = err.findings() {
-        io.err(&snow_api::finding_text::text(findings, about, None, &[]));
+        io.err(&snow_api::finding_text::text(
+            &with_hints(findings),
+            about,
+            None,
+            &[],
+        ));
     }
     say(io, err, lifecycle_hint(err).as_deref());
-    ExitCode::from(if lifecycle_input(err) {
-        USAGE
-    } else {
-        FINDINGS
-    })
+    ExitCode::from(if err.is_input() { USAGE } else { FAILURE })
 }
 
 /// What the user can do about a lifecycle error, in the CLI's words (its commands and flags).
@@ -74,7 +79,7 @@ fn lifecycle_hint(err: &LifecycleError) -> Option<String> {
         }
         LifecycleError::Api { .. } => return None,
         LifecycleError::ProvidersMissing { .. } => {
-            "install them: snowctl init --kubeconfig FILE --credentials CREDS --ca-bundle PEM".into()
+            "install them: snowctl init --kubeconfig FILE --credentials CREDS --ca-bundle PEM; for a release older than the v1beta2 contract, pass --contract v1beta1".into()
         }
         LifecycleError::Timeout { .. } => {
             "look at the object's conditions (snowctl describe cluster NAME) and the CAPAS logs (kubectl -n capas-system logs deploy/capas-controller-manager); run the command again to keep waiting, or raise the timeout".into()
@@ -139,7 +144,7 @@ fn lifecycle_hint(err: &LifecycleError) -> Option<String> {
             "look at {object} and its pods (kubectl describe, kubectl get events); run snowctl init again to keep waiting, or raise --wait-timeout"
         ),
         LifecycleError::ToolMissing { .. } => {
-            "install kind (https://kind.sigs.k8s.io) and docker, or pass --bootstrap-kubeconfig FILE".into()
+            "install kind (https://kind.sigs.k8s.io) and docker, or pass --bootstrap-kubeconfig FILE to use a cluster you already have (k3s, kind, any Kubernetes) as the bootstrap cluster".into()
         }
         LifecycleError::Command { .. } | LifecycleError::CommandTimeout { .. } => {
             "the command's own message is above; fix its cause and run snowctl again (it resumes), or pass --bootstrap-kubeconfig FILE to use another cluster".into()
@@ -153,20 +158,8 @@ fn lifecycle_hint(err: &LifecycleError) -> Option<String> {
     })
 }
 
-/// Whether a lifecycle error is input that cannot be used (exit 2): a kubeconfig, the
-/// components, a backup directory. The one place this is decided, for [`lifecycle`] and
-/// [`is_input`].
-fn lifecycle_input(err: &LifecycleError) -> bool {
-    matches!(
-        err,
-        LifecycleError::Kubeconfig { .. }
-            | LifecycleError::Components { .. }
-            | LifecycleError::Backup { .. }
-    )
-}
-
 /// Says why a workflow stopped, with its findings and what to do; exit 2 for input that cannot be
-/// used, else 1.
+/// used ([`ProvisionError::is_input`]), else 1.
 pub fn provision(io: &mut Io<'_>, err: &ProvisionError) -> ExitCode {
     if let ProvisionError::Interrupted { step, source, left } = err {
         io.err(&format!("❌ {step} failed\n"));
@@ -174,51 +167,104 @@ pub fn provision(io: &mut Io<'_>, err: &ProvisionError) -> ExitCode {
         io.err(&format!("  {left}\n"));
         return code;
     }
-    match err {
-        ProvisionError::Lifecycle(e) => lifecycle(io, e),
+    let hint = match err {
+        ProvisionError::Lifecycle(e) => return lifecycle(io, e),
         ProvisionError::Input(finding) => {
             io.err(&output::diagnostic(finding, "preflight", None));
-            ExitCode::from(USAGE)
+            return ExitCode::from(USAGE);
         }
-        e @ ProvisionError::Preflight { findings } => {
+        ProvisionError::Preflight { findings } => {
             io.err(&snow_api::finding_text::text(
-                findings,
+                &with_hints(findings),
                 "preflight",
                 None,
                 &[],
             ));
-            io.err(&format!("❌ {e}\n"));
-            ExitCode::from(FINDINGS)
+            io.err(&format!("❌ {err}\n"));
+            io.err("  hint: fix the findings, or skip the device checks with --skip-validations\n");
+            return ExitCode::from(FAILURE);
         }
-        e @ ProvisionError::ClusterExists { cluster } => {
-            let code = failed(io, e);
-            io.err(&format!(
-                "  hint: delete it there first (snowctl delete cluster {cluster})\n"
-            ));
-            code
+        ProvisionError::ClusterExists { cluster } => {
+            Some(format!("delete it there first (snowctl delete cluster {cluster})"))
         }
-        e @ ProvisionError::Helm(HelmError::NotFound { .. }) => {
-            let code = usage(io, e);
-            io.err(
-                "  hint: or pass --cni-manifest FILE with a Cilium manifest rendered elsewhere\n",
-            );
-            code
-        }
-        e if is_input(e) => usage(io, e),
-        e => failed(io, e),
+        ProvisionError::StillManages { .. } => Some(
+            "delete or move them first (snowctl delete cluster NAME --kubeconfig …, snowctl move cluster)"
+                .into(),
+        ),
+        ProvisionError::Helm(e) => helm_hint(e),
+        _ => None,
+    };
+    let code = if err.is_input() {
+        usage(io, err)
+    } else {
+        failed(io, err)
+    };
+    if let Some(hint) = hint {
+        io.err(&format!("  hint: {hint}\n"));
     }
+    code
 }
 
-/// Whether a provisioning error (the step behind an interruption) is input that cannot be used
-/// (exit 2), as opposed to findings or a failure (exit 1).
-pub fn is_input(err: &ProvisionError) -> bool {
-    match err.cause() {
-        ProvisionError::Input(_)
-        | ProvisionError::HelmManifest(_)
-        | ProvisionError::Helm(HelmError::NotFound { .. }) => true,
-        ProvisionError::Lifecycle(e) => lifecycle_input(e),
-        _ => false,
+/// What the user can do about a helm failure, in the CLI's words.
+fn helm_hint(err: &HelmError) -> Option<String> {
+    Some(match err {
+        HelmError::NotFound { .. } => {
+            "or pass --cni-manifest FILE with a Cilium manifest rendered elsewhere".into()
+        }
+        HelmError::LoginMissing { .. } => format!(
+            "set {} and {} to the mirror's login",
+            env::REGISTRY_USERNAME,
+            env::REGISTRY_PASSWORD
+        ),
+        _ => return None,
+    })
+}
+
+/// The CLI's hint for a finding whose remedy is one of its flags or environment variables, by
+/// the finding's check (libraries say what is wrong in their own terms: the field or value).
+fn finding_hint(finding: &Finding) -> Option<String> {
+    let device_file = |flag: &str, var: &str| {
+        format!("pass {flag} FILE or set {var}; or run with --offline for the static checks only")
+    };
+    Some(match (finding.check.as_str(), finding.field.as_deref()) {
+        (snow_provision::preflight::INPUT_CHECK, Some("credentials")) => {
+            device_file("--credentials", env::CREDENTIALS_FILE)
+        }
+        (snow_provision::preflight::INPUT_CHECK, Some("ca_bundle")) => {
+            device_file("--ca-bundle", env::CA_BUNDLES_FILE)
+        }
+        (snow_api::spec::MISSING_CLUSTER_CHECK, _) => {
+            "start from `snowctl generate clusterconfig NAME --provider snow`".into()
+        }
+        (snow_credentials::registry::CHECK, _) => format!(
+            "export {} and {}, or set authenticate: false",
+            env::REGISTRY_USERNAME,
+            env::REGISTRY_PASSWORD
+        ),
+        ("preflight.endpoint-in-use", _) if finding.severity == Severity::Error => {
+            "choose an unused IP for the control-plane endpoint, or pass --skip-ip-check if the address is known to be free".into()
+        }
+        ("upgrade.missing", _) => "create it with snowctl create cluster, or check --kubeconfig".into(),
+        (snow_api::release::VERSION_CHECK, _) => {
+            "render and create will need --bundles with an EKS Anywhere bundle that has this version".into()
+        }
+        _ => return None,
+    })
+}
+
+/// `findings` with the CLI's hints (see [`finding_hint`]) in place of the libraries' for the
+/// checks whose remedy is a flag: what every command prints.
+pub fn with_hints(findings: &[Finding]) -> Vec<Finding> {
+    findings.iter().map(with_hint).collect()
+}
+
+/// One finding with the CLI's hint, if its check has one.
+pub fn with_hint(finding: &Finding) -> Finding {
+    let mut finding = finding.clone();
+    if let Some(hint) = finding_hint(&finding) {
+        finding.hint = Some(hint);
     }
+    finding
 }
 
 /// A runtime for one command (multi-threaded for the controller and image transfers).
@@ -236,8 +282,30 @@ pub fn runtime(io: &mut Io<'_>, threads: bool) -> Result<tokio::runtime::Runtime
 
 #[cfg(test)]
 mod tests {
-    use super::lifecycle_hint;
+    use super::{lifecycle_hint, with_hints};
+    use snow_api::Finding;
     use snow_lifecycle::LifecycleError;
+
+    #[test]
+    fn findings_get_the_cli_hint_by_check_and_keep_the_rest() {
+        let missing = |field: &str| {
+            Finding::error(snow_provision::preflight::INPUT_CHECK, "missing").field(field)
+        };
+        let other = Finding::error("spec.other", "wrong").hint("the library's hint");
+        let hinted = with_hints(&[missing("credentials"), missing("ca_bundle"), other.clone()]);
+        let hint = |i: usize| hinted[i].hint.as_deref().unwrap_or_default();
+        assert!(
+            hint(0).contains("--credentials FILE") && hint(0).contains("EKSA_AWS_CREDENTIALS_FILE"),
+            "{}",
+            hint(0)
+        );
+        assert!(
+            hint(1).contains("--ca-bundle FILE") && hint(1).contains("EKSA_AWS_CA_BUNDLES_FILE"),
+            "{}",
+            hint(1)
+        );
+        assert_eq!(hinted[2], other);
+    }
 
     #[test]
     fn lifecycle_hints_name_the_cli_commands_and_flags() {

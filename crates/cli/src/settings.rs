@@ -6,7 +6,7 @@
 use crate::{
     args::{
         BootstrapArgs, Cli, ComponentArgs, ImageSelectionArgs, ManagementArgs, OptionalDeviceFiles,
-        OsArg, ReleaseArgs, RenderArgs, SourceArgs, WaitArgs,
+        ReleaseArgs, RenderArgs, SourceArgs, WaitArgs,
     },
     env, exit,
     output::{self, Io},
@@ -151,12 +151,12 @@ pub fn required_registry_login(
 ) -> Result<Option<RegistryCredentials>, ExitCode> {
     registry_login(spec).map_err(|unset| {
         io.err(&snow_api::finding_text::text(
-            &unset,
+            &exit::with_hints(&unset),
             "environment",
             None,
             &[],
         ));
-        ExitCode::from(exit::FINDINGS)
+        ExitCode::from(exit::FAILURE)
     })
 }
 
@@ -188,13 +188,13 @@ pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
         Ok(spec) => Ok(SpecFile { text, spec }),
         Err(report) => {
             io.err(&snow_api::finding_text::text(
-                &report.findings,
+                &exit::with_hints(&report.findings),
                 &name,
                 Some(&text),
                 &[],
             ));
             exit::say(io, "the spec has errors and was not rendered", None);
-            Err(ExitCode::from(exit::FINDINGS))
+            Err(ExitCode::from(exit::FAILURE))
         }
     }
 }
@@ -491,7 +491,7 @@ pub fn load_secrets(
             let findings: Vec<_> = cf.into_iter().chain(bf).collect();
             if snow_api::has_errors(&findings) {
                 io.err(&snow_api::finding_text::text(
-                    &findings,
+                    &exit::with_hints(&findings),
                     "credentials",
                     None,
                     &[],
@@ -501,7 +501,7 @@ pub fn load_secrets(
                     "fix the credentials file or CA bundle (see `snowctl credentials check`), or pass --no-secrets",
                     None,
                 );
-                return Err(ExitCode::from(exit::FINDINGS));
+                return Err(ExitCode::from(exit::FAILURE));
             }
             Ok((c, b))
         }
@@ -693,14 +693,11 @@ pub fn image_selection(
     catalog: &Catalog,
     io: &mut Io<'_>,
 ) -> Result<Vec<snow_images::ListedImage>, ExitCode> {
-    use snow_images::{BundleData, OsFamily, Selection};
+    use snow_images::{BundleData, Selection};
     // The Bundles manifest holds sections the release catalog does not keep (the management
     // components' images): they are read from the text itself.
     let bundle = BundleData::from_yaml(&catalog.bundles).map_err(|e| exit::usage(io, e))?;
-    let os_families = args.os.iter().map(|os| match os {
-        OsArg::Ubuntu => OsFamily::Ubuntu,
-        OsArg::Bottlerocket => OsFamily::Bottlerocket,
-    });
+    let os_families = args.os.iter().map(|&os| os.into());
     let selection = Selection {
         kube_versions: args.kubernetes_versions.clone(),
         os_families: os_families.collect(),
@@ -779,7 +776,12 @@ pub fn file_findings(
         .map(|p| p.display().to_string())
         .collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    io.err(&snow_api::finding_text::text(findings, about, None, &names));
+    io.err(&snow_api::finding_text::text(
+        &exit::with_hints(findings),
+        about,
+        None,
+        &names,
+    ));
 }
 
 /// The provider stack `init` installs, ready to apply (`snow_provision::components`): the bundle

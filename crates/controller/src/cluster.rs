@@ -286,7 +286,9 @@ async fn stored_cni_manifest(
         Ok(stored) => stored,
         Err(e) => return Ok(Err(("CniRenderFailed", e.to_string()))),
     };
-    let store = "run `snowctl store cilium -f <this cluster's spec file> --kubeconfig <management cluster kubeconfig>` where helm or the offline archive (--artifacts) is at hand; it is looked for again every minute";
+    // A status message has no CLI in between to translate it: it names the command that stores
+    // the manifest, and no flags.
+    let store = "store it with snowctl's `store cilium` command, given this cluster's spec file and this management cluster, where helm or the offline archive is at hand; it is looked for again every minute";
     let mut manifest = match load(mgmt, &stored).await? {
         Lookup::Found(manifest) => manifest,
         Lookup::Missing => {

@@ -1035,7 +1035,7 @@ async fn stored_cilium_brings_a_declared_cluster_to_ready() {
     let message = message.as_str().unwrap_or_default();
     assert!(
         message.contains(&format!("ConfigMap {NAMESPACE}/{}", key.name()))
-            && message.contains("snowctl store cilium -f"),
+            && message.contains("snowctl's `store cilium` command"),
         "{message}"
     );
     assert!(!ready(&s));

@@ -243,10 +243,7 @@ impl<'a> Parser<'a> {
                                  the rest of the file is not read"
                             ),
                         )
-                        .hint(
-                            "point --credentials (or EKSA_AWS_CREDENTIALS_FILE) at the AWS \
-                             credentials INI file, saved as UTF-8 text",
-                        ),
+                        .hint("give the AWS credentials INI file, saved as UTF-8 text"),
                         number,
                         column,
                     );

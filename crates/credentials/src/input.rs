@@ -49,7 +49,7 @@ impl InputError {
     pub fn hint(&self) -> &'static str {
         match self {
             InputError::NotFound { .. } | InputError::IsDirectory { .. } => {
-                "pass the file with --credentials / --ca-bundle, or set EKSA_AWS_CREDENTIALS_FILE / EKSA_AWS_CA_BUNDLES_FILE"
+                "give the path of the file itself (the credentials INI file or the CA bundle PEM)"
             }
             InputError::Unreadable { .. } => {
                 "check the file's permissions (the owner needs read access)"

@@ -1,7 +1,8 @@
 //! The registry mirror's login, for `registryMirrorConfiguration.authenticate: true`.
 //!
 //! As EKS Anywhere: the login comes from `REGISTRY_USERNAME` and `REGISTRY_PASSWORD` (a variable
-//! that is set counts, even when empty; an unset one is an error), and the CLI stores it in the
+//! that is set counts, even when empty; an unset one is an error; the CLI reads them and
+//! [`from_env`] takes their values), and the CLI stores it in the
 //! Secret `eksa-system/registry-credentials` with the keys `username` and `password` (raw values;
 //! serialised `data` is base64 of each). EKS Anywhere's Snow templates render nothing from it:
 //! `authenticate` does not change the Snow machine or bootstrap templates. For `helm registry
@@ -15,13 +16,9 @@ use snow_api::{ClusterSpec, Finding};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-/// The variable holding the mirror's user name.
-pub const USERNAME_VAR: &str = "REGISTRY_USERNAME";
-/// The variable holding the mirror's password.
-pub const PASSWORD_VAR: &str = "REGISTRY_PASSWORD";
 /// The Secret EKS Anywhere creates for an authenticated mirror (namespace `eksa-system`).
 pub const SECRET_NAME: &str = "registry-credentials";
-/// The finding id of an unset variable.
+/// The finding id of a login value not given.
 pub const CHECK: &str = "registry-mirror.credentials";
 
 /// A user name and a password that never prints (`Debug` shows the user name only).
@@ -98,8 +95,9 @@ pub fn authenticate(spec: &ClusterSpec) -> bool {
         .unwrap_or(false)
 }
 
-/// The login the spec needs from the two variables (`None`: unset), or one finding per unset
-/// variable, on the `authenticate` field. `Ok(None)` when the spec does not authenticate.
+/// The login the spec needs from the two values (`None`: not given, as an unset variable), or
+/// one finding per value not given, on the `authenticate` field. `Ok(None)` when the spec does
+/// not authenticate.
 pub fn from_env(
     spec: &ClusterSpec,
     username: Option<String>,
@@ -108,20 +106,20 @@ pub fn from_env(
     if !authenticate(spec) {
         return Ok(None);
     }
-    let unset = |var: &str| {
+    let unset = |value: &str| {
         Finding::error(
             CHECK,
-            format!("{var} is not set: registryMirrorConfiguration.authenticate is true, so the mirror's login is read from {USERNAME_VAR} and {PASSWORD_VAR}"),
+            format!("the registry mirror's {value} is not given: registryMirrorConfiguration.authenticate is true, so the mirror needs a login"),
         )
         .object(format!("Cluster/{}", spec.name()))
         .field("spec.registryMirrorConfiguration.authenticate")
-        .hint(format!("export {USERNAME_VAR} and {PASSWORD_VAR}, or set authenticate: false"))
+        .hint("give the mirror's user name and password, or set authenticate: false")
     };
     match (username, password) {
         (Some(username), Some(password)) => Ok(Some(RegistryCredentials::new(username, password))),
         (username, password) => Err([
-            username.is_none().then(|| unset(USERNAME_VAR)),
-            password.is_none().then(|| unset(PASSWORD_VAR)),
+            username.is_none().then(|| unset("user name")),
+            password.is_none().then(|| unset("password")),
         ]
         .into_iter()
         .flatten()
@@ -203,12 +201,12 @@ mod tests {
         assert!(
             findings[0]
                 .message
-                .starts_with("REGISTRY_USERNAME is not set")
+                .starts_with("the registry mirror's user name is not given")
         );
         assert!(
             findings[1]
                 .message
-                .starts_with("REGISTRY_PASSWORD is not set")
+                .starts_with("the registry mirror's password is not given")
         );
         assert_eq!(
             findings[0].field.as_deref(),

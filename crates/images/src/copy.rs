@@ -484,8 +484,9 @@ impl Engine {
             body: index_body,
             digest: index_digest,
             entries: kept,
-        } = reduce_index(&manifest, body, digest, &platforms, &source.to_string())
-            .map_err(|e| format!("{e} (use --all-platforms)"))?;
+        } = reduce_index(&manifest, body, digest, &platforms, &source.to_string()).map_err(
+            |e| format!("{e} (every platform is copied only when all platforms are asked)"),
+        )?;
         if self.reg.target_digest(&target).await.as_deref() == Some(index_digest.as_str()) {
             return Ok((index_digest, true));
         }

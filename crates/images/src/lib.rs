@@ -57,7 +57,7 @@ pub use copy::{
     TargetRegistry, copy_images, copy_images_with_limits, plan,
 };
 pub use limits::CopyLimits;
-pub use list::{BundleData, ListedImage, OsFamily, Selection, image_list, repository_path};
+pub use list::{BundleData, ListedImage, Selection, image_list, repository_path};
 pub use platform::{Platform, Platforms};
 pub use shown::printable;
 

@@ -4,19 +4,10 @@
 use crate::ImagesError;
 use serde::Serialize;
 use serde_json::Value;
+use snow_api::OsFamily;
 use snow_api::release::ReleaseInputs;
 use snow_api::release::{KubeDistro, split_tag};
 use std::collections::BTreeMap;
-
-/// The node operating systems whose images can be selected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OsFamily {
-    /// Ubuntu: no Bottlerocket host or bootstrap containers.
-    Ubuntu,
-    /// Bottlerocket: its host containers and the Snow bootstrap container.
-    Bottlerocket,
-}
 
 /// What to list: Kubernetes versions (`1.NN`; empty = every version of the bundle) and node
 /// operating systems (empty = both).

@@ -19,7 +19,7 @@ use std::{
 #[derive(Debug, thiserror::Error)]
 pub enum SupportArchiveError {
     /// A file is there already, and replacing was not asked.
-    #[error("{} exists: choose another file, or give --force to replace it", path.display())]
+    #[error("{} exists, and replacing it was not asked: choose another file", path.display())]
     Exists {
         /// The target.
         path: PathBuf,

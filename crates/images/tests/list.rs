@@ -1,7 +1,8 @@
 //! The image list of the sample EKS Anywhere bundle and of the embedded catalog.
 
+use snow_api::OsFamily;
 use snow_api::release::ReleaseInputs;
-use snow_images::{BundleData, ImagesError, OsFamily, Selection, image_list};
+use snow_images::{BundleData, ImagesError, Selection, image_list};
 
 const SAMPLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -3,7 +3,8 @@
 use snow_api::Finding;
 use std::path::PathBuf;
 
-/// A lifecycle failure. Every variant says what failed; [`LifecycleError::hint`] says what to do.
+/// A lifecycle failure. Every variant says what failed, in the library's terms (its fields are
+/// the data a caller needs to say what to do).
 #[derive(Debug, thiserror::Error)]
 pub enum LifecycleError {
     /// The kubeconfig could not be read or used.
@@ -244,7 +245,7 @@ pub enum LifecycleError {
     },
     /// A tool the kind bootstrap cluster needs is not installed.
     #[error(
-        "`{tool}` was not found ({searched}): the built-in bootstrap cluster runs kind, which needs kind and docker; or pass --bootstrap-kubeconfig FILE to use a cluster you already have (k3s, kind, any Kubernetes) as the bootstrap cluster"
+        "`{tool}` was not found ({searched}): the built-in bootstrap cluster runs kind, which needs kind and docker; an existing cluster (k3s, kind, any Kubernetes) can be the bootstrap cluster instead"
     )]
     ToolMissing {
         /// `kind` or `docker`.
@@ -297,6 +298,17 @@ fn tail(stderr: &str) -> String {
 }
 
 impl LifecycleError {
+    /// Whether the input given cannot be used (a kubeconfig, the components, a backup
+    /// directory), as opposed to a failure of the work.
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            LifecycleError::Kubeconfig { .. }
+                | LifecycleError::Components { .. }
+                | LifecycleError::Backup { .. }
+        )
+    }
+
     /// The findings behind the error, with what they are about (`spec`, `devices`).
     pub fn findings(&self) -> Option<(&'static str, &[Finding])> {
         match self {

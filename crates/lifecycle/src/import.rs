@@ -468,7 +468,7 @@ pub async fn remove_records(
         return Err(LifecycleError::NotImported {
             cluster: name.to_owned(),
             reason: format!(
-                "Cluster {NAMESPACE}/{name} was not imported: --records-only removes only an imported cluster's records"
+                "Cluster {NAMESPACE}/{name} was not imported: only an imported cluster's records are removed on their own"
             ),
         });
     }

@@ -145,7 +145,11 @@ pub fn write(
         path: path.clone(),
         reason: e.to_string(),
     };
-    let outcome = match files::existing(&path, MAX_EXISTING_BYTES).map_err(failed)? {
+    let unreadable = |e: std::io::Error| LifecycleError::Read {
+        path: path.clone(),
+        reason: e.to_string(),
+    };
+    let outcome = match files::existing(&path, MAX_EXISTING_BYTES).map_err(unreadable)? {
         Existing::File(old) if old == content.as_bytes() => {
             return Ok((path, Written::Unchanged));
         }

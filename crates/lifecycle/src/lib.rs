@@ -70,6 +70,7 @@ mod live;
 mod management;
 pub mod move_cluster;
 mod plan;
+mod process;
 mod providers;
 pub mod reconcile;
 mod redact;

@@ -120,7 +120,7 @@ pub async fn check_providers(
 fn contract_note(contract: Contract, api_version: &str) -> &'static str {
     match contract {
         Contract::V1Beta2 if api_version.ends_with("/v1beta2") => {
-            " (or it is a release older than the v1beta2 contract: pass --contract v1beta1)"
+            " (or it is a release older than the v1beta2 contract, which needs the v1beta1 contract)"
         }
         _ => "",
     }

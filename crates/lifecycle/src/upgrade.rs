@@ -317,7 +317,7 @@ pub async fn upgrade(
                     format!("cluster {cluster} is not on the management cluster ({NAMESPACE})"),
                 )
                 .object(format!("Cluster/{cluster}"))
-                .hint("create it with snowctl create cluster, or check --kubeconfig"),
+                .hint("create it first, or check that this is the management cluster that has it"),
             ],
         });
     }

@@ -295,17 +295,17 @@ async fn kind_failure_carries_the_exit_status_and_stderr() {
         command.contains("create cluster --name mgmt-eks-a-cluster"),
         "{command}"
     );
-    assert_eq!(status, "exit status: 1");
+    assert_eq!(status, "exit status 1");
     assert!(stderr.ends_with("Multi-User System.*\""), "{stderr}");
     assert!(
         err.to_string()
-            .contains("failed (exit status: 1):\nCreating cluster"),
+            .contains("failed (exit status 1):\nCreating cluster"),
         "{err}"
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn missing_kind_or_docker_names_the_bootstrap_kubeconfig_alternative() {
+async fn missing_kind_or_docker_names_the_existing_cluster_alternative_and_no_cli_flag() {
     let fake = Fake::new().await;
     let empty = fake.path("empty");
     std::fs::create_dir(&empty).unwrap();
@@ -320,7 +320,7 @@ async fn missing_kind_or_docker_names_the_bootstrap_kubeconfig_alternative() {
         "{err:?}"
     );
     assert!(
-        err.to_string().contains("--bootstrap-kubeconfig FILE"),
+        err.to_string().contains("an existing cluster") && !err.to_string().contains("--"),
         "{err}"
     );
 
@@ -337,7 +337,7 @@ async fn missing_kind_or_docker_names_the_bootstrap_kubeconfig_alternative() {
             "{err:?}"
         );
         assert!(
-            err.to_string().contains("--bootstrap-kubeconfig FILE"),
+            err.to_string().contains("an existing cluster") && !err.to_string().contains("--"),
             "{err}"
         );
     }

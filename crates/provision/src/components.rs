@@ -70,7 +70,7 @@ impl ComponentsError {
         match self {
             ComponentsError::Archive(_) => true,
             ComponentsError::Assets(e) => !matches!(e, AssetsError::Fetch(_)),
-            ComponentsError::Lifecycle(e) => matches!(e, LifecycleError::Components { .. }),
+            ComponentsError::Lifecycle(e) => e.is_input(),
         }
     }
 }

@@ -10,7 +10,7 @@ pub enum ProvisionError {
     #[error("{}", .0.message)]
     Input(Box<Finding>),
     /// Preflight found errors; nothing was applied.
-    #[error("Validation failed: nothing was applied (fix the findings, or --skip-validations)")]
+    #[error("Validation failed: nothing was applied")]
     Preflight {
         /// Every finding of the run (errors and warnings).
         findings: Vec<Finding>,
@@ -31,7 +31,7 @@ pub enum ProvisionError {
     #[error(transparent)]
     Lifecycle(#[from] LifecycleError),
     /// A self-managed cluster still manages other clusters: deleting it would orphan them.
-    #[error("cluster {cluster} still manages {}: delete or move them first (snowctl delete cluster NAME --kubeconfig …, snowctl move cluster)", .others.join(", "))]
+    #[error("cluster {cluster} still manages {}: deleting it would orphan them", .others.join(", "))]
     StillManages {
         /// The cluster asked to be deleted.
         cluster: String,
@@ -60,6 +60,19 @@ pub enum ProvisionError {
 }
 
 impl ProvisionError {
+    /// Whether the input given cannot be used (a device file, the rendered Cilium manifest, a
+    /// missing helm, a kubeconfig, components or a backup directory), as opposed to findings or
+    /// a failure; for the step behind an interruption, that step's error.
+    pub fn is_input(&self) -> bool {
+        match self.cause() {
+            ProvisionError::Input(_)
+            | ProvisionError::HelmManifest(_)
+            | ProvisionError::Helm(HelmError::NotFound { .. }) => true,
+            ProvisionError::Lifecycle(e) => e.is_input(),
+            _ => false,
+        }
+    }
+
     /// The error behind an [`ProvisionError::Interrupted`] step (itself otherwise).
     pub fn cause(&self) -> &ProvisionError {
         match self {

@@ -6,29 +6,31 @@ use snow_lifecycle::Event;
 use snow_validate::{DeviceFiles, DeviceProgress, FilesReport, PreflightOptions};
 use std::time::Duration;
 
-/// The device files with a request timeout; a missing one is a finding that says how to give
-/// it.
+/// The device files with a request timeout; a missing one is a finding (`preflight.input`)
+/// whose `field` names the [`DevicePaths`] field that is empty (`credentials` or `ca_bundle`).
 pub fn device_files(
     paths: DevicePaths<'_>,
     timeout: Duration,
 ) -> Result<DeviceFiles<'_>, Box<Finding>> {
-    let missing = |flag: &str, env: &str| {
-        let finding = Finding::error(
-            "preflight.input",
-            format!("checking the devices needs {flag} or {env}"),
-        );
-        Box::new(finding.hint(format!(
-            "pass {flag} FILE or set {env}; or run with --offline for the static checks only"
-        )))
+    let missing = |field: &str, file: &str| {
+        Box::new(
+            Finding::error(
+                INPUT_CHECK,
+                format!("checking the devices needs the {file}, and none was given"),
+            )
+            .field(field),
+        )
     };
     Ok(DeviceFiles {
         credentials: (paths.credentials)
-            .ok_or_else(|| missing("--credentials", "EKSA_AWS_CREDENTIALS_FILE"))?,
-        ca_bundle: (paths.ca_bundle)
-            .ok_or_else(|| missing("--ca-bundle", "EKSA_AWS_CA_BUNDLES_FILE"))?,
+            .ok_or_else(|| missing("credentials", "device credentials file"))?,
+        ca_bundle: (paths.ca_bundle).ok_or_else(|| missing("ca_bundle", "devices' CA bundle"))?,
         request_timeout: timeout,
     })
 }
+
+/// The check of a device file that is not given.
+pub const INPUT_CHECK: &str = "preflight.input";
 
 /// Preflight of `spec` against its devices, each request bounded by `timeout`; `progress` hears
 /// each device as it finishes. `Err` is input that cannot be used at all (a file missing or
@@ -75,7 +77,7 @@ pub async fn checks(
         device_lines,
     } = checks
     else {
-        on_event(Event::Note("warning: --skip-validations: the devices were not checked (AMIs, key pairs, capacity, reachability)".into()));
+        on_event(Event::Note("warning: validations skipped: the devices were not checked (AMIs, key pairs, capacity, reachability)".into()));
         return Ok(());
     };
     step(on_event, "Performing setup and validations");

@@ -187,7 +187,7 @@ pub async fn create(
     }
     match opts.keep_bootstrap {
         true => on_event(Event::Note(format!(
-            "Keeping the bootstrap cluster (--keep-bootstrap): {}",
+            "Keeping the bootstrap cluster, as asked: {}",
             bootstrap.kubeconfig().display()
         ))),
         false => bootstrap.delete(on_event).await.map_err(|e| {
@@ -339,7 +339,7 @@ fn interrupted(
     let boot = bootstrap.kubeconfig().display();
     let left = match moved {
         false => format!(
-            "The bootstrap cluster ({boot}) keeps what this run made so far (the providers, and cluster {cluster} once created). Run the same command again to resume from this step; to give up, delete cluster {cluster} there if it was created (snowctl delete cluster {cluster} --kubeconfig {boot}), then the bootstrap cluster."
+            "The bootstrap cluster ({boot}) keeps what this run made so far (the providers, and cluster {cluster} once created). Run the same command again to resume from this step; to give up, delete cluster {cluster} there if it was created (with the bootstrap cluster's kubeconfig {boot}), then the bootstrap cluster."
         ),
         true => format!(
             "Cluster {cluster} manages itself now (./{cluster}/{cluster}-eks-a-cluster.kubeconfig). Run the same command again to finish; the bootstrap cluster ({boot}) holds nothing of it any more and can be deleted."
@@ -463,7 +463,7 @@ pub async fn delete(
         .map_err(|e| fail(what, e.into()))?;
     match opts.keep_bootstrap {
         true => on_event(Event::Note(format!(
-            "Keeping the bootstrap cluster (--keep-bootstrap): {}",
+            "Keeping the bootstrap cluster, as asked: {}",
             bootstrap.kubeconfig().display()
         ))),
         false => bootstrap

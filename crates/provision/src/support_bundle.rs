@@ -108,9 +108,10 @@ pub async fn write(mgmt: &Management, req: &BundleRequest<'_>) -> Result<Written
             .collect();
         bundle.add_devices(found.to_json(), &statuses);
     } else {
-        bundle.summary.notes.push(
-            "devices: not described (snowctl support-bundle with --credentials and --ca-bundle describes them)".into(),
-        );
+        bundle
+            .summary
+            .notes
+            .push("devices: not described (no device credentials and CA bundle were given)".into());
     }
     let files = bundle.files();
     let bytes = support_archive::write(req.output, &files, req.replace)?;

@@ -20,10 +20,10 @@ pub struct ValidateOptions<'a> {
 
 /// The inputs of the checks beyond the spec file.
 pub struct Online<'a> {
-    /// The registry mirror's username as the environment gives it
-    /// ([`registry::USERNAME_VAR`]).
+    /// The registry mirror's username as the environment gives it (`REGISTRY_USERNAME`, read
+    /// by the caller).
     pub registry_username: Option<String>,
-    /// Its password ([`registry::PASSWORD_VAR`]).
+    /// Its password (`REGISTRY_PASSWORD`).
     pub registry_password: Option<SecretString>,
     /// The device files preflight reads.
     pub devices: DevicePaths<'a>,

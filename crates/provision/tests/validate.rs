@@ -97,6 +97,9 @@ async fn online_a_mirror_login_unset_is_a_finding_and_missing_device_files_are_i
     };
     let err = run(&with_mirror, options).await.unwrap_err();
     assert_eq!(err.check, "preflight.input");
+    // Data, not the CLI's words: the DevicePaths field that is empty, and no flag in a hint.
+    assert_eq!(err.field.as_deref(), Some("credentials"));
+    assert!(err.hint.is_none(), "{:?}", err.hint);
 
     let bad = report(&mirror.replace("host: 192.168.1.100", "host: nope"));
     let options = ValidateOptions {

@@ -22,6 +22,9 @@ pub use contract::{Contract, ETCD_API_VERSION, INFRA_API_VERSION};
 
 use serde::{Deserialize, Serialize};
 
+/// The check of a spec whose Kubernetes version is not in the release catalog given (a warning).
+pub const VERSION_CHECK: &str = "release.version";
+
 /// The repository of the snowctl controller's image, below a registry: the built image archive
 /// names it so, `import-images` pushes it there on the registry mirror, and the controller's
 /// Deployment pulls it from there. No registry publishes it: it is built from this repository.

@@ -17,6 +17,9 @@ use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// EKS Anywhere kinds that may sit in a cluster file but that snowctl does not handle.
+/// The check of a file with no Cluster object.
+pub const MISSING_CLUSTER_CHECK: &str = "document.missing-cluster";
+
 const OTHER_EKSA_KINDS: &[&str] = &["GitOpsConfig", "FluxConfig"];
 
 /// The namespace of an object that names none.
@@ -200,14 +203,14 @@ impl ClusterSpec {
         let Some((_, cluster)) = clusters.next() else {
             findings.push(
                 Finding::error(
-                    "document.missing-cluster",
+                    MISSING_CLUSTER_CHECK,
                     if documents.iter().all(|d| d.root.is_none()) {
                         "the file is empty: it has no Cluster object".to_owned()
                     } else {
                         "no Cluster object (kind: Cluster, apiVersion: anywhere.eks.amazonaws.com/v1alpha1)".to_owned()
                     },
                 )
-                .hint("start from `snowctl generate clusterconfig NAME --provider snow`"),
+                .hint("start from a generated cluster spec (`template::cluster_config`)"),
             );
             return Ok(Parsed {
                 spec: None,

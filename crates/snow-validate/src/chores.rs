@@ -305,8 +305,9 @@ pub async fn usable_images<D: Device>(
     devices: &[D],
     without_credentials: &[DeviceIp],
     kubernetes_version: &str,
-    os_family: &str,
+    os_family: Option<snow_api::OsFamily>,
 ) -> UsableImages {
+    let os_family = os_family.map_or("", snow_api::OsFamily::as_str);
     let tags = crate::plan::ami_tags(Some(kubernetes_version), os_family);
     let tags = &tags;
     let mut all = futures_util::future::join_all(devices.iter().map(|d| async move {

@@ -241,7 +241,9 @@ impl SnowDevice {
         (devices, missing)
     }
 
-    /// The EC2 SDK client (tests seed moto through it).
+    /// The EC2 SDK client (tests seed moto through it; not API, like the `aws_sdk_ec2`
+    /// re-export).
+    #[doc(hidden)]
     pub fn ec2(&self) -> &aws_sdk_ec2::Client {
         &self.ec2
     }

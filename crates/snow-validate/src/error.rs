@@ -189,7 +189,7 @@ impl DeviceError {
                 "check that {ip} is the device's IP and that the device is powered on and unlocked; nothing accepts connections on port {port}"
             ),
             ErrorKind::TimedOut(_) => format!(
-                "check the network path to {ip}:{port} (routing, firewall, VPN); raise --timeout if the device is slow"
+                "check the network path to {ip}:{port} (routing, firewall, VPN); raise the request timeout if the device is slow"
             ),
             ErrorKind::TlsUntrusted => format!(
                 "the certificate for {ip} is not in the CA bundle: add it with `snowballEdge get-certificate` and append it to the bundle"

@@ -48,6 +48,9 @@ pub mod preflight;
 pub mod scoped_user;
 mod signed;
 
+// For `snow-test-devices` (a separate crate, so not `cfg(test)`), which seeds moto through a
+// device's own EC2 client (`SnowDevice::ec2`), and this crate's tests: not API.
+#[doc(hidden)]
 pub use aws_sdk_ec2;
 pub use client::{ClientConfig, ClientError, DeviceApiClient, RetryPolicy, SnowDevice, Trust};
 pub use device::{

@@ -801,7 +801,7 @@ async fn endpoint_checks(plan: &Plan, options: &PreflightOptions) -> Vec<Finding
         }
         if options.skip_ip_check || plan.skip_ip_check_annotation {
             let why = if options.skip_ip_check {
-                "--skip-ip-check"
+                "as asked"
             } else {
                 "the skip-ip-check annotation"
             };
@@ -820,7 +820,7 @@ async fn endpoint_checks(plan: &Plan, options: &PreflightOptions) -> Vec<Finding
             Finding::error("preflight.endpoint-in-use", format!("the control-plane endpoint {ip} is already in use: something answered on {addr}"))
                 .object(&object)
                 .field(field)
-                .hint("choose an unused IP for the control-plane endpoint, or pass --skip-ip-check if the address is known to be free")
+                .hint("choose an unused IP for the control-plane endpoint, or skip this check if the address is known to be free")
         })
     };
     let admin = async {

@@ -364,9 +364,9 @@ fn endpoint_in_use_and_skips() {
     let findings = run_with(&p, &fleet, &o);
     assert_eq!(errors(&findings), vec![]);
     assert!(
-        findings.iter().any(
-            |f| f.check == "preflight.endpoint-in-use" && f.message.contains("--skip-ip-check")
-        )
+        findings
+            .iter()
+            .any(|f| f.check == "preflight.endpoint-in-use" && f.message.contains("(as asked)"))
     );
     o.skip_ip_check = false;
     p.skip_ip_check_annotation = true;

@@ -2,7 +2,7 @@
 //! stand-in (DNIs attached to moto's instance ids): inventory, key import, usable AMIs, cleanup
 //! with a device down and a refused DNI delete.
 
-use snow_api::DeviceIp;
+use snow_api::{DeviceIp, OsFamily};
 use snow_test_devices::{Faults, TestCa, loopback_ip};
 use snow_validate::chores::{self, KeyOutcome};
 use snow_validate::cleanup::{self, Outcome, WaitOptions};
@@ -118,12 +118,14 @@ fn describe_import_key_and_images_over_two_devices_and_one_down() {
         );
 
         // Usable AMIs, as preflight's auto-pick sees them.
-        let images = chores::usable_images(&f.devices[..2], &[], "1.31", "ubuntu").await;
+        let images =
+            chores::usable_images(&f.devices[..2], &[], "1.31", Some(OsFamily::Ubuntu)).await;
         assert_eq!(images.devices[0].images[0].id, ami0);
         assert_eq!(images.devices[1].images[0].id, ami1);
         assert!(!images.has_gaps());
         assert!(images.to_string().contains("(preflight uses this one)"));
-        let none = chores::usable_images(&f.devices[..2], &[], "1.30", "ubuntu").await;
+        let none =
+            chores::usable_images(&f.devices[..2], &[], "1.30", Some(OsFamily::Ubuntu)).await;
         assert!(none.has_gaps());
         assert!(none.devices.iter().all(|d| d.images.is_empty()));
     });

@@ -45,7 +45,7 @@ pub fn run(cmd: CredentialsCommand, verbose: u8, io: &mut Io<'_>) -> Outcome {
             ),
             None,
         );
-        return Err(ExitCode::from(exit::FINDINGS));
+        return Err(ExitCode::from(exit::FAILURE));
     }
     if verbose > 0 {
         let (devices, certificates) = (c.devices().len(), b.certificates().len());
@@ -150,7 +150,7 @@ fn create_scoped_user(args: &CreateScopedUserArgs, io: &mut Io<'_>) -> Outcome {
         ));
     }
     Ok(ExitCode::from(if report.has_failures() {
-        exit::FINDINGS
+        exit::FAILURE
     } else {
         exit::OK
     }))

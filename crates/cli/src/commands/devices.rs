@@ -28,7 +28,7 @@ pub fn run(cmd: DevicesCommand, io: &mut Io<'_>) -> Outcome {
         DevicesCommand::Cleanup(args) => return clean(&args, &runtime, io),
         DevicesCommand::Images(args) => {
             let f = fleet(&args.targets, io)?;
-            let (version, os) = (&args.kubernetes_version, &args.os_family);
+            let (version, os) = (&args.kubernetes_version, args.os.map(Into::into));
             let (devices, missing) = (&f.devices, &f.without_credentials);
             let found = runtime.block_on(chores::usable_images(devices, missing, version, os));
             io.out(&found.to_string());
@@ -54,7 +54,7 @@ pub fn run(cmd: DevicesCommand, io: &mut Io<'_>) -> Outcome {
             done.has_failures()
         }
     };
-    Ok(ExitCode::from(if failed { exit::FINDINGS } else { 0 }))
+    Ok(ExitCode::from(if failed { exit::FAILURE } else { 0 }))
 }
 
 /// `devices cleanup`: the plan (`snow_provision::cleanup`, refused while a management cluster
@@ -85,14 +85,14 @@ fn clean(args: &DevicesCleanupArgs, runtime: &tokio::runtime::Runtime, io: &mut 
     io.out(&plan.to_string());
     if plan.is_empty() {
         return Ok(ExitCode::from(if plan.has_errors() {
-            exit::FINDINGS
+            exit::FAILURE
         } else {
             0
         }));
     }
     if !args.yes && !output::confirm(io, "Delete these DNIs and terminate these instances?") {
         io.err("nothing deleted: pass --yes to carry out the plan\n");
-        return Ok(ExitCode::from(exit::FINDINGS));
+        return Ok(ExitCode::from(exit::FAILURE));
     }
     let wait = cleanup::WaitOptions {
         poll: args.poll_interval,
@@ -101,7 +101,7 @@ fn clean(args: &DevicesCleanupArgs, runtime: &tokio::runtime::Runtime, io: &mut 
     let report = runtime.block_on(cleanup::execute(&f.devices, &plan, wait));
     io.out(&report.to_string());
     Ok(ExitCode::from(if report.has_failures() {
-        exit::FINDINGS
+        exit::FAILURE
     } else {
         0
     }))

@@ -40,7 +40,7 @@ pub fn cluster(args: ImportClusterArgs, io: &mut Io<'_>) -> Outcome {
         imported.reflected.contract
     ));
     let gaps = !imported.observation.device_errors.is_empty();
-    Ok(ExitCode::from(if gaps { exit::FINDINGS } else { 0 }))
+    Ok(ExitCode::from(if gaps { exit::FAILURE } else { 0 }))
 }
 
 /// The observation as text: endpoint, CNI, one line per node, then what did not match.
@@ -102,7 +102,7 @@ pub fn clusters(args: GetClustersArgs, io: &mut Io<'_>) -> Outcome {
     let site = result.map_err(|e| exit::provision(io, &e))?;
     io.out(&crate::output::structured(args.output, &site).unwrap_or_else(|| site_text(&site)));
     let gaps = !site.device_errors.is_empty();
-    Ok(ExitCode::from(if gaps { exit::FINDINGS } else { 0 }))
+    Ok(ExitCode::from(if gaps { exit::FAILURE } else { 0 }))
 }
 
 fn site_text(site: &Site) -> String {

@@ -126,6 +126,6 @@ fn finish(report: Result<CopyReport, String>, args: &ImportImagesArgs, io: &mut 
     );
     match report.failed() {
         0 => Ok(ExitCode::SUCCESS),
-        _ => Err(ExitCode::from(exit::FINDINGS)),
+        _ => Err(ExitCode::from(exit::FAILURE)),
     }
 }

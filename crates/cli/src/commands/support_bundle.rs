@@ -7,6 +7,7 @@ use crate::{
     output::Io,
     settings,
 };
+use snow_images::support_archive::SupportArchiveError;
 use snow_lifecycle::support_bundle::BundleOptions;
 use snow_provision::support_bundle::{self as bundle, BundleError, BundleRequest};
 use std::process::ExitCode;
@@ -38,6 +39,11 @@ pub fn run(args: SupportBundleArgs, io: &mut Io<'_>) -> Outcome {
             Ok(ExitCode::SUCCESS)
         }
         Err(BundleError::Lifecycle(e)) => Err(exit::lifecycle(io, &e)),
+        Err(e @ BundleError::Archive(SupportArchiveError::Exists { .. })) => {
+            let code = exit::usage(io, e);
+            io.err("  hint: choose another file, or pass --force to replace it\n");
+            Err(code)
+        }
         Err(e) if e.is_input() => Err(exit::usage(io, e)),
         Err(e) => Err(exit::failed(io, e)),
     }

@@ -59,6 +59,7 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
         findings,
         preflight,
     } = checked.map_err(|finding| input_failure(&args, io, &name, None, *finding))?;
+    let findings = exit::with_hints(&findings);
     let preflight_json = preflight.map(|summary| {
         serde_json::json!({
             "devices": summary.devices.iter().map(ToString::to_string).collect::<Vec<_>>(),
@@ -109,6 +110,7 @@ fn input_failure(
     text: Option<&str>,
     finding: Finding,
 ) -> ExitCode {
+    let finding = exit::with_hint(&finding);
     match args.output {
         format @ (OutputFormat::Json | OutputFormat::Yaml) => {
             let report = snow_api::finding_text::report(&[finding], serde_json::Map::new());

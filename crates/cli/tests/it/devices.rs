@@ -124,14 +124,7 @@ fn describe_images_import_key_and_cleanup_over_two_devices_and_one_down() {
     assert_eq!(listed, [ip_a.as_str(), ip_b.as_str()]);
 
     // Usable AMIs as preflight picks them; none for another version is exit 1.
-    let images = [
-        "devices",
-        "images",
-        "--devices",
-        &both,
-        "--os-family",
-        "ubuntu",
-    ];
+    let images = ["devices", "images", "--devices", &both, "--os", "ubuntu"];
     let out = snowctl(
         &[&images[..], &["--kubernetes-version", "1.31"]].concat(),
         &files,

@@ -236,7 +236,7 @@ async fn create_applies_waits_writes_the_kubeconfig_and_converges_when_run_again
         assert!(stderr.contains(line), "missing {line:?}\n{}", show(&out));
     }
     // The skipped validation is said, not silent.
-    assert!(stderr.contains("--skip-validations"), "{stderr}");
+    assert!(stderr.contains("validations skipped"), "{stderr}");
     // The given Cilium manifest is stored for the in-cluster controller (its own settings only).
     let label = "snowctl.anywhere.eks.amazonaws.com/cilium-manifest";
     let stored: Vec<Value> = (m.api.list("v1", "ConfigMap", Some(NS)).into_iter())
@@ -1404,8 +1404,9 @@ async fn an_authenticated_mirror_gets_its_secret_and_the_password_is_never_shown
     assert_eq!(unset.status.code(), Some(1), "{}", show(&unset));
     let stderr = text(&unset.stderr);
     for want in [
-        "REGISTRY_USERNAME is not set",
-        "REGISTRY_PASSWORD is not set",
+        "the registry mirror's user name is not given",
+        "the registry mirror's password is not given",
+        "export REGISTRY_USERNAME and REGISTRY_PASSWORD",
         "spec.registryMirrorConfiguration.authenticate",
     ] {
         assert!(stderr.contains(want), "missing {want:?}\n{}", show(&unset));

@@ -16,6 +16,7 @@ mod import_cluster;
 mod import_images;
 mod init;
 mod kubeconfig;
+mod library_words;
 mod lifecycle;
 mod move_cluster;
 mod preflight;

@@ -266,10 +266,7 @@ fn an_authenticated_mirror_without_its_variables_is_a_preflight_finding_on_the_f
     let (code, mirror) = validate(&[]);
     assert_eq!(code, Some(1));
     assert_eq!(mirror.len(), 2, "{mirror:?}");
-    for (finding, var) in mirror
-        .iter()
-        .zip(["REGISTRY_USERNAME", "REGISTRY_PASSWORD"])
-    {
+    for (finding, value) in mirror.iter().zip(["user name", "password"]) {
         assert_eq!(
             finding["field"],
             "spec.registryMirrorConfiguration.authenticate"
@@ -278,7 +275,13 @@ fn an_authenticated_mirror_without_its_variables_is_a_preflight_finding_on_the_f
             finding["message"]
                 .as_str()
                 .unwrap()
-                .starts_with(&format!("{var} is not set"))
+                .starts_with(&format!("the registry mirror's {value} is not given")),
+            "{finding}"
+        );
+        // The library says what is missing; the CLI's hint names the variables.
+        assert_eq!(
+            finding["hint"],
+            "export REGISTRY_USERNAME and REGISTRY_PASSWORD, or set authenticate: false"
         );
     }
     let (_, mirror) = validate(&[("REGISTRY_USERNAME", "robot"), ("REGISTRY_PASSWORD", "pw")]);

@@ -312,7 +312,7 @@ async fn with_kind_the_bootstrap_cluster_is_kept_when_asked_and_deleted_by_the_n
     let boot_kubeconfig = generated.join("edge.kind.kubeconfig");
     assert!(
         err.contains(
-            "Keeping the bootstrap cluster (--keep-bootstrap): edge/generated/edge.kind.kubeconfig"
+            "Keeping the bootstrap cluster, as asked: edge/generated/edge.kind.kubeconfig"
         ),
         "{err}"
     );

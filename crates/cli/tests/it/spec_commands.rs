@@ -431,5 +431,44 @@ fn version_reports_the_catalog_and_the_programs_on_path() {
         text.stdout.contains("kind   not found on PATH"),
         "{}",
         text.stdout
+
+/// One flag and one set of values for the node OS: `devices images --os` takes what `generate
+/// clusterconfig --os` and `import-images --os` take, checked before any device is asked.
+#[test]
+fn the_os_flag_takes_the_os_family_values_everywhere() {
+    let images = |os: &[&str]| {
+        let mut args = vec!["devices", "images", "--devices", "127.0.0.1"];
+        args.extend(os);
+        args.extend(["--kubernetes-version", "1.31"]);
+        let out = snowctl().args(&args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = images(&["--os", "windows"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("possible values: ubuntu, bottlerocket"),
+        "{stderr}"
+    );
+    let (code, stderr) = images(&["--os-family", "ubuntu"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--os-family"), "{stderr}");
+    let generate = snowctl()
+        .args([
+            "generate",
+            "clusterconfig",
+            "edge",
+            "--provider",
+            "snow",
+            "--os",
+            "windows",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(generate.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&generate.stderr).contains("possible values: ubuntu, bottlerocket")
     );
 }

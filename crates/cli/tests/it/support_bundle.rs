@@ -198,7 +198,8 @@ async fn support_bundle_holds_both_clusters_and_never_a_secret_and_is_never_writ
     .await;
     assert_eq!(again.status.code(), Some(2), "{}", show(&again));
     assert!(
-        text(&again.stderr).contains("bundle.tar.gz exists: choose another file, or give --force"),
+        text(&again.stderr).contains("bundle.tar.gz exists, and replacing it was not asked")
+            && text(&again.stderr).contains("hint: choose another file, or pass --force"),
         "{}",
         show(&again)
     );

@@ -1,28 +1,16 @@
-//! Running a tool (kind) with a deadline and bounded captured output.
-//!
-//! std's process API in a blocking task (tokio's `process` feature would rebuild the whole
-//! dependency graph for one caller): the child is polled until it exits or the deadline passes,
-//! then killed; stdout is kept up to [`STDOUT_LIMIT`], stderr's last [`STDERR_TAIL`] bytes.
+//! Running a tool (kind) through the crate's one runner ([`crate::process`]: a deadline, bounded
+//! output, killed past the deadline) on tokio's blocking pool, and finding it on the search path.
 
 use crate::LifecycleError;
+use crate::process::{Failure, FailureKind, Run, Stdin, display, no_secrets};
 use std::{
     ffi::{OsStr, OsString},
-    io::Read,
     path::{Path, PathBuf},
-    process::{Command, Stdio},
-    sync::mpsc,
-    thread,
-    time::{Duration, Instant},
+    time::Duration,
 };
 
-/// The most stdout kept (kind's `get clusters` is a few lines).
+/// The most stdout accepted (kind's `get clusters` is a few lines).
 pub(super) const STDOUT_LIMIT: usize = 1 << 20;
-/// How much of the end of stderr an error quotes.
-pub(super) const STDERR_TAIL: usize = 4096;
-/// How often a running child is polled.
-const POLL: Duration = Duration::from_millis(50);
-/// How long the pipes may stay open after the child exited (a grandchild holding them).
-const DRAIN: Duration = Duration::from_secs(2);
 
 /// `program` itself when it names a file (it has a `/`), else the first executable file of that
 /// name in `search` (a `PATH`-style list).
@@ -40,39 +28,9 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The command line as shown in messages.
-pub(super) fn display(program: &Path, args: &[OsString]) -> String {
-    let mut line = program.display().to_string();
-    for arg in args {
-        line.push(' ');
-        line.push_str(&arg.to_string_lossy());
-    }
-    line
-}
-
-/// Reads all of `pipe`, keeping at most `limit` bytes: the first ones, or the last with `tail`.
-fn drain(mut pipe: impl Read, limit: usize, tail: bool) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let mut buf = [0u8; 8192];
-    while let Ok(n) = pipe.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        if tail {
-            kept.extend_from_slice(&buf[..n]);
-            if kept.len() > limit {
-                kept.drain(..kept.len() - limit);
-            }
-        } else {
-            let room = limit.saturating_sub(kept.len());
-            kept.extend_from_slice(&buf[..n.min(room)]);
-        }
-    }
-    kept
-}
-
-/// Runs `program args…` to completion within `timeout`; its stdout on success, else an error with
-/// the exit status and the end of stderr.
+/// Runs `program args…` to completion within `timeout` through [`crate::process`]; its stdout
+/// (at most [`STDOUT_LIMIT`], trimmed) on success, else an error with the exit status and the end
+/// of stderr.
 pub(super) async fn run(
     program: &Path,
     args: Vec<OsString>,
@@ -80,68 +38,50 @@ pub(super) async fn run(
 ) -> Result<String, LifecycleError> {
     let program = program.to_owned();
     let command = display(&program, &args);
-    let task_command = command.clone();
-    tokio::task::spawn_blocking(move || run_blocking(&program, &args, timeout, &task_command))
-        .await
-        .map_err(|e| LifecycleError::Command {
-            command,
-            status: format!("did not finish ({e})"),
-            stderr: String::new(),
-        })?
-}
-
-fn run_blocking(
-    program: &Path,
-    args: &[OsString],
-    timeout: Duration,
-    command: &str,
-) -> Result<String, LifecycleError> {
-    let failed = |status: String, stderr: String| LifecycleError::Command {
-        command: command.to_owned(),
+    let ran = tokio::task::spawn_blocking(move || {
+        Run {
+            program: &program,
+            args: &args,
+            env: &[],
+            stdin: Stdin::Null,
+            timeout,
+            max_stdout: STDOUT_LIMIT,
+            redact: &no_secrets,
+        }
+        .run()
+    })
+    .await
+    .map_err(|e| LifecycleError::Command {
+        command,
+        status: format!("did not finish ({e})"),
+        stderr: String::new(),
+    })?;
+    let Failure {
+        kind,
+        command,
+        stderr,
+    } = match ran {
+        Ok(out) => return Ok(String::from_utf8_lossy(&out).trim().to_owned()),
+        Err(failure) => failure,
+    };
+    let status = match kind {
+        FailureKind::TimedOut => {
+            return Err(LifecycleError::CommandTimeout {
+                command,
+                after: format!("{}s", timeout.as_secs()),
+                stderr,
+            });
+        }
+        FailureKind::NotFound => "could not start: not found".to_owned(),
+        FailureKind::Spawn(reason) => format!("could not start: {reason}"),
+        FailureKind::Status(status) => status,
+        FailureKind::TooLarge => format!("printed more than {STDOUT_LIMIT} bytes; it was stopped"),
+    };
+    Err(LifecycleError::Command {
+        command,
         status,
         stderr,
-    };
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| failed(format!("could not start: {e}"), String::new()))?;
-    let (out_tx, out_rx) = mpsc::channel();
-    let (err_tx, err_rx) = mpsc::channel();
-    if let Some(out) = child.stdout.take() {
-        thread::spawn(move || out_tx.send(drain(out, STDOUT_LIMIT, false)));
-    }
-    if let Some(err) = child.stderr.take() {
-        thread::spawn(move || err_tx.send(drain(err, STDERR_TAIL, true)));
-    }
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => thread::sleep(POLL),
-            Err(e) => return Err(failed(format!("could not wait: {e}"), String::new())),
-        }
-    };
-    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).trim().to_owned();
-    let stderr = text(err_rx.recv_timeout(DRAIN).unwrap_or_default());
-    match status {
-        None => Err(LifecycleError::CommandTimeout {
-            command: command.to_owned(),
-            after: format!("{}s", timeout.as_secs()),
-            stderr,
-        }),
-        Some(status) if status.success() => {
-            Ok(text(out_rx.recv_timeout(DRAIN).unwrap_or_default()))
-        }
-        Some(status) => Err(failed(status.to_string(), stderr)),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -171,9 +111,9 @@ mod tests {
         let LifecycleError::Command { status, stderr, .. } = &err else {
             panic!("{err:?}");
         };
-        assert_eq!(status, "exit status: 3");
+        assert_eq!(status, "exit status 3");
         assert!(
-            stderr.ends_with("LAST") && stderr.len() <= STDERR_TAIL,
+            stderr.ends_with("LAST") && stderr.len() <= crate::process::STDERR_TAIL,
             "{}",
             stderr.len()
         );

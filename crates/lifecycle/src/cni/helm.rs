@@ -12,19 +12,14 @@
 //! The functions block (they wait for a child process); async callers run them on a blocking
 //! thread (`tokio::task::spawn_blocking`).
 
+use crate::process::{FailureKind, Run, Stdin};
 use capi_render::{RenderError, cilium::HelmTemplate};
 use snow_api::{ValidSpec, release::ClusterRelease};
 use snow_credentials::RegistryCredentials;
-use std::{
-    io::{self, Read, Write},
-    path::PathBuf,
-    process::{Child, Command, ExitStatus, Stdio},
-    thread,
-    time::{Duration, Instant},
-};
+use std::{path::PathBuf, thread, time::Duration};
 
 /// How much of helm's stderr an error keeps (its end, where helm says what failed).
-pub const STDERR_TAIL_BYTES: usize = 2048;
+pub const STDERR_TAIL_BYTES: usize = crate::process::STDERR_TAIL;
 
 /// How to run helm.
 #[derive(Debug, Clone)]
@@ -39,8 +34,7 @@ pub struct HelmOptions {
     pub attempts: u32,
     /// The pause between tries (default 5 s, as EKS Anywhere).
     pub retry_delay: Duration,
-    /// The registry mirror login (`REGISTRY_USERNAME`/`REGISTRY_PASSWORD`), needed when the
-    /// spec's mirror has `authenticate: true`.
+    /// The registry mirror login, needed when the spec's mirror has `authenticate: true`.
     pub login: Option<RegistryCredentials>,
 }
 
@@ -78,9 +72,7 @@ pub enum HelmError {
         message: String,
     },
     /// The mirror authenticates but no login was given.
-    #[error(
-        "the registry mirror {registry} requires authentication: set REGISTRY_USERNAME and REGISTRY_PASSWORD"
-    )]
+    #[error("the registry mirror {registry} requires authentication, and no login was given")]
     LoginMissing {
         /// The mirror (`host:port`).
         registry: String,
@@ -226,7 +218,9 @@ fn label(args: &[String]) -> String {
         .join(" ")
 }
 
-/// Runs helm once with a time limit and an output limit; its stdout on success.
+/// Runs helm once through the crate's one runner ([`crate::process`]: the time and output
+/// limits, helm killed past them); its stdout on success. The mirror password goes only to
+/// helm's stdin and is blanked out of its stderr.
 fn run(
     opts: &HelmOptions,
     args: &[String],
@@ -234,130 +228,54 @@ fn run(
     input: &Input<'_>,
 ) -> Result<Vec<u8>, HelmError> {
     let command = label(args);
-    let mut child = Command::new(&opts.helm)
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => HelmError::NotFound {
-                path: opts.helm.clone(),
-            },
-            _ => HelmError::Spawn {
-                path: opts.helm.clone(),
-                message: e.to_string(),
-            },
-        })?;
-    let limit = opts.max_output;
-    let stdout = child.stdout.take().map(|mut pipe| {
-        thread::spawn(move || {
-            // One byte past the limit tells "too large"; then the pipe closes and helm stops.
-            let mut buf = Vec::new();
-            let _ = (&mut pipe)
-                .take(limit.saturating_add(1) as u64)
-                .read_to_end(&mut buf);
-            buf
-        })
-    });
-    let stderr = child
-        .stderr
-        .take()
-        .map(|pipe| thread::spawn(move || tail(pipe)));
-    // A write error means helm exited without reading everything; its status says why.
-    let _ = feed(&mut child, input);
-    let Some(status) = wait(&mut child, opts.timeout) else {
-        // The readers are left to finish on their own: a process helm started may still hold
-        // the pipes open, and waiting for it would defeat the limit.
-        return Err(HelmError::TimedOut {
+    let os_args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+    let write_password = |stdin: &mut std::process::ChildStdin| match input {
+        Input::Password(login) => login.write_password(stdin),
+        Input::Bytes(_) => Ok(()),
+    };
+    let redact = |text: &str| match input {
+        Input::Password(login) => login.redact(text),
+        Input::Bytes(_) => text.to_owned(),
+    };
+    let run = Run {
+        program: &opts.helm,
+        args: &os_args,
+        env,
+        stdin: match input {
+            Input::Bytes(bytes) => Stdin::Bytes(bytes.to_vec()),
+            Input::Password(_) => Stdin::Secret(&write_password),
+        },
+        timeout: opts.timeout,
+        max_stdout: opts.max_output,
+        redact: &redact,
+    };
+    let failure = match run.run() {
+        Ok(out) => return Ok(out),
+        Err(failure) => failure,
+    };
+    Err(match failure.kind {
+        FailureKind::NotFound => HelmError::NotFound {
+            path: opts.helm.clone(),
+        },
+        FailureKind::Spawn(message) => HelmError::Spawn {
+            path: opts.helm.clone(),
+            message,
+        },
+        FailureKind::TimedOut => HelmError::TimedOut {
             command,
             timeout: opts.timeout,
-        });
-    };
-    let out = stdout.and_then(|t| t.join().ok()).unwrap_or_default();
-    let err = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
-    if out.len() > limit {
-        return Err(HelmError::TooLarge { command, limit });
-    }
-    if !status.success() {
-        let mut stderr = String::from_utf8_lossy(&err).trim().to_owned();
-        if let Input::Password(login) = input {
-            stderr = login.redact(&stderr);
-        }
-        if stderr.is_empty() {
-            stderr = "no message on stderr".into();
-        }
-        return Err(HelmError::Failed {
+        },
+        FailureKind::TooLarge => HelmError::TooLarge {
             command,
-            status: describe(status),
-            stderr,
-        });
-    }
-    Ok(out)
-}
-
-/// Writes the input to helm's stdin and closes it. Values go from a thread (helm may print before
-/// it has read them all); the password is a few bytes, written here so it is never copied.
-fn feed(child: &mut Child, input: &Input<'_>) -> io::Result<()> {
-    let Some(mut stdin) = child.stdin.take() else {
-        return Ok(());
-    };
-    match input {
-        Input::Password(login) => login.write_password(&mut stdin),
-        Input::Bytes(bytes) => {
-            let bytes = bytes.to_vec();
-            thread::spawn(move || {
-                let _ = stdin.write_all(&bytes);
-            });
-            Ok(())
-        }
-    }
-}
-
-/// Waits for the child until `timeout`; kills it past that (`None`).
-fn wait(child: &mut Child, timeout: Duration) -> Option<ExitStatus> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(20)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-}
-
-/// The last [`STDERR_TAIL_BYTES`] of a stream, read to its end.
-fn tail(mut pipe: impl Read) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let mut chunk = [0u8; 8192];
-    while let Ok(n) = pipe.read(&mut chunk) {
-        if n == 0 {
-            break;
-        }
-        kept.extend_from_slice(&chunk[..n]);
-        if kept.len() > STDERR_TAIL_BYTES {
-            kept.drain(..kept.len() - STDERR_TAIL_BYTES);
-        }
-    }
-    kept
-}
-
-/// `exit status 1` or `killed by signal 9`.
-fn describe(status: ExitStatus) -> String {
-    if let Some(code) = status.code() {
-        return format!("exit status {code}");
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(signal) = status.signal() {
-            return format!("killed by signal {signal}");
-        }
-    }
-    status.to_string()
+            limit: opts.max_output,
+        },
+        FailureKind::Status(status) => HelmError::Failed {
+            command,
+            status,
+            stderr: match failure.stderr {
+                stderr if stderr.is_empty() => "no message on stderr".into(),
+                stderr => stderr,
+            },
+        },
+    })
 }

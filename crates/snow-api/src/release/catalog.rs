@@ -142,7 +142,7 @@ impl ReleaseInputs {
             .or_else(same_channel)
             .ok_or_else(|| ReleaseError::Missing {
                 manifest: format!("Bundles {version}"),
-                item: format!("the EKS-D release {name} (pass it with --eksd-release FILE)"),
+                item: format!("the EKS-D release {name} (not among the EKS-D releases given)"),
             })?;
         Ok((vb, distro))
     }
@@ -220,16 +220,14 @@ impl ReleaseInputs {
         }
         let available = self.bundles.kube_versions().join(", ");
         let finding = Finding::warning(
-            "release.version",
+            super::VERSION_CHECK,
             format!(
                 "Kubernetes {version} is not in snowctl's embedded release bundle ({available})"
             ),
         )
         .object(format!("Cluster/{}", spec.name()))
         .field(field)
-        .hint(
-            "render and create will need --bundles with an EKS Anywhere bundle that has this version",
-        );
+        .hint("render and create will need a release catalog whose Bundles have this version");
         spec.locate(vec![finding])
     }
 }
