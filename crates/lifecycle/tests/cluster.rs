@@ -40,7 +40,7 @@ async fn site() -> Site {
     });
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let mgmt = Management::connect(&kubeconfig, None)
+    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&kubeconfig))
         .await
         .expect("connect");
     let ini = "[192.168.1.11]\naws_access_key_id = AKIDCLUSTERTEST0\naws_secret_access_key = secretCLUSTERtest0xyz\nregion = snow\n\n[192.168.1.12]\naws_access_key_id = AKIDCLUSTERTEST1\naws_secret_access_key = secretCLUSTERtest1xyz\nregion = snow\n";

@@ -175,7 +175,13 @@ async fn create(
         force,
     };
     with_request(site, text, async |req, on_event| {
-        snow_provision::create(&site.kubeconfig, None, req, &options, on_event).await
+        snow_provision::create(
+            &snow_lifecycle::KubeconfigSource::file(&site.kubeconfig),
+            req,
+            &options,
+            on_event,
+        )
+        .await
     })
     .await
 }
@@ -354,7 +360,13 @@ async fn upgrade_keeps_the_default_key_and_after_delete_cleanup_terminates_what_
         backup: false,
     };
     let (upgraded, _) = with_request(&site, &site.spec(2), async |req, on_event| {
-        snow_provision::upgrade(&site.kubeconfig, None, req, &options, on_event).await
+        snow_provision::upgrade(
+            &snow_lifecycle::KubeconfigSource::file(&site.kubeconfig),
+            req,
+            &options,
+            on_event,
+        )
+        .await
     })
     .await;
     let upgraded = upgraded.expect("upgraded");
@@ -394,7 +406,9 @@ async fn upgrade_keeps_the_default_key_and_after_delete_cleanup_terminates_what_
         Some("shop"),
     )
     .await;
-    let mgmt = Management::connect(&site.kubeconfig, None).await.unwrap();
+    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&site.kubeconfig))
+        .await
+        .unwrap();
     let devices = Devices {
         devices: &site.fleet.devices,
         without_credentials: &[],

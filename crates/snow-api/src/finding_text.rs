@@ -134,8 +134,7 @@ mod tests {
             "{out}"
         );
         assert_eq!(text(&[], "s", None, &[]), "✅ s: no findings\n");
-        let json: serde_json::Value =
-            serde_json::from_str(&json(&findings, Default::default())).unwrap();
+        let json = report(&findings, Default::default());
         assert_eq!(json["ok"], false);
         assert_eq!(json["findings"].as_array().map(Vec::len), Some(2));
     }

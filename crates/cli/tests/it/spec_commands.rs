@@ -431,6 +431,8 @@ fn version_reports_the_catalog_and_the_programs_on_path() {
         text.stdout.contains("kind   not found on PATH"),
         "{}",
         text.stdout
+    );
+}
 
 /// One flag and one set of values for the node OS: `devices images --os` takes what `generate
 /// clusterconfig --os` and `import-images --os` take, checked before any device is asked.
