@@ -373,6 +373,19 @@ pub const EXAMPLES: &[(&[&str], &[Example])] = &[
             ),
         ],
     ),
+    (
+        &["version"],
+        &[
+            ex(
+                "The version, the embedded catalog, and helm, kind and docker found or not",
+                "snowctl version",
+            ),
+            ex(
+                "The same as YAML, for a support ticket",
+                "snowctl version -o yaml",
+            ),
+        ],
+    ),
 ];
 
 /// The headings `create cluster --help` groups its flags under, by argument id. A flag not
@@ -387,7 +400,6 @@ pub const CREATE_CLUSTER_HEADINGS: &[(&str, &[&str])] = &[
             "eksd_releases",
             "artifacts",
             "contract",
-            "existing",
             "cache_dir",
             "ca_certs",
         ],
@@ -406,6 +418,7 @@ pub const CREATE_CLUSTER_HEADINGS: &[(&str, &[&str])] = &[
     (
         "Without a management cluster (from nothing)",
         &[
+            "self_managed",
             "bootstrap_kubeconfig",
             "keep_bootstrap",
             "components_dir",

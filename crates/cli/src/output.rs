@@ -138,27 +138,28 @@ pub fn printable_json(text: &str) -> String {
 /// ([`printable_json`]); YAML quotes and escapes such strings itself. The keys are the report's
 /// own (camelCase, as Kubernetes objects).
 pub fn structured(format: OutputFormat, report: &impl serde::Serialize) -> Option<String> {
-    let value = serde_json::to_value(report).unwrap_or(serde_json::Value::Null);
     match format {
         OutputFormat::Text => None,
         OutputFormat::Json => Some(
-            printable_json(&serde_json::to_string_pretty(&value).unwrap_or_else(|_| "{}".into()))
+            printable_json(&serde_json::to_string_pretty(report).unwrap_or_else(|_| "{}".into()))
                 + "\n",
         ),
-        OutputFormat::Yaml => Some(yaml(&value)),
+        OutputFormat::Yaml => Some(yaml(report)),
     }
 }
 
-/// YAML for a JSON value. serde-saphyr writes C0 controls as escapes in double quotes but
-/// leaves DEL and the C1 range (a terminal reads U+009B as CSI) as they are, so strings holding
-/// one are written as JSON strings, which are valid YAML double-quoted scalars.
-fn yaml(value: &serde_json::Value) -> String {
-    let text = serde_saphyr::to_string(value).unwrap_or_default();
+/// YAML of a report, keys in the report's order. serde-saphyr writes C0 controls as escapes in
+/// double quotes but leaves DEL and the C1 range (a terminal reads U+009B as CSI) as they are,
+/// so a report holding one is written with every scalar as a JSON string, which is a valid YAML
+/// double-quoted scalar.
+fn yaml(report: &impl serde::Serialize) -> String {
+    let text = serde_saphyr::to_string(report).unwrap_or_default();
     if !text.chars().any(|c| c != '\n' && c.is_control()) {
         return text;
     }
+    let value = serde_json::to_value(report).unwrap_or(serde_json::Value::Null);
     let mut out = String::new();
-    yaml_node(value, 0, &mut out);
+    yaml_node(&value, 0, &mut out);
     out
 }
 

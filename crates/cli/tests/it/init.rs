@@ -668,7 +668,7 @@ async fn init_from_an_archive_alone_with_every_server_stopped() {
         strings(&[
             "download",
             "artifacts",
-            "-o",
+            "--output-file",
             &p(&archive),
             "--bundles",
             &p(&bundles),
@@ -744,7 +744,7 @@ async fn init_from_an_archive_alone_with_every_server_stopped() {
         strings(&[
             "download",
             "artifacts",
-            "-o",
+            "--output-file",
             &p(&bare_archive),
             "--bundles",
             &p(&bundles),

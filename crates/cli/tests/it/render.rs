@@ -98,7 +98,15 @@ fn render_refuses_invalid_specs_and_unknown_versions() {
         "{stderr}"
     );
 
-    let old = generated(&dir, &["--kubernetes-version", "1.28"]);
+    // generate refuses a version the catalog lacks: the spec is edited as a user would.
+    let old = generated(&dir, &[]);
+    let text = std::fs::read_to_string(&old).unwrap();
+    let default = format!(
+        "kubernetesVersion: \"{}\"",
+        snow_api::template::DEFAULT_KUBERNETES_VERSION
+    );
+    assert!(text.contains(&default), "{text}");
+    std::fs::write(&old, text.replace(&default, "kubernetesVersion: \"1.28\"")).unwrap();
     let (code, _, stderr) = run(&["render", "-f", old.to_str().unwrap(), "--no-secrets"]);
     assert_eq!(code, 1);
     assert!(
