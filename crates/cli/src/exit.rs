@@ -170,7 +170,7 @@ pub fn provision(io: &mut Io<'_>, err: &ProvisionError) -> ExitCode {
     let hint = match err {
         ProvisionError::Lifecycle(e) => return lifecycle(io, e),
         ProvisionError::Input(finding) => {
-            io.err(&output::diagnostic(finding, "preflight", None));
+            io.err(&output::diagnostic(&with_hint(finding), "preflight", None));
             return ExitCode::from(USAGE);
         }
         ProvisionError::Preflight { findings } => {
@@ -223,9 +223,7 @@ fn helm_hint(err: &HelmError) -> Option<String> {
 /// The CLI's hint for a finding whose remedy is one of its flags or environment variables, by
 /// the finding's check (libraries say what is wrong in their own terms: the field or value).
 fn finding_hint(finding: &Finding) -> Option<String> {
-    let device_file = |flag: &str, var: &str| {
-        format!("pass {flag} FILE or set {var}; or run with --offline for the static checks only")
-    };
+    let device_file = |flag: &str, var: &str| format!("pass {flag} FILE or set {var}");
     Some(match (finding.check.as_str(), finding.field.as_deref()) {
         (snow_provision::preflight::INPUT_CHECK, Some("credentials")) => {
             device_file("--credentials", env::CREDENTIALS_FILE)

@@ -227,7 +227,6 @@ pub fn error_text(what: &dyn std::fmt::Display, hint: Option<&str>) -> String {
 /// file:line:col`, the source line (a window of a long one) with a caret, the hint); without a
 /// position (a file that cannot be read), in [`error_text`]'s form, naming the input.
 pub fn diagnostic(finding: &Finding, source_name: &str, source: Option<&str>) -> String {
-    let finding = &crate::exit::with_hint(finding);
     if finding.location().is_none() {
         let what = format!("{source_name}: {}", finding.message);
         return error_text(&what, finding.hint.as_deref());

@@ -166,7 +166,7 @@ pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
     let text = read_text(path, "the cluster spec", io)?;
     let mut report = snow_api::check(&text).map_err(|err| {
         io.err(&output::diagnostic(
-            &err.to_finding(&name),
+            &exit::with_hint(&err.to_finding(&name)),
             &name,
             Some(&text),
         ));
@@ -380,7 +380,7 @@ pub fn optional_fleet(
     let loaded = preflight::device_files(device_paths(files), timeout);
     let fleet = loaded.and_then(|f| snow_validate::fleet_from_files(f, devices));
     let fleet = fleet.map_err(|f| {
-        io.err(&output::diagnostic(&f, "devices", None));
+        io.err(&output::diagnostic(&exit::with_hint(&f), "devices", None));
         ExitCode::from(exit::USAGE)
     })?;
     file_findings(&fleet.findings, "devices", files, io);

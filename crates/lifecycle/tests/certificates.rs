@@ -10,7 +10,7 @@ use snow_lifecycle::certificates::CertificateState;
 use snow_lifecycle::{
     ClusterRequest, CreateOptions, LifecycleError, Management, RenewOptions, WaitOptions,
 };
-use snow_test_kube::{CapiOptions, KubeStandIn};
+use snow_test_kube::KubeStandIn;
 use std::time::Duration;
 
 const NS: &str = "eksa-system";
@@ -39,17 +39,9 @@ async fn made() -> Made {
 }
 
 async fn made_from(text: &str) -> Made {
-    let api = KubeStandIn::start().await.expect("stand-in");
-    api.install_capi().expect("CAPI CRDs");
-    let capi = api.start_capi(CapiOptions {
-        step: Duration::from_millis(20),
-        ..CapiOptions::default()
-    });
+    let (api, capi) = common::with_capi().await;
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&kubeconfig))
-        .await
-        .expect("connect");
+    let (_, mgmt) = common::connect(&api, dir.path()).await;
     let spec = snow_api::check(text).unwrap().into_valid().unwrap();
     let inputs = snow_api::release::ReleaseInputs::embedded().unwrap();
     let release = inputs.resolve(&spec, None).unwrap();

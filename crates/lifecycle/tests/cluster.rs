@@ -11,7 +11,7 @@ use snow_lifecycle::{
     ClusterRequest, CniManifest, CreateOptions, Created, DeleteOptions, Deleted, Event, Inventory,
     LifecycleError, Management, SecretInputs, Stage, UpgradeOptions, UpgradeOutcome, WaitOptions,
 };
-use snow_test_kube::{CapiHandle, CapiOptions, KubeStandIn};
+use snow_test_kube::{CapiHandle, KubeStandIn};
 use std::time::Duration;
 
 const NS: &str = "eksa-system";
@@ -32,17 +32,9 @@ struct Site {
 }
 
 async fn site() -> Site {
-    let api = KubeStandIn::start().await.expect("stand-in");
-    api.install_capi().expect("CAPI CRDs");
-    let capi = api.start_capi(CapiOptions {
-        step: Duration::from_millis(20),
-        ..CapiOptions::default()
-    });
+    let (api, capi) = common::with_capi().await;
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&kubeconfig))
-        .await
-        .expect("connect");
+    let (_, mgmt) = common::connect(&api, dir.path()).await;
     let ini = "[192.168.1.11]\naws_access_key_id = AKIDCLUSTERTEST0\naws_secret_access_key = secretCLUSTERtest0xyz\nregion = snow\n\n[192.168.1.12]\naws_access_key_id = AKIDCLUSTERTEST1\naws_secret_access_key = secretCLUSTERtest1xyz\nregion = snow\n";
     let (credentials, _) = snow_credentials::CredentialsFile::parse("credentials", ini.into());
     // Any certificate serves as the devices' CA bundle here: CAPAS is simulated.

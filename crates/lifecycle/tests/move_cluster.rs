@@ -62,10 +62,7 @@ async fn side(workload: &std::sync::Arc<KubeStandIn>) -> Side {
     let api = KubeStandIn::start().await.expect("stand-in");
     let workloads = api.start_workloads(WorkloadOptions::default());
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&kubeconfig))
-        .await
-        .expect("connect");
+    let (kubeconfig, mgmt) = common::connect(&api, dir.path()).await;
     let prepared = init::prepare(&sources(), &values()).expect("prepare");
     let options = InitOptions {
         crd_timeout: Duration::from_secs(20),

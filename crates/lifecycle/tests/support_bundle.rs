@@ -58,10 +58,7 @@ async fn planted() -> Planted {
         ..CapiOptions::default()
     });
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&kubeconfig))
-        .await
-        .expect("connect");
+    let (_, mgmt) = common::connect(&api, dir.path()).await;
     // The declared EKS Anywhere objects, as a user applies them (its identity Secret included).
     let declared = DeclaredCluster::new("edge", 1);
     for object in declared.objects() {
@@ -309,10 +306,7 @@ async fn a_missing_cluster_gives_a_bundle_that_says_so_and_an_unreachable_one_an
     let api = KubeStandIn::start().await.expect("stand-in");
     api.install_capi().expect("CAPI CRDs");
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let mgmt = Management::connect(&snow_lifecycle::KubeconfigSource::file(&kubeconfig))
-        .await
-        .expect("connect");
+    let (_, mgmt) = common::connect(&api, dir.path()).await;
     let bundle = support_bundle::collect(&mgmt, "gone", &BundleOptions::default())
         .await
         .expect("collect");

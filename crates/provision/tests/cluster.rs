@@ -21,7 +21,7 @@ use snow_provision::{
     import::Devices,
 };
 use snow_test_devices::{TestCa, fleet};
-use snow_test_kube::{CapiHandle, CapiOptions, KubeStandIn};
+use snow_test_kube::{CapiHandle, KubeStandIn};
 use snow_validate::aws_sdk_ec2::types::Tag;
 use std::{path::PathBuf, time::Duration};
 
@@ -45,12 +45,7 @@ struct Site {
 }
 
 async fn site() -> Site {
-    let api = KubeStandIn::start().await.expect("stand-in");
-    api.install_capi().expect("CAPI CRDs");
-    let capi = api.start_capi(CapiOptions {
-        step: Duration::from_millis(20),
-        ..CapiOptions::default()
-    });
+    let (api, capi) = common::with_capi().await;
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
     let ca = TestCa::new("devices").unwrap();

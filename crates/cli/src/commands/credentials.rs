@@ -164,7 +164,11 @@ fn load_root_files(
     let paths = settings::device_paths(&targets.device_files);
     let files = snow_provision::preflight::device_files(paths, targets.timeout);
     let loaded = files.and_then(snow_validate::load_files).map_err(|f| {
-        io.err(&output::diagnostic(&f, "credentials", None));
+        io.err(&output::diagnostic(
+            &exit::with_hint(&f),
+            "credentials",
+            None,
+        ));
         ExitCode::from(exit::USAGE)
     })?;
     settings::file_findings(&loaded.findings, "credentials", &targets.device_files, io);

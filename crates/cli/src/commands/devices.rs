@@ -117,7 +117,7 @@ fn fleet(targets: &DeviceTargets, io: &mut Io<'_>) -> Result<FilesFleet, ExitCod
     let files = snow_provision::preflight::device_files(paths, targets.timeout);
     let fleet = files.and_then(|files| fleet_from_files(files, &devices));
     let fleet = fleet.map_err(|f| {
-        io.err(&output::diagnostic(&f, "devices", None));
+        io.err(&output::diagnostic(&exit::with_hint(&f), "devices", None));
         ExitCode::from(exit::USAGE)
     })?;
     settings::file_findings(&fleet.findings, "devices", &targets.device_files, io);

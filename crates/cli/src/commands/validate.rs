@@ -110,7 +110,13 @@ fn input_failure(
     text: Option<&str>,
     finding: Finding,
 ) -> ExitCode {
-    let finding = exit::with_hint(&finding);
+    let mut finding = exit::with_hint(&finding);
+    // validate alone has --offline: the way on without the device files.
+    if finding.check == snow_provision::preflight::INPUT_CHECK
+        && let Some(hint) = &mut finding.hint
+    {
+        hint.push_str("; or run with --offline for the static checks only");
+    }
     match args.output {
         format @ (OutputFormat::Json | OutputFormat::Yaml) => {
             let report = snow_api::finding_text::report(&[finding], serde_json::Map::new());

@@ -474,3 +474,27 @@ fn the_os_flag_takes_the_os_family_values_everywhere() {
         String::from_utf8_lossy(&generate.stderr).contains("possible values: ubuntu, bottlerocket")
     );
 }
+
+/// Without the device files, each command's hint names only flags it has: `validate` offers
+/// `--offline`, `devices describe` (which has none) does not.
+#[test]
+fn a_missing_device_file_hint_names_only_the_commands_flags() {
+    let r = run(snowctl().args(["devices", "describe", "--devices", "127.0.0.1"]));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("hint: pass --credentials FILE or set EKSA_AWS_CREDENTIALS_FILE"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("--offline"), "{}", r.stderr);
+    let spec = generate(&["--devices", "192.168.1.11", "--endpoint", "192.168.1.100"]);
+    let r = run(snowctl().args(["validate", "-f", "-"]).write_stdin(spec));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("or run with --offline for the static checks only"),
+        "{}",
+        r.stderr
+    );
+}
