@@ -119,7 +119,7 @@ pub struct SupportBundleArgs {
     #[command(flatten)]
     pub device_files: OptionalDeviceFiles,
     /// Each device request's time limit.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::device_request(), value_parser = duration)]
     pub timeout: std::time::Duration,
 }
 
@@ -154,7 +154,7 @@ pub struct ImportClusterArgs {
     #[command(flatten)]
     pub device_files: OptionalDeviceFiles,
     /// Each device request's time limit.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::device_request(), value_parser = duration)]
     pub timeout: std::time::Duration,
 }
 
@@ -181,7 +181,7 @@ pub struct GetClustersArgs {
     #[command(flatten)]
     pub device_files: OptionalDeviceFiles,
     /// Each device request's time limit.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::device_request(), value_parser = duration)]
     pub timeout: std::time::Duration,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
@@ -284,10 +284,10 @@ pub struct InitArgs {
     #[arg(long, value_name = "REF")]
     pub controller_image: Option<String>,
     /// How long each Deployment may take to become Available.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::init_wait(), value_parser = duration)]
     pub wait_timeout: std::time::Duration,
     /// How often to look at the objects waited for.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration, hide = true)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::init_poll(), value_parser = duration, hide = true)]
     pub poll_interval: std::time::Duration,
 }
 
@@ -422,19 +422,19 @@ pub struct ManagementArgs {
 #[derive(Debug, Args)]
 pub struct WaitArgs {
     /// How long to wait for the control plane to be ready.
-    #[arg(long, value_name = "DURATION", default_value = "60m", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::control_plane(), value_parser = duration)]
     pub control_plane_wait_timeout: std::time::Duration,
     /// How long to wait for external etcd to be ready.
-    #[arg(long, value_name = "DURATION", default_value = "60m", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::external_etcd(), value_parser = duration)]
     pub external_etcd_wait_timeout: std::time::Duration,
     /// How long to wait per worker machine (a group waits this times its machine count).
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::per_machine(), value_parser = duration)]
     pub per_machine_wait_timeout: std::time::Duration,
     /// Wait without time limits.
     #[arg(long)]
     pub no_timeouts: bool,
     /// How often to look at the objects waited for.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration, hide = true)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::lifecycle_poll(), value_parser = duration, hide = true)]
     pub poll_interval: std::time::Duration,
 }
 
@@ -565,13 +565,13 @@ pub struct DeleteClusterArgs {
     #[command(flatten)]
     pub device_files: OptionalDeviceFiles,
     /// How long to wait for the cluster and its machines to be deleted.
-    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::deletion(), value_parser = duration)]
     pub delete_timeout: std::time::Duration,
     /// Wait without a time limit.
     #[arg(long)]
     pub no_timeouts: bool,
     /// How often to look.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration, hide = true)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::lifecycle_poll(), value_parser = duration, hide = true)]
     pub poll_interval: std::time::Duration,
     /// Do not write a support bundle (./CLUSTER/support-bundle-TIME.tar.gz) when this fails.
     #[arg(long)]
@@ -952,7 +952,7 @@ pub struct ValidateArgs {
     pub skip_ip_check: bool,
     /// How long to wait for each device request, from 1s to 10m (the connect timeout is at
     /// most 3 s).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = device_timeout)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::device_request(), value_parser = device_timeout)]
     pub timeout: std::time::Duration,
 }
 
@@ -1065,7 +1065,7 @@ pub struct DeviceTargets {
     #[command(flatten)]
     pub device_files: OptionalDeviceFiles,
     /// Each device request's time limit.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::device_request(), value_parser = duration)]
     pub timeout: std::time::Duration,
 }
 
@@ -1101,10 +1101,10 @@ pub struct DevicesCleanupArgs {
     #[arg(long)]
     pub yes: bool,
     /// How long to wait for the instances to be terminated.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::cleanup_wait(), value_parser = duration)]
     pub wait_timeout: std::time::Duration,
     /// Time between checks while waiting.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration, hide = true)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::cleanup_poll(), value_parser = duration, hide = true)]
     pub poll_interval: std::time::Duration,
 }
 
@@ -1133,6 +1133,56 @@ pub struct DevicesImportKeyArgs {
     /// The devices.
     #[command(flatten)]
     pub targets: DeviceTargets,
+}
+
+/// The duration flags' defaults, taken from the libraries that use the values (so --help and
+/// the library say one thing), in the flags' syntax.
+mod defaults {
+    use snow_api::short_duration as go;
+    use snow_lifecycle::{Timeouts, WaitOptions, init::InitOptions};
+
+    /// Each device request (`snow_validate::limits::REQUEST_TIMEOUT`).
+    pub(super) fn device_request() -> String {
+        go(snow_validate::limits::REQUEST_TIMEOUT)
+    }
+    /// Each Deployment `init` waits for.
+    pub(super) fn init_wait() -> String {
+        go(InitOptions::default()
+            .deployment_timeout
+            .unwrap_or_default())
+    }
+    /// How often `init` looks.
+    pub(super) fn init_poll() -> String {
+        go(InitOptions::default().poll)
+    }
+    /// The control plane's wait (EKS Anywhere's).
+    pub(super) fn control_plane() -> String {
+        go(Timeouts::default().control_plane.unwrap_or_default())
+    }
+    /// External etcd's wait.
+    pub(super) fn external_etcd() -> String {
+        go(Timeouts::default().external_etcd.unwrap_or_default())
+    }
+    /// Each machine's wait.
+    pub(super) fn per_machine() -> String {
+        go(Timeouts::default().per_machine.unwrap_or_default())
+    }
+    /// A delete's wait.
+    pub(super) fn deletion() -> String {
+        go(Timeouts::default().deletion.unwrap_or_default())
+    }
+    /// How often create, upgrade and delete look.
+    pub(super) fn lifecycle_poll() -> String {
+        go(WaitOptions::default().poll)
+    }
+    /// `devices cleanup`'s wait for terminated instances.
+    pub(super) fn cleanup_wait() -> String {
+        go(snow_validate::cleanup::WaitOptions::default().timeout)
+    }
+    /// How often `devices cleanup` looks.
+    pub(super) fn cleanup_poll() -> String {
+        go(snow_validate::cleanup::WaitOptions::default().poll)
+    }
 }
 
 /// Every duration flag: Go's syntax (`90s`, `10m`, `1h30m`), read by the parser the spec's
@@ -1251,6 +1301,49 @@ mod tests {
         }
         assert!(differ.is_empty(), "{differ:#?}");
         assert!(value_names.contains_key("output-file"));
+    }
+
+    /// The duration flags' defaults are the libraries' values, read back through the flags'
+    /// own parser (so the text in --help parses to what the library would use).
+    #[test]
+    fn duration_defaults_are_the_libraries_values() {
+        use clap::Parser;
+        let cli =
+            super::Cli::try_parse_from(["snowctl", "create", "cluster", "-f", "x.yaml"]).unwrap();
+        let super::Command::Create(super::CreateCommand::Cluster(create)) = cli.command else {
+            panic!("create cluster");
+        };
+        let timeouts = snow_lifecycle::Timeouts::default();
+        assert_eq!(
+            Some(create.waits.control_plane_wait_timeout),
+            timeouts.control_plane
+        );
+        assert_eq!(
+            Some(create.waits.external_etcd_wait_timeout),
+            timeouts.external_etcd
+        );
+        assert_eq!(
+            Some(create.waits.per_machine_wait_timeout),
+            timeouts.per_machine
+        );
+        assert_eq!(
+            create.waits.poll_interval,
+            snow_lifecycle::WaitOptions::default().poll
+        );
+        let cli = super::Cli::try_parse_from(["snowctl", "validate", "-f", "x.yaml"]).unwrap();
+        let super::Command::Validate(validate) = cli.command else {
+            panic!("validate");
+        };
+        assert_eq!(validate.timeout, snow_validate::limits::REQUEST_TIMEOUT);
+        let cli = super::Cli::try_parse_from(["snowctl", "devices", "cleanup", "edge"]).unwrap();
+        let super::Command::Devices(super::DevicesCommand::Cleanup(cleanup)) = cli.command else {
+            panic!("devices cleanup");
+        };
+        let wait = snow_validate::cleanup::WaitOptions::default();
+        assert_eq!(
+            (cleanup.wait_timeout, cleanup.poll_interval),
+            (wait.timeout, wait.poll)
+        );
     }
 
     /// `--existing` is `render`'s alone: create and upgrade read the live objects.
