@@ -136,7 +136,7 @@ pub fn printable_json(text: &str) -> String {
 /// A report as `-o json` or `-o yaml` prints it, or `None` for `-o text` (each command words
 /// its own text). JSON is pretty-printed with every control character escaped
 /// ([`printable_json`]); YAML quotes and escapes such strings itself. The keys are the report's
-/// own (camelCase, as Kubernetes objects).
+/// own, in its order (camelCase, as Kubernetes objects).
 pub fn structured(format: OutputFormat, report: &impl serde::Serialize) -> Option<String> {
     match format {
         OutputFormat::Text => None,
@@ -144,62 +144,9 @@ pub fn structured(format: OutputFormat, report: &impl serde::Serialize) -> Optio
             printable_json(&serde_json::to_string_pretty(report).unwrap_or_else(|_| "{}".into()))
                 + "\n",
         ),
-        OutputFormat::Yaml => Some(yaml(report)),
-    }
-}
-
-/// YAML of a report, keys in the report's order. serde-saphyr writes C0 controls as escapes in
-/// double quotes but leaves DEL and the C1 range (a terminal reads U+009B as CSI) as they are,
-/// so a report holding one is written with every scalar as a JSON string, which is a valid YAML
-/// double-quoted scalar.
-fn yaml(report: &impl serde::Serialize) -> String {
-    let text = serde_saphyr::to_string(report).unwrap_or_default();
-    if !text.chars().any(|c| c != '\n' && c.is_control()) {
-        return text;
-    }
-    let value = serde_json::to_value(report).unwrap_or(serde_json::Value::Null);
-    let mut out = String::new();
-    yaml_node(&value, 0, &mut out);
-    out
-}
-
-/// Block-style YAML for a value, scalars as JSON (a subset of YAML's flow scalars).
-fn yaml_node(value: &serde_json::Value, indent: usize, out: &mut String) {
-    use serde_json::Value;
-    let pad = " ".repeat(indent);
-    let scalar = |v: &Value| printable_json(&v.to_string());
-    match value {
-        Value::Object(map) if !map.is_empty() => {
-            for (key, item) in map {
-                out.push_str(&format!("{pad}{}:", scalar(&Value::String(key.clone()))));
-                nested(item, indent, out);
-            }
-        }
-        Value::Array(items) if !items.is_empty() => {
-            for item in items {
-                out.push_str(&format!("{pad}-"));
-                nested(item, indent, out);
-            }
-        }
-        Value::Object(_) => out.push_str(&format!("{pad}{{}}\n")),
-        Value::Array(_) => out.push_str(&format!("{pad}[]\n")),
-        other => out.push_str(&format!("{pad}{}\n", scalar(other))),
-    }
-    fn nested(item: &Value, indent: usize, out: &mut String) {
-        match item {
-            Value::Object(m) if !m.is_empty() => {
-                out.push('\n');
-                yaml_node(item, indent + 2, out);
-            }
-            Value::Array(a) if !a.is_empty() => {
-                out.push('\n');
-                yaml_node(item, indent + 2, out);
-            }
-            _ => {
-                out.push(' ');
-                yaml_node(item, 0, out);
-            }
-        }
+        // serde-saphyr escapes every control character in a double-quoted scalar (`\e`,
+        // `\x9B`, `\x7F`), so a registry's or archive's text cannot reach the terminal raw.
+        OutputFormat::Yaml => Some(serde_saphyr::to_string(report).unwrap_or_default()),
     }
 }
 
