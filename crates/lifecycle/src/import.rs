@@ -165,22 +165,20 @@ impl WorkloadKubeconfig {
     /// Reads `path` (bounded, through [`crate::KubeconfigFile`]'s limit) and refuses a
     /// kubeconfig that would run a program or read a file of this machine.
     pub fn read(path: &Path) -> Result<WorkloadKubeconfig, LifecycleError> {
-        use std::io::Read as _;
         let bad = |reason: String| LifecycleError::Kubeconfig {
             path: path.to_owned(),
             reason,
         };
         let limit = crate::MAX_KUBECONFIG_BYTES;
-        let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
-            .map_err(|e| bad(e.to_string()))?;
-        if bytes.len() as u64 > limit {
-            return Err(bad(format!(
-                "it is larger than {} MiB, the most snowctl reads from a kubeconfig",
-                limit >> 20
-            )));
-        }
+        let bytes = crate::files::read_bounded(path, limit).map_err(|e| {
+            bad(match e.kind() {
+                std::io::ErrorKind::FileTooLarge => format!(
+                    "it is larger than {} MiB, the most snowctl reads from a kubeconfig",
+                    limit >> 20
+                ),
+                _ => e.to_string(),
+            })
+        })?;
         let text =
             String::from_utf8(bytes).map_err(|_| bad("not UTF-8 text; save it as UTF-8".into()))?;
         Published::parse(&path.display().to_string(), text)

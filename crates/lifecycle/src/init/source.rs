@@ -78,23 +78,20 @@ fn locate(dir: &Path, wanted: &ComponentAssets, uri: &str) -> Result<PathBuf, Li
 }
 
 fn read(path: &Path, wanted: &ComponentAssets) -> Result<String, LifecycleError> {
-    use std::io::Read as _;
     let fail = |reason: String| LifecycleError::Components {
         component: wanted.label.to_owned(),
         version: wanted.version.clone(),
         origin: path.display().to_string(),
         reason,
     };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_COMPONENTS_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| fail(e.to_string()))?;
-    if bytes.len() as u64 > MAX_COMPONENTS_BYTES {
-        return Err(fail(format!(
-            "larger than {} MiB",
-            MAX_COMPONENTS_BYTES >> 20
-        )));
-    }
+    let bytes = crate::files::read_bounded(path, MAX_COMPONENTS_BYTES).map_err(|e| {
+        fail(match e.kind() {
+            std::io::ErrorKind::FileTooLarge => {
+                format!("larger than {} MiB", MAX_COMPONENTS_BYTES >> 20)
+            }
+            _ => e.to_string(),
+        })
+    })?;
     String::from_utf8(bytes).map_err(|_| fail("not UTF-8 text".into()))
 }
 
