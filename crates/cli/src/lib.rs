@@ -13,6 +13,7 @@ pub mod commands;
 pub mod env;
 pub mod exit;
 pub mod help;
+pub mod logging;
 pub mod output;
 pub mod progress;
 pub mod reference;

@@ -64,8 +64,8 @@ impl GlobalSettings {
             (true, true, _) => Some("warn"),
             (true, false, 0) => Some("info,kube=warn,hyper=warn,tower=warn"),
             (true, false, 1) => Some("debug,kube=warn,hyper=warn,tower=warn"),
-            (true, false, _) => Some("trace,hyper=debug,tower=debug"),
-            (false, false, 2..) => Some("debug,hyper=info,tower=info"),
+            (true, false, _) => Some("trace,kube=debug,hyper=info,tower=info,h2=info,rustls=info"),
+            (false, false, 2..) => Some("debug,hyper=info,tower=info,h2=info,rustls=info"),
             (false, _, _) => None,
         }
     }

@@ -48,7 +48,7 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
         EnvFilter::try_from_env(crate::env::RUST_LOG).unwrap_or_else(|_| EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(crate::logging::RedactedStderr);
     let installed = match args.log_format {
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
         LogFormat::Text => builder.with_ansi(false).try_init(),

@@ -39,7 +39,7 @@ pub fn dispatch(cli: Cli, io: &mut Io<'_>) -> ExitCode {
     ) {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-            .with_writer(std::io::stderr)
+            .with_writer(crate::logging::RedactedStderr)
             .with_ansi(false)
             .try_init();
     }

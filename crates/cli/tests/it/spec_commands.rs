@@ -498,3 +498,38 @@ fn a_missing_device_file_hint_names_only_the_commands_flags() {
         r.stderr
     );
 }
+
+/// `-vv` shows the libraries' debug log (each Kubernetes request), never a password a
+/// kubeconfig's server URL holds nor its token; without it, no log.
+#[test]
+fn very_verbose_logs_each_request_without_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    // Port 1 on loopback: nothing listens, the request fails at once.
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://admin:hunter2pw@127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: tok-SECRET-123\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+    )
+    .unwrap();
+    let describe = |verbose: &[&str]| {
+        let mut cmd = snowctl();
+        cmd.args(verbose)
+            .args(["describe", "cluster", "edge", "--kubeconfig"])
+            .arg(&kubeconfig);
+        run(&mut cmd)
+    };
+    let loud = describe(&["-vv"]);
+    assert_eq!(loud.code, 1, "{}", loud.stderr);
+    assert!(loud.stderr.contains("requesting"), "{}", loud.stderr);
+    assert!(
+        loud.stderr.contains("https://<redacted>@127.0.0.1:1/"),
+        "{}",
+        loud.stderr
+    );
+    for secret in ["hunter2pw", "tok-SECRET-123"] {
+        assert!(!loud.stderr.contains(secret), "{}", loud.stderr);
+    }
+    let quiet = describe(&[]);
+    assert_eq!(quiet.code, 1, "{}", quiet.stderr);
+    assert!(!quiet.stderr.contains("requesting"), "{}", quiet.stderr);
+}
