@@ -84,7 +84,10 @@ fn lifecycle_hint(err: &LifecycleError) -> Option<String> {
         LifecycleError::Timeout { .. } => {
             "look at the object's conditions (snowctl describe cluster NAME) and the CAPAS logs (kubectl -n capas-system logs deploy/capas-controller-manager); run the command again to keep waiting, or raise the timeout".into()
         }
-        LifecycleError::Render(_) => "check the spec with snowctl validate".into(),
+        LifecycleError::Render(_) | LifecycleError::UpgradePlan(_) => {
+            "check the spec with snowctl validate".into()
+        }
+        LifecycleError::Document { .. } => return None,
         LifecycleError::Rejected { .. } => {
             "keep the fields that cannot change as they are on the cluster; create a new cluster for the rest".into()
         }

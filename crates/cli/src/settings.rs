@@ -451,10 +451,11 @@ impl RenderSettings {
     }
 
     /// The release of `spec`, resolved once.
-    pub fn release(&self, spec: &ValidSpec) -> Result<ClusterRelease<'_>, String> {
-        self.inputs
-            .resolve(spec, self.contract)
-            .map_err(|e| e.to_string())
+    pub fn release(
+        &self,
+        spec: &ValidSpec,
+    ) -> Result<ClusterRelease<'_>, snow_api::release::ReleaseError> {
+        self.inputs.resolve(spec, self.contract)
     }
 
     /// The identity Secret's inputs, when the files were given.

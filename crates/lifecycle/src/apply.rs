@@ -29,9 +29,11 @@ fn rank(kind: &str) -> u8 {
 pub(crate) fn parse(rendered: &[RenderedObject]) -> Result<Vec<Value>, LifecycleError> {
     let mut objects = Vec::with_capacity(rendered.len());
     for o in rendered {
-        let mut value: Value = serde_saphyr::from_str(&o.yaml).map_err(|e| {
-            LifecycleError::Render(format!("{}/{} is not valid YAML: {e}", o.kind, o.name))
-        })?;
+        let mut value: Value =
+            serde_saphyr::from_str(&o.yaml).map_err(|e| LifecycleError::Document {
+                what: format!("the rendered {}/{}", o.kind, o.name),
+                reason: format!("not valid YAML: {e}"),
+            })?;
         if value["metadata"]["namespace"].is_null() {
             value["metadata"]["namespace"] = json!(NAMESPACE);
         }

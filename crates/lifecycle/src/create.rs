@@ -63,7 +63,7 @@ pub(crate) fn plan_against(
     live: &Live,
 ) -> Result<UpgradePlan, LifecycleError> {
     plan::plan(req.spec, req.release, &req.render_options(), &live.existing)
-        .map_err(|e| LifecycleError::Render(e.to_string()))
+        .map_err(LifecycleError::UpgradePlan)
 }
 
 /// Does the management cluster have the identity Secret, when the request brings none?

@@ -58,7 +58,19 @@ pub enum LifecycleError {
     },
     /// The cluster could not be rendered.
     #[error("cannot render the cluster: {0}")]
-    Render(String),
+    Render(#[from] capi_render::RenderError),
+    /// The upgrade's objects could not be named and rendered against the live ones.
+    #[error("cannot render the cluster: {0}")]
+    UpgradePlan(#[from] capi_render::upgrade::UpgradeError),
+    /// A document snowctl made or read (a rendered object, the spec's documents, a record)
+    /// could not be encoded or decoded.
+    #[error("{what}: {reason}")]
+    Document {
+        /// Which document.
+        what: String,
+        /// The encoder's or parser's words.
+        reason: String,
+    },
     /// The spec changes what cannot change on an existing cluster, or the cluster is missing.
     #[error("the spec cannot be applied to cluster {cluster}: {} finding(s)", .findings.len())]
     Rejected {

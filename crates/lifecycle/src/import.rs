@@ -411,8 +411,11 @@ pub async fn reflect(
         "data": {"value": secret_value},
     });
     mgmt.apply_as(&secret, MANAGER).await?;
-    let observed = serde_json::to_string_pretty(observation)
-        .map_err(|e| LifecycleError::Render(format!("the observation does not serialize: {e}")))?;
+    let observed =
+        serde_json::to_string_pretty(observation).map_err(|e| LifecycleError::Document {
+            what: "the observation".into(),
+            reason: format!("does not serialize: {e}"),
+        })?;
     let config_map = json!({
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {

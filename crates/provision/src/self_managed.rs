@@ -274,7 +274,7 @@ async fn record_spec(
 ) -> Result<(), ProvisionError> {
     let crds = snow_api::crd::crds();
     for crd in &crds {
-        let crd = serde_json::to_value(crd).map_err(|e| render(e.to_string()))?;
+        let crd = serde_json::to_value(crd).map_err(|e| document("an EKS Anywhere CRD", e))?;
         mgmt.apply(&crd).await?;
     }
     for crd in &crds {
@@ -282,7 +282,7 @@ async fn record_spec(
         init::crd_established(mgmt, name, init).await?;
     }
     let documents: Vec<Value> =
-        serde_saphyr::from_multiple(req.spec_text).map_err(|e| render(e.to_string()))?;
+        serde_saphyr::from_multiple(req.spec_text).map_err(|e| document("the spec", e))?;
     for mut object in documents.into_iter().filter(Value::is_object) {
         if object["apiVersion"] != EKSA_API_VERSION {
             continue;
@@ -324,8 +324,12 @@ async fn record_spec(
     }
 }
 
-fn render(reason: String) -> ProvisionError {
-    LifecycleError::Render(reason).into()
+fn document(what: &str, reason: impl std::fmt::Display) -> ProvisionError {
+    LifecycleError::Document {
+        what: what.to_owned(),
+        reason: reason.to_string(),
+    }
+    .into()
 }
 
 /// A failed step, with what is left and how to go on.

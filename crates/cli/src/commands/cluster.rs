@@ -87,7 +87,7 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
     let files = &args.render.device_files;
     let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let release = render.release(&spec.spec);
-    let release = release.map_err(|e| exit::lifecycle(io, &LifecycleError::Render(e)))?;
+    let release = release.map_err(|e| exit::lifecycle(io, &LifecycleError::Release(e)))?;
     let req = request(&spec, &render, &release, files, &dir);
     let Some(management) = management else {
         return create_self_managed(&args, &req, &render, options, global, io);
@@ -189,7 +189,9 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
     };
     let files = &args.render.device_files;
     let outcome = run(io, async |io| {
-        let release = render.release(&spec.spec).map_err(LifecycleError::Render)?;
+        let release = render
+            .release(&spec.spec)
+            .map_err(LifecycleError::Release)?;
         let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let req = request(&spec, &render, &release, files, &dir);
         let mut events = printer(io, global.verbose);
@@ -225,7 +227,9 @@ pub fn upgrade_plan(
     let files = &args.render.device_files;
     let format = args.output;
     block_on(io, async move |io| {
-        let release = render.release(&spec.spec).map_err(LifecycleError::Render)?;
+        let release = render
+            .release(&spec.spec)
+            .map_err(LifecycleError::Release)?;
         let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let mgmt = management.connect_quietly().await?;
         // The key a create recorded for machine configs without one, as `upgrade` renders it.

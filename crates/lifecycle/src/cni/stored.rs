@@ -163,7 +163,7 @@ pub async fn store_all(
     source: &Source,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Vec<StoreReport>, LifecycleError> {
-    let render = |e: capi_render::RenderError| LifecycleError::Render(e.to_string());
+    let render = LifecycleError::Render;
     let mut wanted = vec![StoredCilium::for_cluster(spec, release).map_err(render)?];
     let inputs = inputs.filter(|_| !matches!(source, Source::Given(_)));
     if let Some(inputs) = inputs {

@@ -49,11 +49,10 @@ pub fn versions_bundle<'a>(
             .max_by_key(|b| key(&b.kube_version)),
     };
     found.ok_or_else(|| {
-        LifecycleError::Render(format!(
-            "the release bundle has no Kubernetes {}; available: {}",
-            kube_version.unwrap_or("version"),
-            bundles.kube_versions().join(", ")
-        ))
+        LifecycleError::Release(snow_api::release::ReleaseError::NoSuchVersion {
+            version: kube_version.unwrap_or("version").to_owned(),
+            available: bundles.kube_versions(),
+        })
     })
 }
 
