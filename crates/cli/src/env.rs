@@ -1,6 +1,7 @@
 //! Every environment variable the CLI reads, by name: flags' fallbacks (clap's `env`) and the
-//! values settings resolve. The libraries read none but `PATH` (the kind driver's lookup);
-//! what they need from the environment the CLI passes in.
+//! values settings resolve. The libraries read none but `PATH` (the kind driver's lookup) and,
+//! through kube-rs's in-cluster configuration, `KUBERNETES_SERVICE_HOST`/`PORT` (a controller in
+//! a pod); what they need from the environment the CLI passes in.
 
 /// The management cluster's kubeconfig files when `--kubeconfig` is not given: a list
 /// separated by ':', merged as kubectl merges it (`settings::find_kubeconfig`).
