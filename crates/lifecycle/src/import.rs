@@ -195,7 +195,7 @@ impl WorkloadKubeconfig {
     }
 
     /// Connects to the workload cluster.
-    pub async fn connect(&self) -> Result<Management, LifecycleError> {
+    pub async fn connect(&self) -> Result<crate::WorkloadCluster, LifecycleError> {
         Management::from_published(&self.0).await
     }
 }

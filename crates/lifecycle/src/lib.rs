@@ -89,7 +89,7 @@ pub use error::LifecycleError;
 pub use event::{Event, Milestones, Stage};
 pub use inventory::{INVENTORY_SUFFIX, Inventory, MANAGED_BY, ObjectRef};
 pub use kubeconfig_file::{KubeconfigFile, KubeconfigSource, MAX_KUBECONFIG_BYTES};
-pub use management::{Management, plural};
+pub use management::{Management, WorkloadCluster, plural};
 pub use move_cluster::{
     Backup, Destination, MoveOptions, Moved, backup_all_before_upgrade, backup_before_upgrade,
     move_cluster, restore,

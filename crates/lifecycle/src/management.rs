@@ -17,7 +17,12 @@ use std::time::Duration;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A connection to a management cluster.
+/// A connection to a workload cluster: the client of [`Management`], made from the kubeconfig
+/// Cluster API publishes for it (so its calls, bounds and errors are the same).
+pub type WorkloadCluster = Management;
+
+/// A connection to a management cluster. A workload cluster is reached with the same client
+/// ([`WorkloadCluster`], made from the kubeconfig Cluster API publishes).
 #[derive(Clone)]
 pub struct Management {
     client: Client,
@@ -156,7 +161,7 @@ impl Management {
         &self,
         cluster: &str,
         kubeconfig: &crate::kubeconfig::Published,
-    ) -> Result<Management, LifecycleError> {
+    ) -> Result<WorkloadCluster, LifecycleError> {
         let cached = self.workloads.lock().ok().and_then(|map| {
             map.get(cluster)
                 .filter(|(text, _)| text == kubeconfig.text())

@@ -94,7 +94,7 @@ pub(crate) async fn workload(
     mgmt: &Management,
     cluster: &str,
     opts: &WaitOptions,
-) -> Result<Management, LifecycleError> {
+) -> Result<crate::WorkloadCluster, LifecycleError> {
     let kubeconfig = workload_kubeconfig(mgmt, cluster, opts).await?;
     mgmt.workload(cluster, &kubeconfig)
         .await
