@@ -199,15 +199,7 @@ pub(crate) async fn wait_ready(
     ));
     wait::wait_for(
         mgmt,
-        Target {
-            stage: Stage::ControlPlane,
-            api_version: &cp_api,
-            kind: "KubeadmControlPlane",
-            name: cluster,
-            condition: "every control-plane machine ready and up to date",
-            judge: wait::replicas_readiness,
-            timeout: opts.timeouts.control_plane,
-        },
+        Target::control_plane(&cp_api, cluster, opts.timeouts.control_plane),
         opts.poll,
         on_event,
     )

@@ -8,7 +8,7 @@
 //! the cluster has them.
 
 use crate::{
-    Event, LifecycleError, Management, Stage, WaitOptions,
+    Event, LifecycleError, Management, WaitOptions,
     delete::find_cluster,
     live::cluster_selector,
     wait::{self, Target},
@@ -119,15 +119,11 @@ pub async fn renew_certificates(
     loop {
         wait::wait_for(
             mgmt,
-            Target {
-                stage: Stage::ControlPlane,
-                api_version: &cp_api,
-                kind: "KubeadmControlPlane",
-                name: cluster,
-                condition: "every control-plane machine ready and up to date",
-                judge: wait::replicas_readiness,
-                timeout: limit.map(|l| l.saturating_sub(start.elapsed())),
-            },
+            Target::control_plane(
+                &cp_api,
+                cluster,
+                limit.map(|l| l.saturating_sub(start.elapsed())),
+            ),
             opts.wait.poll,
             on_event,
         )

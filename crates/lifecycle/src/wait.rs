@@ -245,6 +245,26 @@ pub(crate) struct Target<'a> {
     pub timeout: Option<Duration>,
 }
 
+impl<'a> Target<'a> {
+    /// The KubeadmControlPlane `name` with every machine ready and up to date: what create,
+    /// upgrade and a certificate renewal wait for.
+    pub(crate) fn control_plane(
+        api_version: &'a str,
+        name: &'a str,
+        timeout: Option<Duration>,
+    ) -> Target<'a> {
+        Target {
+            stage: Stage::ControlPlane,
+            api_version,
+            kind: "KubeadmControlPlane",
+            name,
+            condition: "every control-plane machine ready and up to date",
+            judge: replicas_readiness,
+            timeout,
+        }
+    }
+}
+
 /// `1h5m` style ([`snow_api::short_duration`]).
 pub(crate) fn human(d: Duration) -> String {
     snow_api::short_duration(d)
