@@ -141,62 +141,14 @@ fn list_images_lists_the_embedded_catalog_for_a_version() {
     assert!(text.contains("cluster-api-provider-aws-snow"), "{text}");
 }
 
-/// The spec `crates/cli/tests/it/lifecycle.rs` creates: three control-plane machines and two
-/// workers on two devices.
+/// The spec the lifecycle tests create: three control-plane machines and two workers on two
+/// devices.
 fn spec() -> String {
-    let mut text = String::from(
-        r#"apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: Cluster
-metadata:
-  name: edge
-spec:
-  clusterNetwork:
-    cniConfig:
-      cilium: {}
-    pods:
-      cidrBlocks: [10.244.0.0/16]
-    services:
-      cidrBlocks: [10.96.0.0/12]
-  controlPlaneConfiguration:
-    count: 3
-    endpoint:
-      host: "192.168.1.100"
-    machineGroupRef: {kind: SnowMachineConfig, name: edge-cp}
-  datacenterRef: {kind: SnowDatacenterConfig, name: edge}
-  kubernetesVersion: "1.33"
-  workerNodeGroupConfigurations:
-  - name: md-0
-    count: 2
-    machineGroupRef: {kind: SnowMachineConfig, name: edge}
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowDatacenterConfig
-metadata:
-  name: edge
-spec: {}
-"#,
-    );
-    for name in ["edge-cp", "edge"] {
-        text.push_str(&format!(
-            r#"---
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowMachineConfig
-metadata:
-  name: {name}
-spec:
-  devices: ["{}", "{}"]
-  instanceType: sbe-c.large
-  network:
-    directNetworkInterfaces:
-    - {{index: 1, dhcp: true, primary: true}}
-  osFamily: ubuntu
-  physicalNetworkConnector: SFP_PLUS
-  sshKeyName: edge-key
-"#,
-            DEVICES[0], DEVICES[1]
-        ));
+    snow_test_kube::edge_spec::EdgeSpec {
+        devices: &DEVICES,
+        ..Default::default()
     }
-    text
+    .yaml()
 }
 
 #[test]

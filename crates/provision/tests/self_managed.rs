@@ -41,64 +41,14 @@ fn sources() -> Vec<ComponentSource> {
         .collect()
 }
 
-const SPEC: &str = r#"apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: Cluster
-metadata:
-  name: edge
-spec:
-  clusterNetwork:
-    cniConfig:
-      cilium: {}
-    pods:
-      cidrBlocks: [10.244.0.0/16]
-    services:
-      cidrBlocks: [10.96.0.0/12]
-  controlPlaneConfiguration:
-    count: 3
-    endpoint:
-      host: "192.168.1.100"
-    machineGroupRef: {kind: SnowMachineConfig, name: edge-cp}
-  datacenterRef: {kind: SnowDatacenterConfig, name: edge}
-  kubernetesVersion: "1.33"
-  workerNodeGroupConfigurations:
-  - name: md-0
-    count: 2
-    machineGroupRef: {kind: SnowMachineConfig, name: edge}
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowDatacenterConfig
-metadata:
-  name: edge
-spec: {}
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowMachineConfig
-metadata:
-  name: edge-cp
-spec:
-  devices: ["192.168.1.11"]
-  instanceType: sbe-c.large
-  network:
-    directNetworkInterfaces:
-    - {index: 1, dhcp: true, primary: true}
-  osFamily: ubuntu
-  physicalNetworkConnector: SFP_PLUS
-  sshKeyName: edge-key
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowMachineConfig
-metadata:
-  name: edge
-spec:
-  devices: ["192.168.1.11"]
-  instanceType: sbe-c.large
-  network:
-    directNetworkInterfaces:
-    - {index: 1, dhcp: true, primary: true}
-  osFamily: ubuntu
-  physicalNetworkConnector: SFP_PLUS
-  sshKeyName: edge-key
-"#;
+/// The spec created: three control-plane machines and two workers, on one device.
+fn spec() -> String {
+    snow_test_kube::edge_spec::EdgeSpec {
+        devices: &["192.168.1.11"],
+        ..Default::default()
+    }
+    .yaml()
+}
 
 /// The two stand-ins and the files of a run.
 struct Site {
@@ -197,7 +147,8 @@ type Run = (Option<Result<SelfManaged, ProvisionError>>, Vec<String>);
 /// Runs the create with `tweak`ed options; with `stop_at`, drops it (as a kill would) when that
 /// step begins.
 async fn run(site: &Site, stop_at: Option<&str>, tweak: impl FnOnce(&mut Options)) -> Run {
-    let spec = snow_api::check(SPEC)
+    let text = spec();
+    let spec = snow_api::check(&text)
         .expect("spec reads")
         .into_valid()
         .unwrap_or_else(|r| panic!("spec findings: {:?}", r.findings));
@@ -205,7 +156,7 @@ async fn run(site: &Site, stop_at: Option<&str>, tweak: impl FnOnce(&mut Options
     let release = inputs.resolve(&spec, None).expect("release");
     let req = Request {
         spec: &spec,
-        spec_text: SPEC,
+        spec_text: &text,
         release: &release,
         secrets: Some(capi_render::SecretInputs {
             credentials: &site.credentials,
@@ -550,7 +501,7 @@ async fn a_self_managed_cluster_upgrades_itself() {
     result.expect("ran").expect("created");
     // One more worker, applied through the cluster's own kubeconfig: its own (simulated)
     // controllers scale its own machines.
-    let spec_text = SPEC.replacen("count: 2", "count: 3", 1);
+    let spec_text = spec().replacen("count: 2", "count: 3", 1);
     let spec = snow_api::check(&spec_text)
         .expect("spec reads")
         .into_valid()

@@ -55,6 +55,7 @@ mod clock;
 pub mod components;
 pub mod declared;
 mod discovery;
+pub mod edge_spec;
 mod http;
 pub mod kind;
 pub mod nodes;

@@ -5,6 +5,7 @@
 use super::{show, text};
 use serde_json::Value;
 use snow_test_devices::TestCa;
+use snow_test_kube::edge_spec::{EdgeSpec, WorkerGroup};
 use snow_test_kube::{CapiHandle, CapiOptions, KubeStandIn};
 use std::{
     net::IpAddr,
@@ -67,56 +68,22 @@ pub(super) async fn management() -> Mgmt {
 pub(super) struct Group<'a>(pub(super) &'a str, pub(super) u32, pub(super) &'a str);
 
 pub(super) fn spec(endpoint: &str, groups: &[Group<'_>], worker_type: &str) -> String {
-    let mut text = format!(
-        r#"apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: Cluster
-metadata:
-  name: edge
-spec:
-  clusterNetwork:
-    cniConfig:
-      cilium: {{}}
-    pods:
-      cidrBlocks: [10.244.0.0/16]
-    services:
-      cidrBlocks: [10.96.0.0/12]
-  controlPlaneConfiguration:
-    count: 3
-    endpoint:
-      host: "{endpoint}"
-    machineGroupRef: {{kind: SnowMachineConfig, name: edge-cp}}
-  datacenterRef: {{kind: SnowDatacenterConfig, name: edge}}
-  kubernetesVersion: "1.33"
-  workerNodeGroupConfigurations:
-"#
-    );
-    for Group(name, count, config) in groups {
-        text.push_str(&format!(
-            "  - name: {name}\n    count: {count}\n    machineGroupRef: {{kind: SnowMachineConfig, name: {config}}}\n"
-        ));
+    let groups: Vec<WorkerGroup<'_>> = groups
+        .iter()
+        .map(|&Group(name, count, machine_config)| WorkerGroup {
+            name,
+            count,
+            machine_config,
+        })
+        .collect();
+    EdgeSpec {
+        endpoint,
+        groups: &groups,
+        worker_type,
+        devices: &DEVICES,
+        ..EdgeSpec::default()
     }
-    text.push_str("---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: SnowDatacenterConfig\nmetadata:\n  name: edge\nspec: {}\n");
-    for (name, instance_type) in [("edge-cp", "sbe-c.large"), ("edge", worker_type)] {
-        text.push_str(&format!(
-            r#"---
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowMachineConfig
-metadata:
-  name: {name}
-spec:
-  devices: ["{}", "{}"]
-  instanceType: {instance_type}
-  network:
-    directNetworkInterfaces:
-    - {{index: 1, dhcp: true, primary: true}}
-  osFamily: ubuntu
-  physicalNetworkConnector: SFP_PLUS
-  sshKeyName: edge-key
-"#,
-            DEVICES[0], DEVICES[1]
-        ));
-    }
-    text
+    .yaml()
 }
 
 impl Mgmt {

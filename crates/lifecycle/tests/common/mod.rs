@@ -1,8 +1,9 @@
-//! What the lifecycle tests share: the Snow cluster spec they create, and a management cluster
+//! What the lifecycle tests share: the Snow cluster spec they create (`snow_test_kube::edge_spec`), and a management cluster
 //! on the Kubernetes API stand-in. (Each test crate uses some of these.)
 #![allow(dead_code)]
 
 use snow_lifecycle::{KubeconfigSource, Management};
+use snow_test_kube::edge_spec::{EdgeSpec, MD_0, WorkerGroup};
 use snow_test_kube::{CapiHandle, CapiOptions, KubeStandIn};
 use std::{path::PathBuf, time::Duration};
 
@@ -28,64 +29,18 @@ pub(crate) async fn connect(api: &KubeStandIn, dir: &std::path::Path) -> (PathBu
 }
 
 /// A Snow cluster `edge` on devices 192.168.1.11 and .12 (endpoint 192.168.1.100, Kubernetes
-/// 1.33, Cilium) with `control_planes` control-plane machines and one worker group of `workers`.
+/// 1.33, Cilium) with `control_planes` control-plane machines and one worker group of `workers`,
+/// no `sshKeyName`.
 pub(crate) fn edge_spec(control_planes: u32, workers: u32) -> String {
-    format!(
-        r#"apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: Cluster
-metadata:
-  name: edge
-spec:
-  clusterNetwork:
-    cniConfig:
-      cilium: {{}}
-    pods:
-      cidrBlocks: [10.244.0.0/16]
-    services:
-      cidrBlocks: [10.96.0.0/12]
-  controlPlaneConfiguration:
-    count: {control_planes}
-    endpoint:
-      host: "192.168.1.100"
-    machineGroupRef: {{kind: SnowMachineConfig, name: edge-cp}}
-  datacenterRef: {{kind: SnowDatacenterConfig, name: edge}}
-  kubernetesVersion: "1.33"
-  workerNodeGroupConfigurations:
-  - name: md-0
-    count: {workers}
-    machineGroupRef: {{kind: SnowMachineConfig, name: edge}}
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowDatacenterConfig
-metadata:
-  name: edge
-spec: {{}}
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowMachineConfig
-metadata:
-  name: edge-cp
-spec:
-  devices: ["192.168.1.11", "192.168.1.12"]
-  instanceType: sbe-c.large
-  network:
-    directNetworkInterfaces:
-    - {{index: 1, dhcp: true, primary: true}}
-  osFamily: ubuntu
-  physicalNetworkConnector: SFP_PLUS
----
-apiVersion: anywhere.eks.amazonaws.com/v1alpha1
-kind: SnowMachineConfig
-metadata:
-  name: edge
-spec:
-  devices: ["192.168.1.11", "192.168.1.12"]
-  instanceType: sbe-c.large
-  network:
-    directNetworkInterfaces:
-    - {{index: 1, dhcp: true, primary: true}}
-  osFamily: ubuntu
-  physicalNetworkConnector: SFP_PLUS
-"#
-    )
+    let groups = [WorkerGroup {
+        count: workers,
+        ..MD_0[0]
+    }];
+    EdgeSpec {
+        control_planes,
+        groups: &groups,
+        ssh_key_name: None,
+        ..EdgeSpec::default()
+    }
+    .yaml()
 }
