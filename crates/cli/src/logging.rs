@@ -5,7 +5,7 @@
 use std::io::Write;
 use tracing_subscriber::fmt::MakeWriter;
 
-/// Stderr, each log line passed through [`snow_lifecycle::redact_userinfo`].
+/// Stderr, each log line passed through [`snow_api::redact::redact_userinfo`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RedactedStderr;
 
@@ -42,7 +42,7 @@ impl Drop for EventWriter {
 
 /// A log line as it is written.
 fn redacted(line: &str) -> std::borrow::Cow<'_, str> {
-    snow_lifecycle::redact_userinfo(line)
+    snow_api::redact::redact_userinfo(line)
 }
 
 #[cfg(test)]

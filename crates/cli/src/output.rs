@@ -51,12 +51,16 @@ impl Io<'_> {
         let _ = self.stdout.flush();
     }
 
-    /// Writes an error, a warning or a question to standard error (shown even with `-q`).
+    /// Writes an error, a warning or a question to standard error (shown even with `-q`). Every
+    /// line a command writes there (errors, hints, progress, events) passes here, so the user
+    /// name and password a URL in it may carry (a kubeconfig's server, a release manifest's URL)
+    /// are hidden here once for all (`snow_api::redact`).
     pub fn err(&mut self, text: &str) {
+        let text = snow_api::redact::redact_userinfo(text);
         let text = if self.style.plain_err {
-            plain(text)
+            plain(&text)
         } else {
-            text.into()
+            text
         };
         let _ = self.stderr.write_all(text.as_bytes());
         let _ = self.stderr.flush();

@@ -6,6 +6,7 @@ use super::{Context, DeviceSource, FINALIZER, Outcome, sources};
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use snow_api::ValidSpec;
+use snow_api::redact::redact_userinfo;
 use snow_lifecycle::{
     ClusterRequest, LifecycleError, Management, SecretInputs, locate,
     reconcile::{self, DeletePass},
@@ -502,7 +503,7 @@ async fn emit(
             "namespace": ns, "uid": cluster["metadata"]["uid"],
         },
         "reason": reason,
-        "message": message,
+        "message": redact_userinfo(message),
         "type": kind,
         "source": {"component": manager},
         "firstTimestamp": now,
@@ -525,7 +526,7 @@ fn condition(kind: &str, ok: bool, detail: &str, previous: &Value) -> Value {
     if !ok {
         c["reason"] = json!(format!("{}NotReady", kind.trim_end_matches("Ready")));
         c["severity"] = json!("Info");
-        c["message"] = json!(detail);
+        c["message"] = json!(redact_userinfo(detail));
     }
     c
 }
@@ -557,7 +558,7 @@ async fn write_status(
     };
     conditions.push(condition("Ready", ready, &ready_detail, previous));
     let (reason, message) = match &observed.failure {
-        Some((r, m)) => (json!(r), json!(m)),
+        Some((r, m)) => (json!(r), json!(redact_userinfo(m))),
         None => (Value::Null, Value::Null),
     };
     let status = json!({
@@ -608,4 +609,17 @@ async fn write_status(
         out.writes += 1;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_condition_never_carries_a_url_password() {
+        let detail = "cannot reach https://admin:hunter2@10.0.0.1:6443/version";
+        let written = condition("Ready", false, detail, &Value::Null);
+        let message = written["message"].as_str().unwrap();
+        assert_eq!(message, "cannot reach https://<redacted>@10.0.0.1:6443/version");
+    }
 }

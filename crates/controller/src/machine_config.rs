@@ -6,6 +6,7 @@ use super::{Outcome, sources::EKSA_API_VERSION};
 use base64::Engine as _;
 use serde_json::{Value, json};
 use snow_api::DeviceIp;
+use snow_api::redact::redact_userinfo;
 use snow_lifecycle::{LifecycleError, Management};
 use snow_validate::{ClientConfig, Device, SnowDevice, Trust};
 use std::{future::Future, time::Duration};
@@ -165,7 +166,7 @@ pub async fn reconcile<S: DeviceSource>(
     let status = if problems.is_empty() {
         json!({"specValid": true, "failureMessage": null})
     } else {
-        json!({"specValid": false, "failureMessage": problems.join("; ")})
+        json!({"specValid": false, "failureMessage": redact_userinfo(&problems.join("; "))})
     };
     let current = &config["status"];
     let same = current["specValid"] == status["specValid"]

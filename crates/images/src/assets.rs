@@ -16,6 +16,7 @@
 
 use crate::{archive::Archive, layout::ArchiveFile, limits::CONNECT_TIMEOUT, registry::sha256};
 use futures_util::future::join_all;
+use snow_api::redact::redact_userinfo;
 use snow_api::release::{ComponentAssets, ComponentFiles};
 use std::{
     fmt,
@@ -91,7 +92,11 @@ impl fmt::Display for AssetFailure {
         write!(
             f,
             "the {} {} {} ({}): {}",
-            self.component, self.version, self.file, self.uri, self.reason
+            self.component,
+            self.version,
+            self.file,
+            redact_userinfo(&self.uri),
+            redact_userinfo(&self.reason)
         )
     }
 }
@@ -119,7 +124,11 @@ pub enum AssetsError {
         message: String,
     },
     /// The release defaults could not be had from an EKS Anywhere Release manifest.
-    #[error("cannot take the release defaults from {url}: {reason}")]
+    #[error(
+        "cannot take the release defaults from {}: {}",
+        redact_userinfo(.url),
+        redact_userinfo(.reason)
+    )]
     Release {
         /// The URL that failed (the Release manifest, a Bundles or an EKS-D manifest).
         url: String,
@@ -570,6 +579,27 @@ pub fn from_archive(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_password_in_a_release_or_component_url_is_not_shown() {
+        let url = "https://admin:hunter2@assets.site/releases/manifest.yaml";
+        let release = AssetsError::Release {
+            url: url.into(),
+            reason: format!("error sending request for url ({url})"),
+        };
+        let fetch = AssetsError::Fetch(vec![AssetFailure {
+            component: "cluster-api".into(),
+            version: "v1.13.5".into(),
+            file: "components",
+            uri: url.into(),
+            reason: format!("HTTP 404 from {url}"),
+        }]);
+        for err in [release, fetch] {
+            let shown = err.to_string();
+            assert!(!shown.contains("hunter2"), "{shown}");
+            assert!(shown.contains("https://<redacted>@assets.site/"), "{shown}");
+        }
+    }
 
     #[test]
     fn the_default_cache_follows_xdg() {

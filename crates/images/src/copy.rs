@@ -35,6 +35,11 @@ impl TargetRegistry {
             .or_else(|| text.strip_prefix("http://"))
             .unwrap_or(text);
         let (host, namespace) = text.split_once('/').unwrap_or((text, ""));
+        if let Some((_, bare)) = host.rsplit_once('@') {
+            return Err(ImagesError::RegistryLogin {
+                host: bare.to_owned(),
+            });
+        }
         if host.is_empty() || host.contains(char::is_whitespace) {
             return Err(ImagesError::InvalidRegistry {
                 registry: text.to_owned(),
@@ -571,5 +576,31 @@ pub async fn copy_images_with_limits(
     CopyReport {
         images: results.into_iter().map(|(_, r)| r).collect(),
         seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registry_with_a_login_is_refused_without_showing_it() {
+        for given in [
+            "admin:hunter2@registry.site:5000/eks-a",
+            "https://admin:hunter2@registry.site:5000",
+            "hunter2@registry.site:5000",
+        ] {
+            let err = TargetRegistry::parse(given).unwrap_err();
+            assert!(
+                matches!(&err, ImagesError::RegistryLogin { host } if host == "registry.site:5000"),
+                "{given}: {err:?}"
+            );
+            assert!(!err.to_string().contains("hunter2"), "{err}");
+        }
+        let target = TargetRegistry::parse("https://registry.site:5000/eks-a/").unwrap();
+        assert_eq!(
+            (target.host.as_str(), target.namespace.as_str()),
+            ("registry.site:5000", "eks-a")
+        );
     }
 }

@@ -85,6 +85,15 @@ pub enum ImagesError {
         /// What was given.
         registry: String,
     },
+    /// The registry is written with a login in it (`user:password@host`): the password would
+    /// travel in every image reference and error. Only the host is kept, to say which.
+    #[error(
+        "the registry {host} is written with a login (user:password@ before the host): give the registry as HOST[:PORT][/NAMESPACE] and its login apart"
+    )]
+    RegistryLogin {
+        /// The registry without its login.
+        host: String,
+    },
     /// An image URI has no tag.
     #[error("image {image} has no tag")]
     Untagged {

@@ -92,7 +92,7 @@ pub async fn serving_certificate(
                 ))
             })?;
     let url = &config.cluster_url;
-    let server = crate::redact_userinfo(&url.to_string())
+    let server = snow_api::redact::redact_userinfo(&url.to_string())
         .trim_end_matches('/')
         .to_owned();
     if url.scheme_str() != Some("https") {

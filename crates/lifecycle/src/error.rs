@@ -335,7 +335,7 @@ impl LifecycleError {
 /// the user information of any URL in it redacted (a kubeconfig's server URL can hold a
 /// password, and a transport error may quote it).
 pub(crate) fn chain(err: &dyn std::error::Error) -> String {
-    crate::redact::redact_userinfo(&snow_api::error_chain(err)).into_owned()
+    snow_api::redact::redact_userinfo(&snow_api::error_chain(err)).into_owned()
 }
 
 #[cfg(test)]

@@ -73,7 +73,6 @@ mod plan;
 mod process;
 mod providers;
 pub mod reconcile;
-mod redact;
 mod renew;
 pub mod site;
 pub mod ssh_key;
@@ -96,7 +95,6 @@ pub use move_cluster::{
 };
 pub use plan::{ClusterPlan, ComponentPlan, upgrade_plan};
 pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
-pub use redact::redact_userinfo;
 pub use renew::{RENEW_FIELD_MANAGER, RenewOptions, Renewed, renew_certificates};
 pub use support_bundle::{BundleOptions, SupportBundle, collect as collect_support_bundle};
 pub use upgrade::{UpgradeOptions, UpgradeOutcome, upgrade};

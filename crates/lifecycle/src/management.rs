@@ -1,9 +1,6 @@
 //! The management cluster: a kube client, and objects by `apiVersion`, kind and name as JSON.
 
-use super::{
-    FIELD_MANAGER, KubeconfigSource, LifecycleError, ObjectRef, error::chain,
-    redact::redact_userinfo,
-};
+use super::{FIELD_MANAGER, KubeconfigSource, LifecycleError, ObjectRef, error::chain};
 use kube::{
     Api, Client, Config,
     api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy},
@@ -11,6 +8,7 @@ use kube::{
     core::{ApiResource, GroupVersionKind},
 };
 use serde_json::Value;
+use snow_api::redact::redact_userinfo;
 use std::time::Duration;
 
 /// How long one request may take before the management cluster counts as unreachable.
@@ -408,5 +406,27 @@ mod tests {
         assert_eq!(plural("Secret"), "secrets");
         assert_eq!(plural("Namespace"), "namespaces");
         assert_eq!(plural("Ingress"), "ingresses");
+    }
+}
+
+#[cfg(test)]
+mod redacted_server {
+    /// The "Management cluster: …" line and every message show `Management::server`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connected_management_cluster_shows_its_url_without_the_password() {
+        let api = snow_test_kube::KubeStandIn::start().await.unwrap();
+        let url = api.url();
+        let with_login = url.replacen("https://", "https://admin:Sup3rSecretPW@", 1);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kubeconfig");
+        std::fs::write(&path, api.kubeconfig().replace(&url, &with_login)).unwrap();
+        let mgmt = crate::Management::connect(&crate::KubeconfigSource::file(&path))
+            .await
+            .unwrap();
+        assert_eq!(
+            mgmt.server().trim_end_matches('/'),
+            url.replacen("https://", "https://<redacted>@", 1)
+        );
+        assert!(!format!("{mgmt:?}").contains("Sup3rSecretPW"));
     }
 }

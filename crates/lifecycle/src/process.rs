@@ -137,7 +137,7 @@ impl Run<'_> {
 
     /// `text` with the caller's secrets and any URL's user information hidden.
     fn shown(&self, text: &str) -> String {
-        crate::redact::redact_userinfo(&(self.redact)(text)).into_owned()
+        snow_api::redact::redact_userinfo(&(self.redact)(text)).into_owned()
     }
 
     /// Writes the input to stdin and closes it.

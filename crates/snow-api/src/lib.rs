@@ -38,6 +38,7 @@ pub mod fuzz;
 pub mod immutable;
 pub mod limits;
 mod os;
+pub mod redact;
 pub mod release;
 pub mod spec;
 pub mod template;

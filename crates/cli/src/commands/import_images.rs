@@ -22,8 +22,12 @@ fn config(args: &ImportImagesArgs, io: &mut Io<'_>) -> Result<CopyConfig, ExitCo
         let why = format!("--registry HOST:PORT[/NAMESPACE] is required to {verb} (or --list)");
         return Err(exit::usage(io, why));
     };
-    let target =
-        TargetRegistry::parse(registry).map_err(|e| exit::usage(io, format!("--registry: {e}")))?;
+    let target = TargetRegistry::parse(registry).map_err(|e| {
+        let hint = matches!(e, snow_images::ImagesError::RegistryLogin { .. })
+            .then_some("give the login with --username USER --password-stdin");
+        exit::say(io, format_args!("--registry: {e}"), hint);
+        ExitCode::from(exit::USAGE)
+    })?;
     let (ca_certs_pem, mut credentials) = settings::registry_access(&args.source, io)?;
     if let (Some(user), true) = (&args.username, args.password_stdin) {
         // Bounded like every input (settings::read_bytes): stdin may be endless.

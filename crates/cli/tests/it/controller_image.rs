@@ -188,6 +188,27 @@ fn the_built_image_runs_its_static_snowctl_in_a_chroot_as_the_nonroot_user() {
     let binary = std::fs::read(rootfs.join("snowctl")).unwrap();
     assert_eq!(static_executable_problem(&binary), None);
 
+    // Stripped: no symbol table and no debug info in the image; they are in the file beside the
+    // archive that the executable names (gdb's .gnu_debuglink).
+    let in_image = rootfs.join("snowctl");
+    let sections = run("readelf", &["-S", "--wide", in_image.to_str().unwrap()]);
+    for absent in [".symtab", ".debug_info", ".debug_line"] {
+        assert!(
+            !sections.contains(absent),
+            "{absent} in the image's snowctl:\n{sections}"
+        );
+    }
+    assert!(sections.contains(".gnu_debuglink"), "{sections}");
+    let debug_file = image.with_extension("debug");
+    let debug_sections = run("readelf", &["-S", "--wide", debug_file.to_str().unwrap()]);
+    assert!(debug_sections.contains(".symtab"), "{debug_sections}");
+    let link = run(
+        "readelf",
+        &["-p", ".gnu_debuglink", in_image.to_str().unwrap()],
+    );
+    let debug_name = debug_file.file_name().unwrap().to_str().unwrap();
+    assert!(link.contains(debug_name), "{link}");
+
     // It runs alone in the image's root filesystem, as root and as the image's user.
     let root = rootfs.to_str().unwrap();
     let version = format!("snowctl {}\n", env!("CARGO_PKG_VERSION"));

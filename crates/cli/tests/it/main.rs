@@ -25,6 +25,7 @@ mod reference;
 mod release_defaults;
 mod render;
 mod scoped_user;
+mod secrets_sweep;
 mod self_managed;
 mod spec_commands;
 mod support_bundle;
@@ -52,7 +53,7 @@ fn sample_release<S: AsRef<str>>(args: &[S]) -> Vec<String> {
         words.as_slice(),
         ["init" | "controller" | "import-images", ..]
             | ["create" | "upgrade" | "delete", "cluster"]
-            | ["upgrade", "management-components"]
+            | ["upgrade", "management-components" | "plan"]
             | ["download", "artifacts"]
             | ["store", "cilium"]
     );
