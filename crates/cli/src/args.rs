@@ -26,7 +26,8 @@ pub enum Command {
     /// Generate starting configuration.
     #[command(subcommand)]
     Generate(GenerateCommand),
-    /// Check a cluster spec: statically with --offline.
+    /// Check a cluster spec against the release create would use and the devices; statically
+    /// with --offline.
     Validate(ValidateArgs),
     /// Print the CRDs of the EKS Anywhere Snow kinds (Cluster, SnowDatacenterConfig,
     /// SnowMachineConfig, SnowIPPool) as YAML.
@@ -387,8 +388,8 @@ pub struct ControllerArgs {
 #[derive(Debug, Args)]
 pub struct ReleaseArgs {
     /// An EKS Anywhere Bundles manifest to take versions and images from (default: the newest
-    /// EKS Anywhere release with a Snow section, from --release-manifest; `render` alone uses
-    /// the embedded sample, whose images are not published).
+    /// EKS Anywhere release with a Snow section, from --release-manifest; `render` and
+    /// `validate --offline` alone use the embedded sample, whose images are not published).
     #[arg(long, value_name = "FILE")]
     pub bundles: Option<PathBuf>,
     /// The EKS Anywhere Release manifest the default Bundles come from, fetched over HTTPS and
@@ -938,9 +939,23 @@ pub struct ValidateArgs {
     /// The cluster spec file, or `-` for standard input.
     #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub file: PathBuf,
-    /// Check the spec alone, without contacting devices.
-    #[arg(long)]
+    /// Check the spec alone, without contacting devices or the network: its Kubernetes version
+    /// against snowctl's embedded sample catalog (a warning when it lacks it), or against
+    /// --bundles or --artifacts when given.
+    #[arg(long, conflicts_with = "release_manifest")]
     pub offline: bool,
+    /// The release the spec's Kubernetes version must be in, as create takes it (without
+    /// --offline: the published release unless --bundles or --artifacts).
+    #[command(flatten)]
+    pub release: ReleaseArgs,
+    /// The cache of fetched release manifests (default: $XDG_CACHE_HOME/snowctl or
+    /// ~/.cache/snowctl).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// A PEM CA bundle to trust, besides the system's, when fetching the release manifests
+    /// (repeatable).
+    #[arg(long = "ca-cert", value_name = "FILE")]
+    pub ca_certs: Vec<PathBuf>,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,

@@ -246,8 +246,11 @@ fn finding_hint(finding: &Finding) -> Option<String> {
             "choose an unused IP for the control-plane endpoint, or pass --skip-ip-check if the address is known to be free".into()
         }
         ("upgrade.missing", _) => "create it with snowctl create cluster, or check --kubeconfig".into(),
+        (snow_api::release::VERSION_CHECK, _) if finding.severity == Severity::Error => {
+            "set kubernetesVersion to one the release has, or name a release that has this one: --bundles FILE, --artifacts FILE or --release-manifest URL".into()
+        }
         (snow_api::release::VERSION_CHECK, _) => {
-            "render and create will need --bundles with an EKS Anywhere bundle that has this version".into()
+            "the embedded sample is not the release create uses: validate without --offline checks the version against that release (the published one, or --bundles FILE or --artifacts FILE)".into()
         }
         _ => return None,
     })

@@ -44,8 +44,12 @@ pub const EXAMPLES: &[(&[&str], &[Example])] = &[
                 "snowctl validate -f edge.yaml --offline",
             ),
             ex(
-                "Check it, then run the preflight against every device it lists",
+                "Check its version against the published release, then run the preflight",
                 "snowctl validate -f edge.yaml --credentials credentials --ca-bundle ca-bundle.pem",
+            ),
+            ex(
+                "The same against a given Bundles manifest (or --artifacts FILE)",
+                "snowctl validate -f edge.yaml --bundles bundles.yaml --credentials credentials --ca-bundle ca-bundle.pem",
             ),
             ex(
                 "The findings as JSON, for tools",

@@ -216,6 +216,17 @@ pub enum ReleaseDefault<'a> {
         /// `--ca-cert` files, when the command has them.
         ca_certs: &'a [PathBuf],
     },
+    /// As `Published`; when no release has a Snow section for `kube_version`, the newest
+    /// release with one, for a command that reports the version missing against it (`validate`)
+    /// instead of stopping.
+    PublishedOrNewest {
+        /// The Kubernetes version the release should have a Snow section for.
+        kube_version: Option<&'a str>,
+        /// `--cache-dir`.
+        cache_dir: Option<&'a Path>,
+        /// `--ca-cert` files.
+        ca_certs: &'a [PathBuf],
+    },
 }
 
 /// The release catalog a command works from, read once: the inputs, and the manifests as
@@ -228,6 +239,9 @@ pub struct Catalog {
     pub bundles: String,
     /// The EKS-D Release manifests read besides the embedded facts: (name, text).
     pub eksd: Vec<(String, String)>,
+    /// What it is, as a finding names it: `EKS Anywhere v0.29.1`, `the Bundles manifest FILE`,
+    /// `the release of ARCHIVE`, or the embedded sample's name.
+    pub source: String,
 }
 
 impl Catalog {
@@ -247,40 +261,39 @@ pub fn catalog(
     default: ReleaseDefault<'_>,
     io: &mut Io<'_>,
 ) -> Result<Catalog, ExitCode> {
-    let (bundles, mut eksd) = if let Some(path) = &args.artifacts {
+    let (bundles, mut eksd, source) = if let Some(path) = &args.artifacts {
         let archive = snow_images::Archive::open(path)
             .map_err(|e| exit::usage(io, crate::output::printable_lines(&e.to_string())))?;
         let (bundles, eksd) = archive
             .release_manifests()
             .map_err(|e| exit::usage(io, e))?;
-        (Some(bundles), eksd)
+        let source = format!("the release of {}", path.display());
+        (Some(bundles), eksd, source)
     } else if let Some(path) = &args.bundles {
         (
             Some(read_text(path, "the bundles manifest", io)?),
             Vec::new(),
+            format!("the Bundles manifest {}", output::source_name(path)),
         )
+    } else if let (ReleaseDefault::Sample, None) = (default, &args.release_manifest) {
+        io.err(SAMPLE_NOTE);
+        (None, Vec::new(), ReleaseInputs::EMBEDDED_NAME.to_owned())
     } else {
-        match (default, &args.release_manifest) {
-            (ReleaseDefault::Sample, None) => {
-                io.err(SAMPLE_NOTE);
-                (None, Vec::new())
-            }
-            (ReleaseDefault::Sample, Some(_)) => {
-                let (bundles, eksd) = fetch_release(args, None, None, &[], io)?;
-                (Some(bundles), eksd)
-            }
-            (
-                ReleaseDefault::Published {
-                    kube_version,
-                    cache_dir,
-                    ca_certs,
-                },
-                _,
-            ) => {
-                let (bundles, eksd) = fetch_release(args, kube_version, cache_dir, ca_certs, io)?;
-                (Some(bundles), eksd)
-            }
-        }
+        let (kube_version, cache_dir, ca_certs, newest) = match default {
+            ReleaseDefault::Sample => (None, None, &[][..], false),
+            ReleaseDefault::Published {
+                kube_version,
+                cache_dir,
+                ca_certs,
+            } => (kube_version, cache_dir, ca_certs, false),
+            ReleaseDefault::PublishedOrNewest {
+                kube_version,
+                cache_dir,
+                ca_certs,
+            } => (kube_version, cache_dir, ca_certs, true),
+        };
+        let fetched = fetch_release(args, kube_version, cache_dir, ca_certs, newest, io)?;
+        (Some(fetched.bundles), fetched.eksd, fetched.source)
     };
     for path in &args.eksd_releases {
         eksd.push((
@@ -303,6 +316,7 @@ pub fn catalog(
         inputs,
         bundles,
         eksd,
+        source,
     })
 }
 
@@ -310,14 +324,16 @@ pub fn catalog(
 const SAMPLE_NOTE: &str = "note: using the embedded sample catalog (a development build of EKS Anywhere's sample Bundles; its images and components are not published): pass --bundles FILE, --artifacts FILE or --release-manifest URL for a real release\n";
 
 /// The Bundles of the newest EKS Anywhere release with a Snow section (for `kube_version`)
-/// and its EKS-D Release manifests, from `--release-manifest` or EKS Anywhere's.
+/// and its EKS-D Release manifests, from `--release-manifest` or EKS Anywhere's, and what it
+/// is; with `newest`, when no release has `kube_version`, the newest with a Snow section.
 fn fetch_release(
     args: &ReleaseArgs,
     kube_version: Option<&str>,
     cache_dir: Option<&Path>,
     ca_certs: &[PathBuf],
+    newest: bool,
     io: &mut Io<'_>,
-) -> Result<(String, Vec<(String, String)>), ExitCode> {
+) -> Result<Fetched, ExitCode> {
     let url = args
         .release_manifest
         .as_deref()
@@ -326,16 +342,32 @@ fn fetch_release(
         ca_certs_pem: self::ca_certs(ca_certs, io)?,
         ..assets::FetchConfig::new(cache(cache_dir, io)?)
     };
-    let fetched = exit::runtime(io, false)?
-        .block_on(assets::fetch_release(url, kube_version, &config))
-        .map_err(|e| {
-            exit::failed(
+    let fetched =
+        exit::runtime(io, false)?.block_on(assets::fetch_release(url, kube_version, &config));
+    let (fetched, source) = match fetched {
+        Ok(fetched) => {
+            let source = format!("EKS Anywhere {}", fetched.version);
+            (fetched, source)
+        }
+        Err(assets::AssetsError::NoSnowRelease {
+            newest: Some(release),
+            ..
+        }) if newest => {
+            let source = format!(
+                "EKS Anywhere {}, the newest release with a Snow section",
+                release.version
+            );
+            (*release, source)
+        }
+        Err(e) => {
+            return Err(exit::failed(
                 io,
                 format!(
                     "{e}\nhint: offline, pass --bundles FILE (an EKS Anywhere Bundles manifest) or --artifacts FILE (from `snowctl download artifacts`); or --release-manifest URL to read another Release manifest"
                 ),
-            )
-        })?;
+            ));
+        }
+    };
     if let Some(reason) = &fetched.stale {
         io.err(&format!(
             "note: {url} could not be fetched ({reason}): the copy in the cache {} is used\n",
@@ -346,7 +378,18 @@ fn fetch_release(
         "release: EKS Anywhere {} ({}), from {url}\n",
         fetched.version, fetched.bundles_url
     ));
-    Ok((fetched.bundles, fetched.eksd))
+    Ok(Fetched {
+        bundles: fetched.bundles,
+        eksd: fetched.eksd,
+        source,
+    })
+}
+
+/// A release's manifests as [`fetch_release`] had them, and what the release is.
+struct Fetched {
+    bundles: String,
+    eksd: Vec<(String, String)>,
+    source: String,
 }
 
 /// `--cache-dir`, else `$XDG_CACHE_HOME/snowctl` or `~/.cache/snowctl`.

@@ -135,12 +135,44 @@ pub enum AssetsError {
         /// Why.
         reason: String,
     },
+    /// None of the releases looked at has a Snow section for the Kubernetes version asked.
+    #[error(
+        "cannot take the release defaults from {url}: none of the {} newest releases ({}) has a Snow section for Kubernetes {kube_version}{}",
+        looked.len(),
+        looked.join(", "),
+        newest_note(newest.as_deref(), snow_versions)
+    )]
+    NoSnowRelease {
+        /// The Release manifest's URL.
+        url: String,
+        /// The Kubernetes version asked for.
+        kube_version: String,
+        /// The releases looked at, newest first.
+        looked: Vec<String>,
+        /// The newest of them with a Snow section for some version, when one has it (without
+        /// EKS-D manifests): the release a caller that reports the version missing checks
+        /// the spec against.
+        newest: Option<Box<FetchedRelease>>,
+        /// The Kubernetes versions with a Snow section in `newest`.
+        snow_versions: Vec<String>,
+    },
     /// A CA certificate is not PEM.
     #[error("a CA certificate given is not PEM: {message}")]
     CaCertificate {
         /// The reader's message.
         message: String,
     },
+}
+
+fn newest_note(newest: Option<&FetchedRelease>, versions: &[String]) -> String {
+    match newest {
+        Some(release) => format!(
+            " (the newest with one, {}, has {})",
+            release.version,
+            versions.join(", ")
+        ),
+        None => String::new(),
+    }
 }
 
 fn list(failures: &[AssetFailure]) -> String {
@@ -314,11 +346,20 @@ pub async fn fetch_release(
         *fetched += 1;
         Ok::<_, AssetsError>(text)
     };
+    // The newest release with a Snow section for any version, and those versions.
+    let mut newest: Option<(&eksa::EksaRelease, String, Vec<String>)> = None;
     for release in &candidates {
         let uri = release.bundle_manifest_url.as_str();
         let text = cached_or_fetched(uri, &mut fetched).await?;
         let bundles = Bundles::from_yaml(&text).map_err(|e| failed(uri, e.to_string()))?;
         if !eksa::has_snow(&bundles, kube_version) {
+            if newest.is_none() && eksa::has_snow(&bundles, None) {
+                let versions = (bundles.spec.versions_bundles.iter())
+                    .filter(|vb| vb.snow().is_ok())
+                    .map(|vb| vb.kube_version.clone())
+                    .collect();
+                newest = Some((release, text, versions));
+            }
             continue;
         }
         let mut eksd = Vec::new();
@@ -350,6 +391,29 @@ pub async fn fetch_release(
         });
     }
     let looked: Vec<&str> = candidates.iter().map(|r| r.version.as_str()).collect();
+    if let Some(kube_version) = kube_version {
+        let (newest, snow_versions) = match newest {
+            Some((release, bundles, versions)) => {
+                let found = FetchedRelease {
+                    version: release.version.clone(),
+                    bundles_url: release.bundle_manifest_url.clone(),
+                    bundles,
+                    eksd: Vec::new(),
+                    stale,
+                    fetched,
+                };
+                (Some(Box::new(found)), versions)
+            }
+            None => (None, Vec::new()),
+        };
+        return Err(AssetsError::NoSnowRelease {
+            url: url.to_owned(),
+            kube_version: kube_version.to_owned(),
+            looked: looked.iter().map(|v| (*v).to_owned()).collect(),
+            newest,
+            snow_versions,
+        });
+    }
     Err(failed(
         url,
         format!(

@@ -298,11 +298,24 @@ async fn no_release_with_snow_for_the_version_and_an_unreachable_manifest_are_na
     let url = format!("{}{}", server.base, release_site::RELEASE_MANIFEST_PATH);
     let err = assets::fetch_release(&url, Some("1.19"), &config(cache.path(), &ca))
         .await
-        .unwrap_err()
-        .to_string();
+        .unwrap_err();
+    // The newest release with a Snow section comes with the error, for a caller that reports
+    // the version missing (validate), and the message names its versions.
+    let assets::AssetsError::NoSnowRelease {
+        newest: Some(newest),
+        snow_versions,
+        ..
+    } = &err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(newest.version, release_site::SNOW_RELEASE);
+    assert!(newest.bundles.contains("kubeVersion: '1.31'"));
+    assert_eq!(snow_versions.len(), 7, "{snow_versions:?}");
+    let err = err.to_string();
     assert!(
         err.contains(&url)
-            && err.contains("none of the 2 newest releases (v0.30.0, v0.29.1) has a Snow section for Kubernetes 1.19"),
+            && err.contains("none of the 2 newest releases (v0.30.0, v0.29.1) has a Snow section for Kubernetes 1.19 (the newest with one, v0.29.1, has 1.30, 1.31, 1.32, 1.33, 1.34, 1.35, 1.36)"),
         "{err}"
     );
     let missing = format!("{}/nothing.yaml", server.base);

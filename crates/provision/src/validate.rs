@@ -4,7 +4,7 @@
 //! otherwise an info finding says the devices were not checked.
 
 use crate::DevicePaths;
-use snow_api::{DeviceIp, Finding, Report, release::ReleaseInputs};
+use snow_api::{DeviceIp, Finding, Report, Severity, release::ReleaseInputs};
 use snow_credentials::{SecretString, registry};
 use snow_validate::DeviceProgress;
 use std::time::Duration;
@@ -13,9 +13,23 @@ use std::time::Duration;
 #[derive(Default)]
 pub struct ValidateOptions<'a> {
     /// The release catalog the spec's Kubernetes version must be in; `None` skips that check.
-    pub catalog: Option<&'a ReleaseInputs>,
+    pub catalog: Option<CatalogCheck<'a>>,
     /// The environment and the devices; `None` is offline: the spec and the catalog only.
     pub online: Option<Online<'a>>,
+}
+
+/// The release catalog a spec's Kubernetes version is checked against
+/// ([`ReleaseInputs::missing_version`]).
+#[derive(Debug, Clone, Copy)]
+pub struct CatalogCheck<'a> {
+    /// Its versions.
+    pub inputs: &'a ReleaseInputs,
+    /// What it is, as the finding names it: the release (`EKS Anywhere v0.29.1`), a file, or
+    /// [`ReleaseInputs::EMBEDDED_NAME`].
+    pub name: &'a str,
+    /// The finding's severity for a version it lacks: an error when it is the release a create
+    /// would use, a warning when it is not (the embedded sample).
+    pub severity: Severity,
 }
 
 /// The inputs of the checks beyond the spec file.
@@ -60,7 +74,8 @@ pub async fn validate(
 ) -> Result<Validation, Box<Finding>> {
     let mut findings = report.findings.clone();
     if let Some(catalog) = options.catalog {
-        findings.extend(catalog.missing_version(report));
+        let missing = (catalog.inputs).missing_version(report, catalog.name, catalog.severity);
+        findings.extend(missing);
     }
     let Some(online) = options.online else {
         return Ok(Validation {
@@ -75,8 +90,8 @@ pub async fn validate(
         findings.extend(unset);
     }
     let mut preflight = None;
-    match &report.spec {
-        Some(spec) if !snow_api::has_errors(&report.findings) => {
+    match checked_on_devices(report) {
+        Some(spec) => {
             let checked = crate::preflight::run(
                 spec,
                 online.devices,
@@ -91,7 +106,7 @@ pub async fn validate(
                 elapsed: checked.elapsed,
             });
         }
-        _ => findings.push(
+        None => findings.push(
             Finding::info(
                 "preflight.skipped",
                 "the devices were not checked because the spec has errors",
@@ -103,4 +118,20 @@ pub async fn validate(
         findings,
         preflight,
     })
+}
+
+/// The spec preflight checks: one without error findings.
+fn checked_on_devices(report: &Report) -> Option<&snow_api::ClusterSpec> {
+    (report.spec.as_ref()).filter(|_| !snow_api::has_errors(&report.findings))
+}
+
+/// What [`validate`] would refuse as input before it reads anything else: with `online`, a
+/// device file preflight needs and is not given, when preflight will run (a spec without error
+/// findings). For a caller that fetches a release first, so that input missing is said before
+/// any network.
+pub fn device_input(report: &Report, online: &Online<'_>) -> Result<(), Box<Finding>> {
+    match checked_on_devices(report) {
+        Some(_) => crate::preflight::device_files(online.devices, online.timeout).map(|_| ()),
+        None => Ok(()),
+    }
 }

@@ -1,10 +1,10 @@
 //! `validate`'s merge: the catalog's finding, preflight skipped for a spec with errors, the
 //! environment's, and input preflight cannot use.
 
-use snow_api::{Finding, release::ReleaseInputs};
+use snow_api::{Finding, Severity, release::ReleaseInputs};
 use snow_provision::{
     DevicePaths,
-    validate::{Online, ValidateOptions, Validation, validate},
+    validate::{CatalogCheck, Online, ValidateOptions, Validation, device_input, validate},
 };
 use std::time::Duration;
 
@@ -48,13 +48,37 @@ fn login_findings(findings: &[Finding]) -> usize {
 async fn offline_the_catalog_adds_a_version_it_lacks() {
     let catalog = ReleaseInputs::embedded().unwrap();
     let old = report(&SPEC.replace("kubernetesVersion: 1.33", "kubernetesVersion: 1.28"));
+    let check = |severity| CatalogCheck {
+        inputs: &catalog,
+        name: ReleaseInputs::EMBEDDED_NAME,
+        severity,
+    };
     let with = ValidateOptions {
-        catalog: Some(&catalog),
+        catalog: Some(check(Severity::Warning)),
         online: None,
     };
     let v = run(&old, with).await.unwrap();
     assert_eq!(checks(&v.findings), ["release.version"]);
+    assert_eq!(v.findings[0].severity, Severity::Warning);
+    assert_eq!(
+        v.findings[0].message,
+        "Kubernetes 1.28 is not in snowctl's embedded release bundle (1.30, 1.31, 1.32, 1.33, 1.34, 1.35, 1.36)"
+    );
     assert!(v.preflight.is_none());
+    // Against the release a create would use, the caller's severity: an error.
+    let with = ValidateOptions {
+        catalog: Some(check(Severity::Error)),
+        online: None,
+    };
+    let v = run(&old, with).await.unwrap();
+    assert_eq!(v.findings[0].severity, Severity::Error);
+    assert!(snow_api::has_errors(&v.findings));
+    // A version the catalog has: nothing.
+    let with = ValidateOptions {
+        catalog: Some(check(Severity::Error)),
+        online: None,
+    };
+    assert!(run(&report(SPEC), with).await.unwrap().findings.is_empty());
 
     let without = run(&old, ValidateOptions::default());
     assert!(without.await.unwrap().findings.is_empty());
@@ -95,8 +119,11 @@ async fn online_a_mirror_login_unset_is_a_finding_and_missing_device_files_are_i
         catalog: None,
         online: Some(online()),
     };
+    // The same input refused before anything else is read: validate's own finding.
+    let early = device_input(&with_mirror, &online()).unwrap_err();
     let err = run(&with_mirror, options).await.unwrap_err();
     assert_eq!(err.check, "preflight.input");
+    assert_eq!(early, err);
     // Data, not the CLI's words: the DevicePaths field that is empty, and no flag in a hint.
     assert_eq!(err.field.as_deref(), Some("credentials"));
     assert!(err.hint.is_none(), "{:?}", err.hint);
@@ -106,6 +133,8 @@ async fn online_a_mirror_login_unset_is_a_finding_and_missing_device_files_are_i
         catalog: None,
         online: Some(online()),
     };
+    // A spec with errors is not checked on the devices: no device file is needed.
+    assert!(device_input(&bad, &online()).is_ok());
     let v = run(&bad, options).await.unwrap();
     assert_eq!(login_findings(&v.findings), 2, "{:?}", v.findings);
     // Offline, the environment is not read.

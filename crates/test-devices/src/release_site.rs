@@ -35,9 +35,20 @@ fn release_manifest(base: &str) -> Vec<u8> {
 /// Serves the site on `ip` with a certificate of `ca`; `eksd` is the EKS-D Release manifest
 /// served at every EKS-D URL of the sample Bundles.
 pub async fn start(ip: IpAddr, ca: &TestCa, eksd: Vec<u8>) -> Result<FileServer, String> {
+    let sample = snow_api::release::ReleaseInputs::embedded_bundles_yaml();
+    start_with_bundles(ip, ca, eksd, sample).await
+}
+
+/// [`start`] with `bundles` (the embedded sample, edited) as the Bundles of the releases with
+/// a Snow section (`v0.29.1` and `v0.31.0`), e.g. a Kubernetes version the sample lacks.
+pub async fn start_with_bundles(
+    ip: IpAddr,
+    ca: &TestCa,
+    eksd: Vec<u8>,
+    bundles: &str,
+) -> Result<FileServer, String> {
     FileServer::start_with(ip, ca, |base| {
-        let sample = snow_api::release::ReleaseInputs::embedded_bundles_yaml()
-            .replace(DISTRO_PREFIX, &format!("{base}/distro/"));
+        let sample = bundles.replace(DISTRO_PREFIX, &format!("{base}/distro/"));
         // An unknown key is ignored by readers of Bundles: the Snow sections are gone.
         let without_snow = sample.replace("\n    snow:\n", "\n    snowRemoved:\n");
         let mut files = HashMap::new();

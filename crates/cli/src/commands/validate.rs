@@ -1,19 +1,26 @@
-//! `snowctl validate -f FILE|- [--offline] [-o text|json|yaml] [--skip-ip-check] [--timeout DURATION]`.
+//! `snowctl validate -f FILE|- [--offline] [--bundles FILE | --artifacts FILE | --release-manifest
+//! URL] [-o text|json|yaml] [--skip-ip-check] [--timeout DURATION]`.
 //!
-//! Static validation always; then, unless `--offline`, preflight against every listed device
+//! Static validation always, and the spec's Kubernetes version against a release catalog:
+//! unless `--offline`, the release `create cluster` would use, resolved by the same
+//! `settings::catalog` (the published release for that version unless `--bundles` or
+//! `--artifacts`; when no published release has it, the newest with a Snow section, so that
+//! the finding names the versions it has), then preflight against every listed device
 //! (credentials and CA bundle from `--credentials`/`--ca-bundle` or `EKSA_AWS_CREDENTIALS_FILE`/
-//! `EKSA_AWS_CA_BUNDLES_FILE`). One report either way, merged by `snow_provision::validate`.
+//! `EKSA_AWS_CA_BUNDLES_FILE`). `--offline` checks the version against the embedded sample
+//! catalog (a warning: it is not the release create uses), or the `--bundles`/`--artifacts`
+//! given. One report either way, merged by `snow_provision::validate`.
 
 use crate::{
     args::{OutputFormat, ValidateArgs},
     exit::{self, Outcome},
     output::{self, Io},
-    settings,
+    settings::{self, Catalog, ReleaseDefault},
 };
-use snow_api::Finding;
+use snow_api::{Finding, Severity, release::ReleaseInputs};
 use snow_provision::{
     preflight,
-    validate::{self, Online, ValidateOptions, Validation},
+    validate::{self, CatalogCheck, Online, ValidateOptions, Validation},
 };
 use std::process::ExitCode;
 
@@ -43,9 +50,18 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
             skip_ip_check: args.skip_ip_check,
         }
     });
-    let catalog = snow_api::release::ReleaseInputs::embedded().ok();
+    // Input missing for the devices is said before any release is fetched.
+    if let Some(online) = &online {
+        validate::device_input(&report, online)
+            .map_err(|finding| input_failure(&args, io, &name, None, *finding))?;
+    }
+    let catalog = catalog(&args, &report, io)?;
     let options = ValidateOptions {
-        catalog: catalog.as_ref(),
+        catalog: catalog.as_ref().map(|(catalog, severity)| CatalogCheck {
+            inputs: &catalog.inputs,
+            name: &catalog.source,
+            severity: *severity,
+        }),
         online,
     };
     let runtime = exit::runtime(io, false)?;
@@ -101,6 +117,41 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
         }
     }
     Ok(exit::for_findings(&findings))
+}
+
+/// The catalog the spec's Kubernetes version is checked against, and the severity of a version
+/// it lacks. Offline without `--bundles` or `--artifacts`: the embedded sample (a warning, and
+/// nothing said on stderr, as the finding names it). Otherwise the release create would use
+/// (an error), through `settings::catalog` as create resolves it; none for a spec without a
+/// version when nothing names a release (there is nothing to look up).
+fn catalog(
+    args: &ValidateArgs,
+    report: &snow_api::Report,
+    io: &mut Io<'_>,
+) -> Result<Option<(Catalog, Severity)>, ExitCode> {
+    let release = &args.release;
+    let given = release.bundles.is_some() || release.artifacts.is_some();
+    let version = (report.spec.as_ref()).and_then(|s| s.cluster.spec.kubernetes_version.as_deref());
+    let default = match (args.offline, given) {
+        (true, false) => {
+            let sample = ReleaseInputs::embedded().ok().map(|inputs| Catalog {
+                inputs,
+                bundles: ReleaseInputs::embedded_bundles_yaml().to_owned(),
+                eksd: Vec::new(),
+                source: ReleaseInputs::EMBEDDED_NAME.to_owned(),
+            });
+            return Ok(sample.map(|catalog| (catalog, Severity::Warning)));
+        }
+        (false, false) if version.is_none() => return Ok(None),
+        (true, true) => ReleaseDefault::Sample,
+        (false, _) => ReleaseDefault::PublishedOrNewest {
+            kube_version: version,
+            cache_dir: args.cache_dir.as_deref(),
+            ca_certs: &args.ca_certs,
+        },
+    };
+    let catalog = settings::catalog(release, default, io)?;
+    Ok(Some((catalog, Severity::Error)))
 }
 
 fn input_failure(

@@ -30,6 +30,7 @@ mod self_managed;
 mod spec_commands;
 mod support_bundle;
 mod upgrade_plan;
+mod validate_release;
 
 /// The embedded sample Bundles as a file.
 const SAMPLE_BUNDLES: &str = concat!(
@@ -49,7 +50,11 @@ fn sample_release<S: AsRef<str>>(args: &[S]) -> Vec<String> {
         .take(2)
         .map(String::as_str)
         .collect();
+    let offline = out.iter().any(|a| a == "--offline");
     let reads_catalog = matches!(
+        words.as_slice(),
+        ["validate", ..] if !offline
+    ) || matches!(
         words.as_slice(),
         ["init" | "controller" | "import-images", ..]
             | ["create" | "upgrade" | "delete", "cluster"]

@@ -101,15 +101,15 @@ fn preflight_reports_per_device_findings_in_the_static_report_shape() {
     let bundle = write(dir.path(), "ca.pem", ca.pem());
 
     let out = snowctl()
-        .args([
+        .args(super::sample_release(&[
             "validate",
             "-o",
             "json",
             "--skip-ip-check",
             "--timeout",
             "5s",
-            "-f",
-        ])
+        ]))
+        .arg("-f")
         .arg(&cluster)
         .env("EKSA_AWS_CREDENTIALS_FILE", &creds)
         .env("EKSA_AWS_CA_BUNDLES_FILE", &bundle)
@@ -172,7 +172,13 @@ fn preflight_reports_per_device_findings_in_the_static_report_shape() {
     let warned_at = ini.lines().count() - 1;
     let creds = write(dir.path(), "credentials", &ini);
     let out = snowctl()
-        .args(["validate", "--skip-ip-check", "--timeout", "5s", "-f"])
+        .args(super::sample_release(&[
+            "validate",
+            "--skip-ip-check",
+            "--timeout",
+            "5s",
+        ]))
+        .arg("-f")
         .arg(&cluster)
         .env("EKSA_AWS_CREDENTIALS_FILE", &creds)
         .env("EKSA_AWS_CA_BUNDLES_FILE", &bundle)
@@ -242,7 +248,14 @@ fn an_authenticated_mirror_without_its_variables_is_a_preflight_finding_on_the_f
     let bundle = write(dir.path(), "ca.pem", ca.pem());
     let validate = |env: &[(&str, &str)]| {
         let out = snowctl()
-            .args(["validate", "-o", "json", "--timeout", "2s", "-f"])
+            .args(super::sample_release(&[
+                "validate",
+                "-o",
+                "json",
+                "--timeout",
+                "2s",
+            ]))
+            .arg("-f")
             .arg(&cluster)
             .arg("--credentials")
             .arg(&credentials)

@@ -5,7 +5,7 @@
 use super::{
     Bundles, Contract, KubeDistro, Release, ReleaseError, RepoTag, SnowBundle, VersionsBundle,
 };
-use crate::{Finding, Report, ValidSpec};
+use crate::{Finding, Report, Severity, ValidSpec};
 use serde::Deserialize;
 use std::{collections::BTreeMap, sync::LazyLock};
 
@@ -200,9 +200,20 @@ impl ReleaseInputs {
 }
 
 impl ReleaseInputs {
-    /// A warning when the report's Kubernetes version is valid but these inputs lack it, so the
-    /// user learns at `validate` that render and create will need a `--bundles` file with it.
-    pub fn missing_version(&self, report: &Report) -> Vec<Finding> {
+    /// How [`ReleaseInputs::missing_version`] names the embedded catalog.
+    pub const EMBEDDED_NAME: &'static str = "snowctl's embedded release bundle";
+
+    /// A finding when the report's Kubernetes version is valid but these inputs lack it, naming
+    /// the versions they have: `catalog` names the inputs in the message (the release, a file,
+    /// or [`ReleaseInputs::EMBEDDED_NAME`]) and `severity` is the caller's: an error against
+    /// the release a create would use (it would refuse the spec), a warning against a catalog
+    /// that is not that release (the embedded sample).
+    pub fn missing_version(
+        &self,
+        report: &Report,
+        catalog: &str,
+        severity: Severity,
+    ) -> Vec<Finding> {
         let field = "spec.kubernetesVersion";
         let Some(spec) = &report.spec else {
             return Vec::new();
@@ -214,20 +225,25 @@ impl ReleaseInputs {
             .findings
             .iter()
             .any(|f| f.field.as_deref() == Some(field))
-            || self.for_version(version).is_ok()
+            || self.bundles.versions_bundle(version).is_ok()
         {
             return Vec::new();
         }
         let available = self.bundles.kube_versions().join(", ");
-        let finding = Finding::warning(
+        let hint = match severity {
+            Severity::Error => {
+                "use a Kubernetes version the release has, or a release that has this one"
+            }
+            _ => "render and create will need a release catalog whose Bundles have this version",
+        };
+        let finding = Finding::new(
+            severity,
             super::VERSION_CHECK,
-            format!(
-                "Kubernetes {version} is not in snowctl's embedded release bundle ({available})"
-            ),
+            format!("Kubernetes {version} is not in {catalog} ({available})"),
         )
         .object(format!("Cluster/{}", spec.name()))
         .field(field)
-        .hint("render and create will need a release catalog whose Bundles have this version");
+        .hint(hint);
         spec.locate(vec![finding])
     }
 }
