@@ -117,7 +117,7 @@ pub enum LifecycleError {
     /// The cluster's infrastructure is managed by another system (its AWSSnowCluster carries
     /// Cluster API's externally-managed annotation with a value other than snowctl's import).
     #[error(
-        "cluster {cluster} is managed by another system (its AWSSnowCluster is annotated cluster.x-k8s.io/managed-by: {manager:?}): {action} is refused; Cluster API's infrastructure provider leaves such a cluster to that system, and so does snowctl"
+        "cluster {cluster} is managed by another system (its AWSSnowCluster is annotated cluster.x-k8s.io/managed-by: {manager:?}): {action} is refused; Cluster API's infrastructure provider leaves such a cluster to that system, and so does snowctl: change it through that system"
     )]
     ManagedElsewhere {
         /// The cluster.
@@ -129,7 +129,7 @@ pub enum LifecycleError {
     },
     /// The cluster is paused by someone else (not by a move of snowctl's).
     #[error(
-        "cluster {cluster} is paused ({how}) and not by snowctl: {action} is refused; Cluster API does not act on a paused cluster, and snowctl never lifts a pause it did not make"
+        "cluster {cluster} is paused ({how}) and not by snowctl: {action} is refused; Cluster API does not act on a paused cluster, and snowctl never lifts a pause it did not make: unpause it once whoever paused it is done"
     )]
     Paused {
         /// The cluster.
