@@ -111,6 +111,15 @@ fn lifecycle_hint(err: &LifecycleError) -> Option<String> {
         LifecycleError::Imported { cluster, .. } => format!(
             "nothing was changed; to forget the cluster, remove only its records: snowctl delete cluster {cluster} --records-only"
         ),
+        LifecycleError::ManagedElsewhere { manager, .. } => format!(
+            "nothing was changed; change the cluster through the system that manages it ({manager:?})"
+        ),
+        LifecycleError::Paused { cluster, .. } => format!(
+            "nothing was changed; once whoever paused it is done, unpause it (kubectl -n eksa-system patch clusters.cluster.x-k8s.io {cluster} --type merge -p '{{\"spec\":{{\"paused\":false}},\"metadata\":{{\"annotations\":{{\"cluster.x-k8s.io/paused\":null}}}}}}') and run the command again"
+        ),
+        LifecycleError::UnlabelledCrds { .. } => {
+            "run the kubectl label command above (clusterctl also labels each CRD cluster.x-k8s.io/provider=<provider>, which a move does not read), then run the command again".into()
+        }
         LifecycleError::Backup { .. } => {
             "pass the directory a backup (snowctl move cluster NAME --to-directory DIR) wrote; every *.yaml file in it must be one object of the backup".into()
         }
@@ -330,5 +339,38 @@ mod tests {
             searched: "PATH".into(),
         };
         assert!(hint(missing).contains("--bootstrap-kubeconfig FILE"));
+    }
+
+    #[test]
+    fn the_refusals_and_unlabelled_crds_say_what_to_do() {
+        let hint = |e: LifecycleError| lifecycle_hint(&e).unwrap();
+        let paused = LifecycleError::Paused {
+            cluster: "edge".into(),
+            action: "upgrade cluster".into(),
+            how: "spec.paused: true".into(),
+        };
+        assert!(
+            hint(paused).contains(
+                "kubectl -n eksa-system patch clusters.cluster.x-k8s.io edge --type merge -p '{\"spec\":{\"paused\":false}"
+            )
+        );
+        let elsewhere = LifecycleError::ManagedElsewhere {
+            cluster: "edge".into(),
+            action: "delete cluster".into(),
+            manager: "fleet".into(),
+        };
+        assert!(hint(elsewhere).contains("(\"fleet\")"));
+        let backup = LifecycleError::BackupFailed {
+            cluster: "edge".into(),
+            cause: Box::new(LifecycleError::UnlabelledCrds {
+                cluster: "edge".into(),
+                crds: vec!["clusters.cluster.x-k8s.io".into()],
+            }),
+        };
+        let said = hint(backup);
+        assert!(
+            said.contains("kubectl label command above") && said.ends_with("--no-backup"),
+            "{said}"
+        );
     }
 }

@@ -114,6 +114,45 @@ pub enum LifecycleError {
         /// What was refused (`upgrade cluster`, `delete cluster`, …).
         action: String,
     },
+    /// The cluster's infrastructure is managed by another system (its AWSSnowCluster carries
+    /// Cluster API's externally-managed annotation with a value other than snowctl's import).
+    #[error(
+        "cluster {cluster} is managed by another system (its AWSSnowCluster is annotated cluster.x-k8s.io/managed-by: {manager:?}): {action} is refused; Cluster API's infrastructure provider leaves such a cluster to that system, and so does snowctl: change it through that system"
+    )]
+    ManagedElsewhere {
+        /// The cluster.
+        cluster: String,
+        /// What was refused (`upgrade cluster`, `delete cluster`, …).
+        action: String,
+        /// The annotation's value: the system that manages it.
+        manager: String,
+    },
+    /// The cluster is paused by someone else (not by a move of snowctl's).
+    #[error(
+        "cluster {cluster} is paused ({how}) and not by snowctl: {action} is refused; Cluster API does not act on a paused cluster, and snowctl never lifts a pause it did not make: unpause it once whoever paused it is done"
+    )]
+    Paused {
+        /// The cluster.
+        cluster: String,
+        /// What was refused (`upgrade cluster`, `delete cluster`, …).
+        action: String,
+        /// How it is paused (`spec.paused: true`, the annotation and its value).
+        how: String,
+    },
+    /// A move or backup found no Cluster of the name because the Cluster API CRDs lack
+    /// clusterctl's label, by which a move finds the kinds it carries (Cluster API installed by
+    /// something other than clusterctl); the cluster itself is there.
+    #[error(
+        "cluster {cluster} is on the management cluster, but a move cannot find its objects: {} Cluster API CRD(s) lack clusterctl's label clusterctl.cluster.x-k8s.io, by which a move finds the kinds it carries (Cluster API was installed by something other than clusterctl); label them as clusterctl does (nothing was changed):\n  kubectl label crd {} clusterctl.cluster.x-k8s.io=",
+        .crds.len(),
+        .crds.join(" ")
+    )]
+    UnlabelledCrds {
+        /// The cluster.
+        cluster: String,
+        /// The names of the Cluster API CRDs without the label, sorted.
+        crds: Vec<String>,
+    },
     /// An import-only step met a cluster that was not imported.
     #[error("cluster {cluster}: {reason}")]
     NotImported {

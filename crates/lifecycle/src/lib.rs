@@ -13,6 +13,8 @@
 //! cluster's Cluster API objects to another management cluster or a backup directory, and
 //! [`restore`] brings a backup back. [`support_bundle::collect`] reads what the people who help
 //! need when a cluster is in trouble ([`SupportBundle`], [`BundleOptions`]).
+//! [`standing::refusal`] says what a command will not do to a cluster (not there, imported,
+//! managed by another system, paused by someone else) from one read, before anything else.
 //!
 //! Nothing here prints or reads flags: progress goes to a callback as [`Event`]s, failures are
 //! [`LifecycleError`]s. The only files touched are kubeconfigs ([`kubeconfig`]), the kind
@@ -76,6 +78,7 @@ pub mod reconcile;
 mod renew;
 pub mod site;
 pub mod ssh_key;
+pub mod standing;
 pub mod support_bundle;
 mod upgrade;
 mod wait;

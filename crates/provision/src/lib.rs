@@ -12,6 +12,7 @@
 //! [`validate`] merges the static, catalog, environment and preflight findings of `validate`.
 //! [`components`] makes the provider stack `init` installs from a directory, an archive or HTTPS.
 //! [`cleanup`] plans `devices cleanup` only once the management cluster no longer has the cluster.
+//! [`refusal`] says what a command will not do to a cluster before anything it needs to do it.
 //! [`target`] decides where a create or a delete runs: on a management cluster, or from nothing
 //! and through a bootstrap cluster for a cluster that manages itself.
 //!
@@ -33,6 +34,8 @@ mod workflow;
 pub use error::ProvisionError;
 /// Where the Cilium manifest comes from (`snow_lifecycle::cni::CniSource`, the controller's too).
 pub use snow_lifecycle::cni::CniSource;
+/// What a command would do to a cluster, for [`refusal`].
+pub use snow_lifecycle::standing::Action;
 pub use workflow::{CreateOptions, Provisioned, UpgradeOptions, create, default_key, upgrade};
 
 use capi_render::SecretInputs;
@@ -104,6 +107,21 @@ impl<'a> Request<'a> {
             registry_credentials: self.registry_credentials,
         }
     }
+}
+
+/// What `action` will not do to cluster `cluster` on the management cluster of `management`,
+/// said before anything the action needs (helm, kind, the devices, a release download): connects
+/// and refuses through [`snow_lifecycle::standing::refusal`] (the cluster not there when the
+/// action needs it, imported observe-only, managed by another system, paused by someone else).
+/// A caller runs it first; the workflows keep their own checks for a caller that does not.
+pub async fn refusal(
+    management: &snow_lifecycle::KubeconfigSource,
+    cluster: &str,
+    action: Action,
+) -> Result<(), ProvisionError> {
+    let mgmt = snow_lifecycle::Management::connect(management).await?;
+    snow_lifecycle::standing::refusal(&mgmt, cluster, action).await?;
+    Ok(())
 }
 
 /// Says a step, as a progress line.

@@ -20,7 +20,7 @@ use snow_lifecycle::{
 };
 use snow_lifecycle::{KubeconfigSource, bootstrap::Bootstrap};
 use snow_provision::target::{self, Create, CreateTarget, Delete, DeleteTarget};
-use snow_provision::{self as provision, Checks, CniSource, ProvisionError, self_managed};
+use snow_provision::{self as provision, Action, Checks, CniSource, ProvisionError, self_managed};
 use std::{path::PathBuf, process::ExitCode};
 
 /// Runs `snowctl create cluster` (its `--dry-run` is `render`): on the management cluster found
@@ -32,7 +32,7 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         components.cache_dir.as_deref(),
         components.ca_certs.as_slice(),
     );
-    let (spec, render) = open(&args.render, fetch, io)?;
+    let spec = open_spec(&args.render, io)?;
     let target = target::create_target(target::CreateTargetOptions {
         management: settings::find_kubeconfig(&args.management),
         self_managed: args.self_managed,
@@ -71,6 +71,10 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         );
         return Err(exit::usage(io, why));
     }
+    if let Some(management) = &management {
+        refuse(io, management, name, Action::Create)?;
+    }
+    let render = render_settings(&args.render, &spec, fetch, io)?;
     let (cni, _chart) = cni(
         args.cni_manifest.as_deref(),
         &args.render,
@@ -169,7 +173,9 @@ fn create_self_managed(
 /// Runs `snowctl upgrade cluster`.
 pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let management = settings::management(&args.management, io)?;
-    let (spec, render) = open(&args.render, (None, &[]), io)?;
+    let spec = open_spec(&args.render, io)?;
+    refuse(io, &management, spec.spec.name(), Action::Upgrade)?;
+    let render = render_settings(&args.render, &spec, (None, &[]), io)?;
     let (cni, _chart) = match args.dry_run {
         true => (CniSource::Helm(Default::default()), None),
         false => cni(
@@ -223,7 +229,9 @@ pub fn upgrade_plan(
     io: &mut Io<'_>,
 ) -> Outcome {
     let management = settings::management(&args.management, io)?;
-    let (spec, render) = open(&args.render, (None, &[]), io)?;
+    let spec = open_spec(&args.render, io)?;
+    refuse(io, &management, spec.spec.name(), Action::UpgradePlan)?;
+    let render = render_settings(&args.render, &spec, (None, &[]), io)?;
     let files = &args.render.device_files;
     let format = args.output;
     block_on(io, async move |io| {
@@ -285,6 +293,13 @@ pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
     ));
     // One runtime: the client connected to decide is the one the delete uses.
     let runtime = exit::runtime(io, false)?;
+    // What the delete will not do, before the bootstrap cluster or the release it may need.
+    let refused = runtime.block_on(provision::refusal(
+        &management.source,
+        &name,
+        Action::Delete,
+    ));
+    refused.map_err(|err| exit::provision(io, &err))?;
     let decided = runtime.block_on(target::delete_target(&management.source, &name));
     let mgmt = match decided.map_err(|err| exit::lifecycle(io, &err))? {
         DeleteTarget::SelfManaged => {
@@ -467,6 +482,7 @@ pub fn renew_certificates(
     io: &mut Io<'_>,
 ) -> Outcome {
     let management = settings::management(&args.management, io)?;
+    refuse(io, &management, &args.name, Action::RenewCertificates)?;
     let options = lifecycle::RenewOptions {
         wait: settings::waits(&args.waits),
     };
@@ -513,6 +529,13 @@ pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'
         args.to_directory,
         args.from_directory,
     );
+    if let Some(source) = &source {
+        let action = match &to {
+            Some(_) => Action::Move,
+            None => Action::Backup,
+        };
+        refuse(io, source, &name, action)?;
+    }
     block_on(io, async move |io| {
         let target = match &to {
             Some(to) => Some(to.connect_quietly().await?),
@@ -552,22 +575,42 @@ pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'
     })
 }
 
-/// What create and upgrade read first: the spec (with the mirror login when it authenticates)
-/// and the render settings (the command reads the live objects itself).
-fn open(
-    render: &RenderArgs,
-    (cache_dir, ca_certs): (Option<&std::path::Path>, &[std::path::PathBuf]),
-    io: &mut Io<'_>,
-) -> Result<(SpecFile, RenderSettings), ExitCode> {
+/// What create and upgrade read first: the spec (with the mirror login when it authenticates).
+fn open_spec(render: &RenderArgs, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
     let spec = settings::load_spec(&render.file, io)?;
     settings::required_registry_login(&spec.spec, io)?;
+    Ok(spec)
+}
+
+/// The render settings of `spec` (the release catalog, downloaded when none is given: after
+/// [`refuse`]; the command reads the live objects itself).
+fn render_settings(
+    render: &RenderArgs,
+    spec: &SpecFile,
+    (cache_dir, ca_certs): (Option<&std::path::Path>, &[std::path::PathBuf]),
+    io: &mut Io<'_>,
+) -> Result<RenderSettings, ExitCode> {
     let default = settings::ReleaseDefault::Published {
         kube_version: Some(spec.spec.kubernetes_version()),
         cache_dir,
         ca_certs,
     };
-    let render = RenderSettings::resolve(render, &spec.spec, default, io)?;
-    Ok((spec, render))
+    RenderSettings::resolve(render, &spec.spec, default, io)
+}
+
+/// What `action` will not do to cluster `name` ([`snow_provision::refusal`]: not there, imported,
+/// managed by another system, paused by someone else), said right after connecting and before
+/// anything the command needs to do it (helm, kind, the devices, a release download): exit 1,
+/// nothing changed, no support bundle.
+fn refuse(
+    io: &mut Io<'_>,
+    management: &Management,
+    name: &str,
+    action: Action,
+) -> Result<(), ExitCode> {
+    let runtime = exit::runtime(io, false)?;
+    let refused = runtime.block_on(provision::refusal(&management.source, name, action));
+    refused.map_err(|err| exit::provision(io, &err))
 }
 
 /// The workflow's request from the settings.

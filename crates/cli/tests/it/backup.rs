@@ -344,3 +344,120 @@ async fn upgrade_management_components_backs_up_every_cluster_first() {
     assert!(out.status.success(), "{}", show(&out));
     assert_eq!(cluster_objects(&target.api), created);
 }
+
+/// Issue 36: Cluster API installed by something other than clusterctl has CRDs without
+/// clusterctl's labels, by which a move finds the kinds it carries. The backup before an
+/// upgrade, and `move cluster`, then say so, naming the CRDs and the `kubectl label` command,
+/// not that the cluster is not on the management cluster; once labelled as said, both work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_clusterctls_labels_on_the_crds_the_backup_says_how_to_label_them() {
+    let site = site().await;
+    let Created { _capi, source } = created(&site).await;
+    let capi_crd = |crd: &serde_json::Value| {
+        crd["kind"] == "CustomResourceDefinition"
+            && crd["spec"]["group"]
+                .as_str()
+                .is_some_and(|g| g.ends_with("cluster.x-k8s.io"))
+    };
+    let mut unlabelled = Vec::new();
+    for mut crd in source.api.objects().into_iter().filter(|o| capi_crd(o)) {
+        let Some(labels) = crd["metadata"]["labels"].as_object_mut() else {
+            continue;
+        };
+        labels.retain(|k, _| {
+            !k.starts_with("clusterctl.cluster.x-k8s.io") && k != "cluster.x-k8s.io/provider"
+        });
+        if crd["spec"]["group"] != "clusterctl.cluster.x-k8s.io" {
+            unlabelled.push(crd["metadata"]["name"].as_str().unwrap().to_owned());
+        }
+        source.api.put(crd).unwrap();
+    }
+    unlabelled.sort();
+    assert!(
+        unlabelled.contains(&"clusters.cluster.x-k8s.io".to_owned()),
+        "{unlabelled:?}"
+    );
+    let command = format!(
+        "kubectl label crd {} clusterctl.cluster.x-k8s.io=",
+        unlabelled.join(" ")
+    );
+    let cannot = "cluster edge is on the management cluster, but a move cannot find its objects";
+
+    let v2 = site.write(
+        "v2.yaml",
+        &spec("192.168.1.100", &[Group("md-0", 1, "edge")], "sbe-c.xlarge"),
+    );
+    let mut upgrade = vec!["upgrade", "cluster", "-f", p(&v2), "--kubeconfig"];
+    upgrade.push(p(&source.kubeconfig));
+    upgrade.extend(FAST);
+    let out = site.snowctl(&upgrade).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    for said in [
+        "the backup of cluster edge before the upgrade failed (nothing was upgraded)",
+        cannot,
+        "lack clusterctl's label clusterctl.cluster.x-k8s.io",
+        &command,
+        "or upgrade without a backup with --no-backup",
+    ] {
+        assert!(stderr.contains(said), "{said:?} in {}", show(&out));
+    }
+    assert!(
+        !stderr.contains("is not on the management cluster"),
+        "{}",
+        show(&out)
+    );
+    assert!(site.backups().is_empty(), "{:?}", site.backups());
+    assert!(
+        source
+            .api
+            .get(INFRA, "AWSSnowMachineTemplate", Some(NS), "edge-md-0-2")
+            .is_none(),
+        "nothing upgraded"
+    );
+
+    let dir = site.dir.path().join("edge-by-hand");
+    let backup = [
+        "move",
+        "cluster",
+        "edge",
+        "--kubeconfig",
+        p(&source.kubeconfig),
+        "--to-directory",
+        p(&dir),
+    ];
+    let out = site.snowctl(&backup).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(cannot) && stderr.contains(&command),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        !stderr.contains("is not on the management cluster"),
+        "{}",
+        show(&out)
+    );
+
+    // What the message says to do (kubectl label), done on the stand-in: both work again.
+    for name in &unlabelled {
+        let mut crd = source
+            .api
+            .get(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                None,
+                name,
+            )
+            .unwrap();
+        crd["metadata"]["labels"]["clusterctl.cluster.x-k8s.io"] = serde_json::json!("");
+        source.api.put(crd).unwrap();
+    }
+    let out = site.snowctl(&backup).await;
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(dir.join("Cluster_eksa-system_edge.yaml").is_file());
+    let out = site.snowctl(&upgrade).await;
+    assert!(out.status.success(), "{}", show(&out));
+    assert_eq!(site.backups().len(), 1, "{:?}", site.backups());
+}

@@ -460,6 +460,55 @@ fn import_observes_refreshes_refuses_and_lists_the_site_without_writing_to_devic
 
     // Hands off: delete, move and devices cleanup refuse the imported cluster.
     let refused = "was imported observe-only";
+    // Upgrade (and its plan) of a spec of that name, with no helm on PATH: the cluster is said
+    // to be imported before helm is looked up (issue 36), and nothing on the management
+    // cluster is written or changed.
+    let spec = dir.path().join("legacy.yaml");
+    let yaml = snow_test_kube::edge_spec::EdgeSpec::default().yaml();
+    // The Cluster renamed (its first document); its datacenter and machine configs keep theirs.
+    std::fs::write(&spec, yaml.replacen("name: edge\n", "name: legacy\n", 1)).unwrap();
+    let no_helm = dir.path().join("no-helm");
+    std::fs::create_dir(&no_helm).unwrap();
+    let versions = || {
+        let mut all: Vec<(String, String)> = kube
+            .objects()
+            .iter()
+            .map(|o| {
+                let meta = &o["metadata"];
+                let id = format!("{}/{}/{}", o["kind"], meta["namespace"], meta["name"]);
+                (id, meta["resourceVersion"].to_string())
+            })
+            .collect();
+        all.sort();
+        all
+    };
+    for words in [&["upgrade", "cluster"][..], &["upgrade", "plan", "cluster"]] {
+        let (writes, before) = (kube.writes(), versions());
+        let cwd = tempfile::tempdir().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_snowctl"))
+            .current_dir(cwd.path())
+            .args(words)
+            .args(["-f", spec.to_str().unwrap(), "--kubeconfig", mgmt])
+            .args(["--bundles", super::SAMPLE_BUNDLES])
+            .args(["--credentials", ro.to_str().unwrap()])
+            .args(["--ca-bundle", bundle.to_str().unwrap()])
+            .env_remove("KUBECONFIG")
+            .env("PATH", &no_helm)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{words:?}: {}", show(&out));
+        let stderr = text(&out.stderr);
+        let action = format!("{} is refused", words[..2].join(" "));
+        assert!(
+            stderr.contains("cluster legacy was imported observe-only") && stderr.contains(&action),
+            "{words:?}: {}",
+            show(&out)
+        );
+        assert!(!stderr.contains("helm"), "{words:?}: {}", show(&out));
+        assert_eq!(kube.writes(), writes, "{words:?}: {}", show(&out));
+        assert_eq!(versions(), before, "{words:?}: {}", show(&out));
+    }
     let out = snowctl(&["delete", "cluster", "legacy", "--kubeconfig", mgmt]);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     assert!(text(&out.stderr).contains(refused), "{}", show(&out));

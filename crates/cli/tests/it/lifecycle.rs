@@ -102,7 +102,12 @@ impl Mgmt {
         self.snowctl_env(args, kubeconfig, &[]).await
     }
 
-    async fn snowctl_env(&self, args: &[&str], kubeconfig: &Path, env: &[(&str, &str)]) -> Output {
+    pub(super) async fn snowctl_env(
+        &self,
+        args: &[&str],
+        kubeconfig: &Path,
+        env: &[(&str, &str)],
+    ) -> Output {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_snowctl"));
         cmd.envs(env.iter().copied());
         cmd.args(super::sample_release(args))

@@ -22,6 +22,7 @@ mod move_cluster;
 mod preflight;
 mod quick_start;
 mod reference;
+mod refusals;
 mod release_defaults;
 mod render;
 mod scoped_user;

@@ -361,12 +361,6 @@ fn paused_by_move(object: &Value) -> bool {
     object["metadata"]["annotations"][PAUSED] == MOVE_PAUSE
 }
 
-fn paused_by_someone(object: &Value) -> bool {
-    !paused_by_move(object)
-        && (object["metadata"]["annotations"][PAUSED].is_string()
-            || object["spec"]["paused"] == json!(true))
-}
-
 fn condition_true(object: &Value, kind: &str) -> bool {
     object["status"]["conditions"]
         .as_array()
@@ -398,7 +392,7 @@ fn source_reasons(graph: &Graph, name: &str) -> Vec<String> {
                 "Cluster {name}: the control plane is not initialized yet"
             ));
         }
-        if paused_by_someone(c) {
+        if crate::standing::paused_by_someone(c).is_some() {
             reasons.push(format!(
                 "Cluster {name} is paused (spec.paused or the {PAUSED} annotation): unpause it first, a move must not take over someone else's pause"
             ));
@@ -609,6 +603,7 @@ pub async fn move_cluster(
         "Discovering the objects of cluster {name}"
     )));
     let Some(graph) = discover(from, name, options).await? else {
+        refuse_unlabelled(from, name, &options.namespace).await?;
         return finish_elsewhere(name, to, options, on_event).await;
     };
     let mut reasons = source_reasons(&graph, name);
@@ -692,6 +687,65 @@ pub async fn move_cluster(
             Ok(moved)
         }
     }
+}
+
+/// Discovery found no Cluster `name`: when the Cluster CRD lacks clusterctl's label (Cluster API
+/// installed by something other than clusterctl, `snowctl init` or EKS Anywhere) and the Cluster
+/// is there all the same, [`LifecycleError::UnlabelledCrds`] naming every Cluster API CRD
+/// (groups `cluster.x-k8s.io` and `*.cluster.x-k8s.io` but clusterctl's own) without it, rather
+/// than a cluster that is not there. The CRDs are read through the narrow [`CrdList`].
+async fn refuse_unlabelled(
+    mgmt: &Management,
+    name: &str,
+    namespace: &str,
+) -> Result<(), LifecycleError> {
+    let crds = list_crds(mgmt, None).await?;
+    let Some(crds) = unlabelled_capi_crds(&crds) else {
+        return Ok(());
+    };
+    for contract in [
+        capi_render::Contract::V1Beta2,
+        capi_render::Contract::V1Beta1,
+    ] {
+        let core = contract.api_version("cluster.x-k8s.io");
+        if mgmt
+            .get(&core, "Cluster", Some(namespace), name)
+            .await?
+            .is_some()
+        {
+            return Err(LifecycleError::UnlabelledCrds {
+                cluster: name.into(),
+                crds,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The names of the Cluster API CRDs (groups `cluster.x-k8s.io` and `*.cluster.x-k8s.io`, not
+/// clusterctl's own `clusterctl.cluster.x-k8s.io`) without clusterctl's label, sorted, when the
+/// Cluster CRD is among them (a move then finds no Cluster); `None` otherwise.
+fn unlabelled_capi_crds(crds: &[Value]) -> Option<Vec<String>> {
+    let capi = |crd: &&Value| {
+        crd["spec"]["group"].as_str().is_some_and(|g| {
+            (g == "cluster.x-k8s.io" || g.ends_with(".cluster.x-k8s.io"))
+                && g != "clusterctl.cluster.x-k8s.io"
+        })
+    };
+    let unlabelled: Vec<&Value> = crds
+        .iter()
+        .filter(capi)
+        .filter(|crd| !labelled(crd, components::CLUSTERCTL_LABEL))
+        .collect();
+    let cluster = unlabelled.iter().any(|crd| {
+        crd["spec"]["group"] == "cluster.x-k8s.io" && crd["spec"]["names"]["kind"] == "Cluster"
+    });
+    let mut names: Vec<String> = unlabelled
+        .iter()
+        .filter_map(|crd| crd["metadata"]["name"].as_str().map(str::to_owned))
+        .collect();
+    names.sort();
+    cluster.then_some(names)
 }
 
 /// The source has no Cluster `name`: a move that deleted it already may still have to unpause
@@ -1040,5 +1094,87 @@ mod tests {
         assert!(storage.status && storage.hierarchy && !storage.force && storage.namespaced);
         assert!(!kind_of(&narrow, Some("v1beta1")).unwrap().status);
         assert!(labelled(&narrow, components::CLUSTERCTL_LABEL));
+    }
+
+    fn crd(name: &str, group: &str, kind: &str, labels: Value) -> Value {
+        json!({"metadata": {"name": name, "labels": labels}, "spec": {"group": group, "names": {"kind": kind, "plural": name.split('.').next().unwrap()}, "scope": "Namespaced", "versions": []}})
+    }
+
+    /// Cluster API installed without clusterctl: its CRDs lack the label a move finds kinds by,
+    /// so the names to label are every Cluster API CRD without it; clusterctl's own inventory
+    /// CRD and other groups are not among them, and a labelled Cluster CRD is no such case.
+    #[test]
+    fn the_unlabelled_cluster_api_crds_are_named_when_the_cluster_crd_is_one() {
+        let label = json!({components::CLUSTERCTL_LABEL: ""});
+        let crds = [
+            crd(
+                "machines.cluster.x-k8s.io",
+                "cluster.x-k8s.io",
+                "Machine",
+                json!({}),
+            ),
+            crd(
+                "clusters.cluster.x-k8s.io",
+                "cluster.x-k8s.io",
+                "Cluster",
+                json!({}),
+            ),
+            crd(
+                "awssnowclusters.infrastructure.cluster.x-k8s.io",
+                "infrastructure.cluster.x-k8s.io",
+                "AWSSnowCluster",
+                json!({components::PROVIDER_LABEL: "infrastructure-snow"}),
+            ),
+            crd(
+                "kubeadmcontrolplanes.controlplane.cluster.x-k8s.io",
+                "controlplane.cluster.x-k8s.io",
+                "KubeadmControlPlane",
+                label.clone(),
+            ),
+            crd(
+                "providers.clusterctl.cluster.x-k8s.io",
+                "clusterctl.cluster.x-k8s.io",
+                "Provider",
+                json!({}),
+            ),
+            crd(
+                "certificates.cert-manager.io",
+                "cert-manager.io",
+                "Certificate",
+                json!({}),
+            ),
+            crd(
+                "clusters.anywhere.eks.amazonaws.com",
+                "anywhere.eks.amazonaws.com",
+                "Cluster",
+                json!({}),
+            ),
+        ];
+        assert_eq!(
+            unlabelled_capi_crds(&crds),
+            Some(vec![
+                "awssnowclusters.infrastructure.cluster.x-k8s.io".to_owned(),
+                "clusters.cluster.x-k8s.io".to_owned(),
+                "machines.cluster.x-k8s.io".to_owned(),
+            ])
+        );
+        let mut labelled_cluster = crds.to_vec();
+        labelled_cluster[1] = crd(
+            "clusters.cluster.x-k8s.io",
+            "cluster.x-k8s.io",
+            "Cluster",
+            label,
+        );
+        assert_eq!(unlabelled_capi_crds(&labelled_cluster), None);
+        let err = LifecycleError::UnlabelledCrds {
+            cluster: "edge".into(),
+            crds: unlabelled_capi_crds(&crds).unwrap(),
+        }
+        .to_string();
+        assert!(
+            err.ends_with("kubectl label crd awssnowclusters.infrastructure.cluster.x-k8s.io clusters.cluster.x-k8s.io machines.cluster.x-k8s.io clusterctl.cluster.x-k8s.io="),
+            "{err}"
+        );
+        assert!(!err.contains("is not on the management cluster"), "{err}");
     }
 }
