@@ -942,7 +942,7 @@ pub struct ValidateArgs {
     /// Check the spec alone, without contacting devices or the network: its Kubernetes version
     /// against snowctl's embedded sample catalog (a warning when it lacks it), or against
     /// --bundles or --artifacts when given.
-    #[arg(long, conflicts_with = "release_manifest")]
+    #[arg(long, conflicts_with_all = ["release_manifest", "cache_dir", "ca_certs"])]
     pub offline: bool,
     /// The release the spec's Kubernetes version must be in, as create takes it (without
     /// --offline: the published release unless --bundles or --artifacts).

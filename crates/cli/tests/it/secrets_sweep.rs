@@ -386,9 +386,16 @@ fn every_command_with_a_release_manifest_hides_a_password_in_its_url() {
     inputs.insert(mgmt);
 
     let url = format!("{UNREACHABLE}/releases/eks-a/manifest.yaml");
-    // `delete cluster` reads the release only to delete a self-managed cluster, which it learns
-    // from the management cluster first: with it unreachable, the release is never asked for.
-    let reads_it_later: [&[&str]; 1] = [&["delete", "cluster"]];
+    // These ask the management cluster first (what a command will not do to a cluster is said
+    // before any download; `delete cluster` reads the release only for a self-managed cluster):
+    // with it unreachable, the release is never asked for. The release is read by the same code
+    // in every command, which the others sweep.
+    let reads_it_later: [&[&str]; 4] = [
+        &["delete", "cluster"],
+        &["create", "cluster"],
+        &["upgrade", "cluster"],
+        &["upgrade", "plan", "cluster"],
+    ];
     let mut missed = Vec::new();
     for path in paths_with_flag("release-manifest") {
         let path_words: Vec<&str> = path.iter().map(String::as_str).collect();
@@ -398,7 +405,13 @@ fn every_command_with_a_release_manifest_hides_a_password_in_its_url() {
             .map(|e| example_words(e.line).0)
             .find(|words| {
                 !words.iter().any(|w| {
-                    ["--bundles", "--artifacts", "--release-manifest"].contains(&w.as_str())
+                    [
+                        "--bundles",
+                        "--artifacts",
+                        "--release-manifest",
+                        "--offline",
+                    ]
+                    .contains(&w.as_str())
                 })
             })
             .unwrap_or_else(|| path.clone());

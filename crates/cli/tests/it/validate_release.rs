@@ -211,19 +211,27 @@ fn bundles_given_decide_the_version_and_offline_keeps_the_embedded_sample() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(version_findings(&report(&out)).is_empty(), "{}", show(&out));
-    // --offline reads no network: --release-manifest is refused with it.
-    let out = snowctl(dir.path())
-        .args([
-            "validate",
-            "--offline",
-            "--release-manifest",
-            "https://127.0.0.1:1/m.yaml",
-        ])
-        .arg("-f")
-        .arg(&cluster)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    // --offline reads no network: --release-manifest, and the cache and CA of a fetch, are
+    // refused with it.
+    for fetch_flag in [
+        &["--release-manifest", "https://127.0.0.1:1/m.yaml"][..],
+        &["--cache-dir", "cache"],
+        &["--ca-cert", "ca.pem"],
+    ] {
+        let out = snowctl(dir.path())
+            .args(["validate", "--offline"])
+            .args(fetch_flag)
+            .arg("-f")
+            .arg(&cluster)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{fetch_flag:?}: {}", show(&out));
+        assert!(
+            text(&out.stderr).contains("cannot be used with"),
+            "{}",
+            show(&out)
+        );
+    }
 }
 
 #[test]
