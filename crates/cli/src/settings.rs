@@ -14,7 +14,7 @@ use crate::{
 use capi_render::{Contract, RenderOptions, SecretInputs};
 use snow_api::{
     Finding, ValidSpec,
-    release::{Bundles, ClusterRelease, ComponentAssets, ComponentFiles, Release, ReleaseInputs},
+    release::{ClusterRelease, ComponentAssets, ComponentFiles, ReleaseInputs},
 };
 use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials, SecretString, registry};
 use snow_images::assets;
@@ -25,6 +25,7 @@ use snow_lifecycle::{
 };
 use snow_provision::{
     DevicePaths,
+    catalog::{CatalogError, CatalogSource, Origin},
     components::{ComponentsError, ComponentsOptions, ComponentsSource},
     preflight,
 };
@@ -229,168 +230,118 @@ pub enum ReleaseDefault<'a> {
     },
 }
 
-/// The release catalog a command works from, read once: the inputs, and the manifests as
-/// written (the archive stores them; the image list reads sections the inputs do not keep).
-#[derive(Debug, Clone)]
-pub struct Catalog {
-    /// Versions, images and EKS-D facts.
-    pub inputs: ReleaseInputs,
-    /// The Bundles manifest as written.
-    pub bundles: String,
-    /// The EKS-D Release manifests read besides the embedded facts: (name, text).
-    pub eksd: Vec<(String, String)>,
-    /// What it is, as a finding names it: `EKS Anywhere v0.29.1`, `the Bundles manifest FILE`,
-    /// `the release of ARCHIVE`, or the embedded sample's name.
-    pub source: String,
-}
+/// The release catalog a command works from, read once (`snow_provision::catalog`): the inputs,
+/// the manifests as written, what it is, and the archive of `--artifacts`, opened once.
+pub use snow_provision::catalog::Catalog;
 
-impl Catalog {
-    /// The manifests as written, for the controller component's ConfigMap.
-    pub fn release_files(&self) -> capi_render::controller::ReleaseFiles {
-        capi_render::controller::ReleaseFiles {
-            bundles: self.bundles.clone(),
-            eksd: self.eksd.iter().map(|(_, text)| text.clone()).collect(),
-        }
+/// The one source of the release catalog the flags name: `--artifacts`, `--bundles` (with
+/// `--eksd-release`), else as `default` says. The cache directory and `--ca-cert` files of a
+/// published release are checked here (exit 2).
+pub fn catalog_source(
+    args: &ReleaseArgs,
+    default: ReleaseDefault<'_>,
+    io: &mut Io<'_>,
+) -> Result<CatalogSource, ExitCode> {
+    // `-` is standard input, as for every input snowctl reads.
+    let path = |p: &Path| match p.as_os_str() == "-" {
+        true => PathBuf::from("/dev/stdin"),
+        false => p.to_owned(),
+    };
+    let eksd = || {
+        args.eksd_releases
+            .iter()
+            .map(|p| path(p))
+            .collect::<Vec<_>>()
+    };
+    if let Some(archive) = &args.artifacts {
+        return Ok(CatalogSource::Archive(archive.clone()));
     }
+    if let Some(bundles) = &args.bundles {
+        return Ok(CatalogSource::BundlesFile {
+            bundles: path(bundles),
+            eksd: eksd(),
+        });
+    }
+    let (kube_version, cache_dir, ca_certs, newest_instead) =
+        match (default, &args.release_manifest) {
+            (ReleaseDefault::Sample, None) => {
+                return Ok(CatalogSource::EmbeddedSample { eksd: eksd() });
+            }
+            (ReleaseDefault::Sample, Some(_)) => (None, None, &[][..], false),
+            (
+                ReleaseDefault::Published {
+                    kube_version,
+                    cache_dir,
+                    ca_certs,
+                },
+                _,
+            ) => (kube_version, cache_dir, ca_certs, false),
+            (
+                ReleaseDefault::PublishedOrNewest {
+                    kube_version,
+                    cache_dir,
+                    ca_certs,
+                },
+                _,
+            ) => (kube_version, cache_dir, ca_certs, true),
+        };
+    let manifest_url = args
+        .release_manifest
+        .as_deref()
+        .unwrap_or(snow_api::release::eksa::DEFAULT_RELEASE_MANIFEST);
+    let fetch = assets::FetchConfig {
+        ca_certs_pem: self::ca_certs(ca_certs, io)?,
+        ..assets::FetchConfig::new(cache(cache_dir, io)?)
+    };
+    Ok(CatalogSource::Published {
+        manifest_url: manifest_url.to_owned(),
+        fetch,
+        kube_version: kube_version.map(str::to_owned),
+        newest_instead,
+        eksd: eksd(),
+    })
 }
 
-/// The release catalog: `--artifacts`' manifests, `--bundles` (with `--eksd-release`), else
-/// as `default` says.
+/// The release catalog ([`catalog_source`]), resolved once; the embedded sample said on stderr,
+/// and a published release said (from the cache when the network failed).
 pub fn catalog(
     args: &ReleaseArgs,
     default: ReleaseDefault<'_>,
     io: &mut Io<'_>,
 ) -> Result<Catalog, ExitCode> {
-    let (bundles, mut eksd, source) = if let Some(path) = &args.artifacts {
-        let archive = snow_images::Archive::open(path)
-            .map_err(|e| exit::usage(io, crate::output::printable_lines(&e.to_string())))?;
-        let (bundles, eksd) = archive
-            .release_manifests()
-            .map_err(|e| exit::usage(io, e))?;
-        let source = format!("the release of {}", path.display());
-        (Some(bundles), eksd, source)
-    } else if let Some(path) = &args.bundles {
-        (
-            Some(read_text(path, "the bundles manifest", io)?),
-            Vec::new(),
-            format!("the Bundles manifest {}", output::source_name(path)),
-        )
-    } else if let (ReleaseDefault::Sample, None) = (default, &args.release_manifest) {
+    let source = catalog_source(args, default, io)?;
+    if let CatalogSource::EmbeddedSample { .. } = source {
         io.err(SAMPLE_NOTE);
-        (None, Vec::new(), ReleaseInputs::EMBEDDED_NAME.to_owned())
-    } else {
-        let (kube_version, cache_dir, ca_certs, newest) = match default {
-            ReleaseDefault::Sample => (None, None, &[][..], false),
-            ReleaseDefault::Published {
-                kube_version,
-                cache_dir,
-                ca_certs,
-            } => (kube_version, cache_dir, ca_certs, false),
-            ReleaseDefault::PublishedOrNewest {
-                kube_version,
-                cache_dir,
-                ca_certs,
-            } => (kube_version, cache_dir, ca_certs, true),
-        };
-        let fetched = fetch_release(args, kube_version, cache_dir, ca_certs, newest, io)?;
-        (Some(fetched.bundles), fetched.eksd, fetched.source)
-    };
-    for path in &args.eksd_releases {
-        eksd.push((
-            output::source_name(path),
-            read_text(path, "the EKS-D release", io)?,
+    }
+    let resolved = exit::runtime(io, false)?.block_on(source.resolve());
+    let catalog = resolved.map_err(|e| match e {
+        CatalogError::Archive(e) => exit::usage(io, output::printable_lines(&e.to_string())),
+        e @ CatalogError::Fetch(_) => exit::failed(
+            io,
+            format!(
+                "{e}\nhint: offline, pass --bundles FILE (an EKS Anywhere Bundles manifest) or --artifacts FILE (from `snowctl download artifacts`); or --release-manifest URL to read another Release manifest"
+            ),
+        ),
+        e => exit::usage(io, e),
+    })?;
+    if let Origin::Published(release) = &catalog.origin {
+        let url = &release.manifest_url;
+        if let Some(reason) = &release.stale {
+            io.err(&format!(
+                "note: {url} could not be fetched ({reason}): the copy in the cache {} is used\n",
+                release.cache_dir.display()
+            ));
+        }
+        io.progress(&format!(
+            "release: EKS Anywhere {} ({}), from {url}\n",
+            release.version, release.bundles_url
         ));
     }
-    let mut inputs = match &bundles {
-        None => ReleaseInputs::embedded(),
-        Some(text) => Bundles::from_yaml(text).and_then(ReleaseInputs::from_bundles),
-    }
-    .map_err(|err| exit::usage(io, err))?;
-    for (name, text) in &eksd {
-        Release::from_yaml(text)
-            .and_then(|r| inputs.add_release(&r))
-            .map_err(|err| exit::usage(io, format!("{name}: {err}")))?;
-    }
-    let bundles = bundles.unwrap_or_else(|| ReleaseInputs::embedded_bundles_yaml().to_owned());
-    Ok(Catalog {
-        inputs,
-        bundles,
-        eksd,
-        source,
-    })
+    Ok(catalog)
 }
 
 /// Said once when the embedded sample is used.
 const SAMPLE_NOTE: &str = "note: using the embedded sample catalog (a development build of EKS Anywhere's sample Bundles; its images and components are not published): pass --bundles FILE, --artifacts FILE or --release-manifest URL for a real release\n";
-
-/// The Bundles of the newest EKS Anywhere release with a Snow section (for `kube_version`)
-/// and its EKS-D Release manifests, from `--release-manifest` or EKS Anywhere's, and what it
-/// is; with `newest`, when no release has `kube_version`, the newest with a Snow section.
-fn fetch_release(
-    args: &ReleaseArgs,
-    kube_version: Option<&str>,
-    cache_dir: Option<&Path>,
-    ca_certs: &[PathBuf],
-    newest: bool,
-    io: &mut Io<'_>,
-) -> Result<Fetched, ExitCode> {
-    let url = args
-        .release_manifest
-        .as_deref()
-        .unwrap_or(snow_api::release::eksa::DEFAULT_RELEASE_MANIFEST);
-    let config = assets::FetchConfig {
-        ca_certs_pem: self::ca_certs(ca_certs, io)?,
-        ..assets::FetchConfig::new(cache(cache_dir, io)?)
-    };
-    let fetched =
-        exit::runtime(io, false)?.block_on(assets::fetch_release(url, kube_version, &config));
-    let (fetched, source) = match fetched {
-        Ok(fetched) => {
-            let source = format!("EKS Anywhere {}", fetched.version);
-            (fetched, source)
-        }
-        Err(assets::AssetsError::NoSnowRelease {
-            newest: Some(release),
-            ..
-        }) if newest => {
-            let source = format!(
-                "EKS Anywhere {}, the newest release with a Snow section",
-                release.version
-            );
-            (*release, source)
-        }
-        Err(e) => {
-            return Err(exit::failed(
-                io,
-                format!(
-                    "{e}\nhint: offline, pass --bundles FILE (an EKS Anywhere Bundles manifest) or --artifacts FILE (from `snowctl download artifacts`); or --release-manifest URL to read another Release manifest"
-                ),
-            ));
-        }
-    };
-    if let Some(reason) = &fetched.stale {
-        io.err(&format!(
-            "note: {url} could not be fetched ({reason}): the copy in the cache {} is used\n",
-            config.cache_dir.display()
-        ));
-    }
-    io.progress(&format!(
-        "release: EKS Anywhere {} ({}), from {url}\n",
-        fetched.version, fetched.bundles_url
-    ));
-    Ok(Fetched {
-        bundles: fetched.bundles,
-        eksd: fetched.eksd,
-        source,
-    })
-}
-
-/// A release's manifests as [`fetch_release`] had them, and what the release is.
-struct Fetched {
-    bundles: String,
-    eksd: Vec<(String, String)>,
-    source: String,
-}
 
 /// `--cache-dir`, else `$XDG_CACHE_HOME/snowctl` or `~/.cache/snowctl`.
 fn cache(dir: Option<&Path>, io: &mut Io<'_>) -> Result<PathBuf, ExitCode> {
@@ -436,6 +387,8 @@ pub struct RenderSettings {
     pub inputs: ReleaseInputs,
     /// Its manifests as written, for the controller component.
     pub release_files: capi_render::controller::ReleaseFiles,
+    /// The archive of `--artifacts`, opened once with the catalog.
+    pub archive: Option<std::sync::Arc<snow_images::Archive>>,
     /// `--contract`.
     pub contract: Option<Contract>,
     /// The device files for the identity Secret, loaded and free of errors.
@@ -454,7 +407,7 @@ impl RenderSettings {
     ) -> Result<RenderSettings, ExitCode> {
         let catalog = catalog(&args.release, default, io)?;
         let release_files = catalog.release_files();
-        let inputs = catalog.inputs;
+        let (inputs, archive) = (catalog.inputs, catalog.archive);
         let contract = args
             .contract
             .as_deref()
@@ -487,6 +440,7 @@ impl RenderSettings {
         Ok(RenderSettings {
             inputs,
             release_files,
+            archive,
             contract,
             secrets,
             registry,
@@ -830,19 +784,20 @@ pub fn file_findings(
 
 /// The provider stack `init` installs, ready to apply (`snow_provision::components`): the bundle
 /// of `kubernetes_version` (default: the newest), its components from `--components-dir`, else
-/// the archive of `--artifacts`, else fetched over HTTPS (cached), with the device files'
-/// encodings (when given) and this process's environment as values.
+/// the archive of `--artifacts` (`archive`, the catalog's, opened once), else fetched over HTTPS
+/// (cached), with the device files' encodings (when given) and this process's environment as
+/// values.
 pub fn components(
     args: &ComponentArgs,
-    release: &ReleaseArgs,
+    archive: Option<&snow_images::Archive>,
     inputs: &ReleaseInputs,
     kubernetes_version: Option<&str>,
     secrets: Option<(&CredentialsFile, &CaBundle)>,
     io: &mut Io<'_>,
 ) -> Result<Vec<ComponentObjects>, ExitCode> {
-    let source = match (&args.components_dir, &release.artifacts) {
+    let source = match (&args.components_dir, archive) {
         (Some(dir), _) => ComponentsSource::Dir(dir),
-        (None, Some(file)) => ComponentsSource::Archive(file),
+        (None, Some(archive)) => ComponentsSource::Opened(archive),
         (None, None) => ComponentsSource::Fetch(assets::FetchConfig {
             ca_certs_pem: ca_certs(&args.ca_certs, io)?,
             ..assets::FetchConfig::new(cache(args.cache_dir.as_deref(), io)?)

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 use snow_api::ValidSpec;
 use snow_api::redact::redact_userinfo;
 use snow_lifecycle::{
-    ClusterRequest, LifecycleError, Management, SecretInputs, locate,
+    ClusterRequest, LifecycleError, Management, SecretInputs,
+    cni::{CniPlan, HelmRun},
+    locate,
     reconcile::{self, DeletePass},
 };
 use snow_validate::plan::SKIP_IP_CHECK_ANNOTATION;
@@ -202,10 +204,13 @@ async fn converge<S: DeviceSource>(
         )));
     }
     observed.workers = Some((pass.workers.ready, pass.workers.detail.clone()));
-    // The CNI, as EKS Anywhere's ReconcileCNI: without it no Node becomes Ready.
-    let manifest = match &ctx.cni {
-        crate::CniSource::Stored => stored_cni_manifest(mgmt, &spec, &release).await?,
-        _ => cni_manifest(ctx, &spec, &release)
+    // The CNI, as EKS Anywhere's ReconcileCNI: without it no Node becomes Ready. Where the
+    // manifest comes from is resolved as a create resolves it (`CniSource::plan`).
+    let manifest = match ctx.cni.plan(&spec, &release) {
+        Err(e) => Err(("CniRenderFailed", e.to_string())),
+        Ok(CniPlan::Stored) => stored_cni_manifest(mgmt, &spec, &release).await?,
+        Ok(CniPlan::Manifest(manifest)) => Ok(manifest),
+        Ok(CniPlan::Helm(run)) => helm_cni_manifest(ctx, run)
             .await
             .map_err(|why| ("CniRenderFailed", why)),
     };
@@ -238,40 +243,19 @@ async fn converge<S: DeviceSource>(
     Ok(Ok(()))
 }
 
-/// The Cilium manifest: the controller's (`--cni-manifest`), else `helm template` for this
-/// cluster (helm in the controller's image) of the bundle's chart, pulled or, with chart files
-/// (`--artifacts`), read from this cluster's chart file.
-async fn cni_manifest<S: DeviceSource>(
+/// The Cilium manifest `helm template` renders for this cluster (helm in the controller's
+/// image), of the bundle's chart pulled or read from this cluster's chart file; the mirror's
+/// login read from the management cluster when the chart is pulled through an authenticating
+/// mirror and none was given.
+async fn helm_cni_manifest<S: DeviceSource>(
     ctx: &Context<S>,
-    spec: &ValidSpec,
-    release: &snow_api::release::ClusterRelease<'_>,
+    mut run: Box<HelmRun>,
 ) -> Result<snow_lifecycle::CniManifest, String> {
-    let (mut options, chart_file) = match &ctx.cni {
-        crate::CniSource::Manifest(manifest) => return Ok(manifest.clone()),
-        crate::CniSource::Stored => unreachable!("read by stored_cni_manifest"),
-        crate::CniSource::Helm(options) => (options.clone(), None),
-        crate::CniSource::HelmChartFiles {
-            charts,
-            from,
-            options,
-        } => {
-            let file = snow_lifecycle::cni::chart_file(charts, from, release.bundle)
-                .map_err(|e| e.to_string())?;
-            (options.clone(), Some(file))
-        }
-    };
-    let mut template =
-        capi_render::cilium::helm_template(spec, release).map_err(|e| e.to_string())?;
-    if let Some(file) = chart_file {
-        template = template.with_chart_file(file);
+    if run.login_wanted().is_some() {
+        run.options.login = Some(mirror_login(&ctx.mgmt).await?);
     }
-    if template.login.is_some() && options.login.is_none() {
-        options.login = Some(mirror_login(&ctx.mgmt).await?);
-    }
-    let rendered = snow_lifecycle::cni::helm::spawn_render(template, options)
-        .await
-        .map_err(|e| e.to_string())?;
-    snow_lifecycle::CniManifest::parse(&rendered).map_err(|e| e.to_string())
+    let rendered = run.render().await.map_err(|e| e.to_string())?;
+    Ok(rendered.manifest)
 }
 
 /// The manifest stored on the management cluster for this cluster's Cilium key (one GET), with

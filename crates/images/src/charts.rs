@@ -83,7 +83,14 @@ pub fn chart_files(archive: &Archive, charts: &[&Image]) -> Result<ChartFiles, C
 /// holds, taken out as [`chart_files`] does. An archive that holds none of them is the error
 /// [`Archive::helm_chart`] gives for the first.
 pub fn cilium_charts(path: &Path, inputs: &ReleaseInputs) -> Result<ChartFiles, ChartsError> {
-    let archive = Archive::open(path)?;
+    cilium_charts_of(&Archive::open(path)?, inputs)
+}
+
+/// [`cilium_charts`] of an archive already opened (the one the release catalog was read from).
+pub fn cilium_charts_of(
+    archive: &Archive,
+    inputs: &ReleaseInputs,
+) -> Result<ChartFiles, ChartsError> {
     let mut named: Vec<&Image> = Vec::new();
     for bundle in &inputs.bundles.spec.versions_bundles {
         if let Ok(cilium) = bundle.cilium()
@@ -101,9 +108,9 @@ pub fn cilium_charts(path: &Path, inputs: &ReleaseInputs) -> Result<ChartFiles, 
         (true, Some(first)) => vec![*first],
         (true, None) => {
             return Err(ChartsError::NoCiliumChart {
-                archive: path.to_owned(),
+                archive: archive.path().to_owned(),
             });
         }
     };
-    chart_files(&archive, &charts)
+    chart_files(archive, &charts)
 }

@@ -22,6 +22,9 @@ pub enum ComponentsSource<'a> {
     Dir(&'a Path),
     /// An archive `snowctl download artifacts` wrote.
     Archive(&'a Path),
+    /// That archive, opened already (the one the release catalog was read from,
+    /// [`crate::catalog::Catalog::archive`]): not opened again.
+    Opened(&'a Archive),
     /// The bundle's URIs over HTTPS, through a cache.
     Fetch(FetchConfig),
 }
@@ -88,6 +91,7 @@ pub async fn components(options: ComponentsOptions<'_>) -> Result<Components, Co
             let archive = Archive::open(file)?;
             assets::from_archive(&archive, &wanted)?
         }
+        ComponentsSource::Opened(archive) => assets::from_archive(archive, &wanted)?,
         ComponentsSource::Fetch(config) => {
             let got = assets::fetch_components(&wanted, config).await?;
             fetched = Some((got.fetched, got.cached));

@@ -10,6 +10,8 @@
 //! new cluster, the move, the bootstrap cluster deleted; every step resumes when run again.
 //! [`support_bundle`] writes a cluster's support bundle, with its devices' inventory.
 //! [`validate`] merges the static, catalog, environment and preflight findings of `validate`.
+//! [`catalog`] reads the release catalog once from its one source (an archive, a Bundles file,
+//! the published release or the embedded sample), keeping the archive it was read from.
 //! [`components`] makes the provider stack `init` installs from a directory, an archive or HTTPS.
 //! [`cleanup`] plans `devices cleanup` only once the management cluster no longer has the cluster.
 //! [`refusal`] says what a command will not do to a cluster before anything it needs to do it.
@@ -19,6 +21,7 @@
 //! Nothing here prints or reads flags or the environment: progress goes to a callback as
 //! [`Event`]s, failures are [`ProvisionError`]s.
 
+pub mod catalog;
 pub mod cleanup;
 mod cni;
 pub mod components;

@@ -75,13 +75,7 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         refuse(io, management, name, Action::Create)?;
     }
     let render = render_settings(&args.render, &spec, fetch, io)?;
-    let (cni, _chart) = cni(
-        args.cni_manifest.as_deref(),
-        &args.render,
-        &spec,
-        &render,
-        io,
-    )?;
+    let (cni, _chart) = cni(args.cni_manifest.as_deref(), &spec, &render, io)?;
     let options = provision::CreateOptions {
         checks: checks(args.skip_validations, args.skip_ip_check),
         cni,
@@ -128,7 +122,7 @@ fn create_self_managed(
     let version = req.spec.kubernetes_version();
     let components = settings::components(
         &args.bootstrap.components,
-        &args.render.release,
+        render.archive.as_deref(),
         &render.inputs,
         Some(version),
         secrets,
@@ -178,13 +172,7 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
     let render = render_settings(&args.render, &spec, (None, &[]), io)?;
     let (cni, _chart) = match args.dry_run {
         true => (CniSource::Helm(Default::default()), None),
-        false => cni(
-            args.cni_manifest.as_deref(),
-            &args.render,
-            &spec,
-            &render,
-            io,
-        )?,
+        false => cni(args.cni_manifest.as_deref(), &spec, &render, io)?,
     };
     let options = provision::UpgradeOptions {
         checks: checks(args.skip_validations || args.dry_run, true),
@@ -387,7 +375,8 @@ fn delete_self_managed(
         cache_dir: components.cache_dir.as_deref(),
         ca_certs: &components.ca_certs,
     };
-    let inputs = settings::catalog(&args.release, default, io)?.inputs;
+    let catalog = settings::catalog(&args.release, default, io)?;
+    let inputs = &catalog.inputs;
     let release = match spec {
         Some(spec) => Some(
             inputs
@@ -406,8 +395,8 @@ fn delete_self_managed(
     let secrets = settings::optional_secrets(&args.device_files, io)?;
     let components = settings::components(
         &args.bootstrap.components,
-        &args.release,
-        &inputs,
+        catalog.archive.as_deref(),
+        inputs,
         spec.map(|s| s.spec.kubernetes_version()),
         secrets.as_ref().map(|(c, b)| (c, b)),
         io,
@@ -646,11 +635,11 @@ fn checks(skip: bool, skip_ip_check: bool) -> Checks {
 }
 
 /// `--cni-manifest FILE`, read now; else with `--artifacts` the bundle's Cilium chart taken
-/// from the archive into a temporary file (removed with the returned [`snow_images::charts::ChartFiles`])
-/// for helm, so no registry is asked for it; else helm pulls the chart.
+/// from the archive (the catalog's, opened once) into a temporary file (removed with the
+/// returned [`snow_images::charts::ChartFiles`]) for helm, so no registry is asked for it; else
+/// helm pulls the chart.
 fn cni(
     path: Option<&std::path::Path>,
-    args: &RenderArgs,
     spec: &SpecFile,
     render: &RenderSettings,
     io: &mut Io<'_>,
@@ -658,13 +647,12 @@ fn cni(
     if let Some(path) = path {
         return settings::read_cni_manifest(path, io).map(|m| (CniSource::Manifest(m), None));
     }
-    let Some(archive) = &args.release.artifacts else {
+    let Some(archive) = &render.archive else {
         return Ok((CniSource::Helm(Default::default()), None));
     };
     let release = render.release(&spec.spec).map_err(|e| exit::usage(io, e))?;
     let chart = release.bundle.cilium().map_err(|e| exit::usage(io, e))?;
-    let archive = snow_images::Archive::open(archive).map_err(|e| exit::usage(io, e))?;
-    let charts = snow_images::charts::chart_files(&archive, &[&chart.helm_chart]);
+    let charts = snow_images::charts::chart_files(archive, &[&chart.helm_chart]);
     let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
     io.progress(&format!(
         "Cilium chart {} taken from {}\n",

@@ -26,23 +26,25 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
         cache_dir: None,
         ca_certs: &[],
     };
-    let inputs = settings::catalog(&args.release, default, io)?.inputs;
-    // Kept for the controller's lifetime: the chart files are removed when it returns.
-    let (cni, charts) = match (&args.cni_manifest, &args.release.artifacts) {
+    let catalog = settings::catalog(&args.release, default, io)?;
+    // Kept for the controller's lifetime: the chart files are removed when it returns. The
+    // charts come from the archive the catalog was read from, opened once.
+    let (cni, charts) = match (&args.cni_manifest, &catalog.archive) {
         _ if args.cni_stored => (CniSource::Stored, None),
         (Some(path), _) => (
             CniSource::Manifest(settings::read_cni_manifest(path, io)?),
             None,
         ),
         (None, Some(archive)) => {
-            let charts = snow_images::charts::cilium_charts(archive, &inputs);
+            let charts = snow_images::charts::cilium_charts_of(archive, &catalog.inputs);
             let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
-            let from = archive.display().to_string();
+            let from = archive.path().display().to_string();
             let cni = CniSource::chart_files_on_path(charts.files.clone(), from);
             (cni, Some(charts))
         }
         (None, None) => (CniSource::helm_on_path(), None),
     };
+    let inputs = catalog.inputs;
     let default = global.log_filter(true).unwrap_or("info");
     let filter =
         EnvFilter::try_from_env(crate::env::RUST_LOG).unwrap_or_else(|_| EnvFilter::new(default));

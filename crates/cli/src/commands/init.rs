@@ -107,12 +107,11 @@ fn prepare(
     };
     let catalog = settings::catalog(&args.release, default, io)?;
     let release_files = catalog.release_files();
-    let inputs = catalog.inputs;
     let secrets = settings::optional_secrets(&args.device_files, io)?;
     let mut prepared = settings::components(
         &args.components,
-        &args.release,
-        &inputs,
+        catalog.archive.as_deref(),
+        &catalog.inputs,
         args.kubernetes_version.as_deref(),
         secrets.as_ref().map(|(c, b)| (c, b)),
         io,

@@ -37,7 +37,8 @@ pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) ->
         cache_dir: None,
         ca_certs: &[],
     };
-    let inputs = settings::catalog(&args.release, default, io)?.inputs;
+    let catalog = settings::catalog(&args.release, default, io)?;
+    let inputs = &catalog.inputs;
     let release = inputs
         .resolve(&spec, None)
         .map_err(|e| exit::usage(io, e))?;
@@ -47,10 +48,11 @@ pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) ->
     };
     // Kept until the command ends: the chart files are removed with it.
     let mut _charts = None;
-    let source = match (&args.cni_manifest, &args.release.artifacts) {
+    // The charts come from the archive the catalog was read from, opened once.
+    let source = match (&args.cni_manifest, &catalog.archive) {
         (Some(_), _) => Source::Given(given.unwrap_or_default()),
         (None, Some(archive)) => {
-            let charts = snow_images::charts::cilium_charts(archive, &inputs);
+            let charts = snow_images::charts::cilium_charts_of(archive, inputs);
             let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
             let source = Source::ChartFiles {
                 charts: charts.files.clone(),
@@ -74,7 +76,7 @@ pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) ->
             &mgmt,
             &spec,
             &release,
-            Some(&inputs),
+            Some(inputs),
             None,
             &source,
             &mut events,

@@ -17,7 +17,7 @@ use crate::{
     output::{self, Io},
     settings::{self, Catalog, ReleaseDefault},
 };
-use snow_api::{Finding, Severity, release::ReleaseInputs};
+use snow_api::{Finding, Severity};
 use snow_provision::{
     preflight,
     validate::{self, CatalogCheck, Online, ValidateOptions, Validation},
@@ -134,12 +134,7 @@ fn catalog(
     let version = (report.spec.as_ref()).and_then(|s| s.cluster.spec.kubernetes_version.as_deref());
     let default = match (args.offline, given) {
         (true, false) => {
-            let sample = ReleaseInputs::embedded().ok().map(|inputs| Catalog {
-                inputs,
-                bundles: ReleaseInputs::embedded_bundles_yaml().to_owned(),
-                eksd: Vec::new(),
-                source: ReleaseInputs::EMBEDDED_NAME.to_owned(),
-            });
+            let sample = Catalog::embedded_sample().ok();
             return Ok(sample.map(|catalog| (catalog, Severity::Warning)));
         }
         (false, false) if version.is_none() => return Ok(None),

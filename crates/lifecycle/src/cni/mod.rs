@@ -77,6 +77,161 @@ impl CniSource {
     }
 }
 
+impl CniSource {
+    /// With `login` (the spec's registry mirror login) for a [`CniSource::Helm`] whose options
+    /// hold none: a pulled chart goes through the mirror. Chart files and manifests need none.
+    pub fn with_login(self, login: Option<&snow_credentials::RegistryCredentials>) -> CniSource {
+        match self {
+            CniSource::Helm(mut options) => {
+                if options.login.is_none() {
+                    options.login = login.cloned();
+                }
+                CniSource::Helm(options)
+            }
+            other => other,
+        }
+    }
+
+    /// Where the other manifests a create stores for a controller come from
+    /// ([`stored::store_all`]): `None` for [`CniSource::Stored`], which stores nothing.
+    pub fn stored_source(&self) -> Option<stored::Source> {
+        Some(match self {
+            CniSource::Manifest(manifest) => stored::Source::given(manifest),
+            CniSource::Helm(options) => stored::Source::Helm(options.clone()),
+            CniSource::HelmChartFiles {
+                charts, options, ..
+            } => stored::Source::ChartFiles {
+                charts: charts.clone(),
+                options: helm::HelmOptions {
+                    login: None,
+                    ..options.clone()
+                },
+            },
+            CniSource::Stored => return None,
+        })
+    }
+
+    /// The one resolution of a cluster's Cilium manifest, for `snow-provision` and
+    /// `snow-controller` alike: the manifest given, the stored one (read by the caller from the
+    /// management cluster), or the `helm template` to run for `spec` on `release`, of the
+    /// bundle's chart pulled or read from its chart file (a bundle whose chart is not among the
+    /// files is [`helm::HelmError::ChartNotTaken`]).
+    pub fn plan(
+        &self,
+        spec: &snow_api::ValidSpec,
+        release: &snow_api::release::ClusterRelease<'_>,
+    ) -> Result<CniPlan, helm::HelmError> {
+        let (options, chart_file) = match self {
+            CniSource::Manifest(manifest) => return Ok(CniPlan::Manifest(manifest.clone())),
+            CniSource::Stored => return Ok(CniPlan::Stored),
+            CniSource::Helm(options) => (options.clone(), None),
+            CniSource::HelmChartFiles {
+                charts,
+                from,
+                options,
+            } => {
+                let file = chart_file(charts, from, release.bundle)?.clone();
+                // No registry is read: no mirror login runs.
+                let options = helm::HelmOptions {
+                    login: None,
+                    ..options.clone()
+                };
+                (options, Some(file))
+            }
+        };
+        let mut template = capi_render::cilium::helm_template(spec, release)?;
+        if let Some(file) = &chart_file {
+            template = template.with_chart_file(file);
+        }
+        Ok(CniPlan::Helm(Box::new(HelmRun {
+            template,
+            options,
+            chart_file,
+        })))
+    }
+}
+
+/// What [`CniSource::plan`] resolved for one cluster.
+#[derive(Debug, Clone)]
+pub enum CniPlan {
+    /// The manifest given.
+    Manifest(CniManifest),
+    /// The manifest stored on the management cluster for the cluster's key ([`stored::load`]).
+    Stored,
+    /// `helm template` to run.
+    Helm(Box<HelmRun>),
+}
+
+/// One `helm template` of a cluster's Cilium chart, ready to run.
+#[derive(Debug, Clone)]
+pub struct HelmRun {
+    /// The invocation (its `append`: EKS Anywhere's NetworkPolicies, added to helm's output).
+    pub template: capi_render::cilium::HelmTemplate,
+    /// How helm runs (its login is the mirror's when the template logs in).
+    pub options: helm::HelmOptions,
+    /// The chart file read instead of pulling the chart, when there is one.
+    pub chart_file: Option<PathBuf>,
+}
+
+/// What a [`HelmRun`] rendered.
+#[derive(Debug, Clone)]
+pub struct HelmRendered {
+    /// The manifest installed: helm's output with the NetworkPolicies appended.
+    pub manifest: CniManifest,
+    /// helm's output, nothing appended (what is stored for a controller).
+    pub output: String,
+}
+
+/// Why a [`HelmRun`] gave no manifest.
+#[derive(Debug, thiserror::Error)]
+pub enum HelmRunError {
+    /// helm failed.
+    #[error(transparent)]
+    Helm(#[from] helm::HelmError),
+    /// What helm printed is not a Cilium manifest.
+    #[error("{0}")]
+    Manifest(CniManifestError),
+}
+
+impl HelmRun {
+    /// The registry the template logs in to when no login is held yet: the caller finds the
+    /// mirror's login (a controller reads it from the management cluster) before [`Self::render`].
+    pub fn login_wanted(&self) -> Option<&str> {
+        self.template
+            .login
+            .as_deref()
+            .filter(|_| self.options.login.is_none())
+    }
+
+    /// What a progress line says of this run.
+    pub fn step(&self) -> String {
+        match &self.chart_file {
+            None => "Rendering Cilium with helm template".to_owned(),
+            Some(file) => format!(
+                "Rendering Cilium with helm template from the chart file {}",
+                file.display()
+            ),
+        }
+    }
+
+    /// Runs helm on tokio's blocking pool ([`helm::spawn_render`]) and reads its output, the
+    /// NetworkPolicies appended, as a Cilium manifest.
+    pub async fn render(self) -> Result<HelmRendered, HelmRunError> {
+        let append = self.template.append.clone();
+        let bare = capi_render::cilium::HelmTemplate {
+            append: None,
+            ..self.template
+        };
+        let output = helm::spawn_render(bare, self.options).await?;
+        let mut text = output.clone();
+        if let Some(extra) = &append {
+            capi_render::cilium::append_documents(&mut text, extra);
+        }
+        let manifest = CniManifest::parse(&text).map_err(HelmRunError::Manifest)?;
+        Ok(HelmRendered { manifest, output })
+    }
+}
+
 /// The file of `bundle`'s Cilium chart among `charts` (taken from `from`).
 pub fn chart_file<'a>(
     charts: &'a BTreeMap<String, PathBuf>,
@@ -342,6 +497,64 @@ mod tests {
             err.to_string(),
             "the manifest has no DaemonSet kube-system/cilium"
         );
+    }
+
+    #[test]
+    fn each_source_plans_as_provision_and_the_controller_use_it() {
+        use snow_api::template::{TemplateOptions, cluster_config};
+        let text = cluster_config(&TemplateOptions {
+            name: "edge".into(),
+            devices: vec!["192.168.1.11".into()],
+            endpoint: Some("192.168.1.100".into()),
+            kubernetes_version: Some("1.33".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        let spec = snow_api::check(&text).unwrap().into_valid().unwrap();
+        let inputs = snow_api::release::ReleaseInputs::embedded().unwrap();
+        let release = inputs.resolve(&spec, None).unwrap();
+        let uri = release.bundle.cilium().unwrap().helm_chart.uri.clone();
+        let manifest = CniManifest::parse(MANIFEST).unwrap();
+        assert!(matches!(
+            CniSource::Manifest(manifest.clone()).plan(&spec, &release),
+            Ok(CniPlan::Manifest(m)) if m == manifest
+        ));
+        assert!(matches!(
+            CniSource::Stored.plan(&spec, &release),
+            Ok(CniPlan::Stored)
+        ));
+        assert!(CniSource::Stored.stored_source().is_none());
+        // Pulled: the chart's oci:// reference, no chart file.
+        let Ok(CniPlan::Helm(run)) = CniSource::helm_on_path().plan(&spec, &release) else {
+            panic!("helm")
+        };
+        assert!(run.chart_file.is_none());
+        assert!(
+            run.template.chart.starts_with("oci://"),
+            "{}",
+            run.template.chart
+        );
+        assert_eq!(run.options.attempts, 1);
+        assert_eq!(run.step(), "Rendering Cilium with helm template");
+        // From chart files: this cluster's file, no login; a chart not among them is named.
+        let file = PathBuf::from("/charts/0/cilium.tgz");
+        let source =
+            CniSource::chart_files_on_path([(uri.clone(), file.clone())].into(), "site.tar".into());
+        let Ok(CniPlan::Helm(run)) = source.plan(&spec, &release) else {
+            panic!("chart files")
+        };
+        assert_eq!(run.chart_file.as_ref(), Some(&file));
+        assert_eq!(run.template.chart, file.display().to_string());
+        assert!(run.login_wanted().is_none() && run.options.login.is_none());
+        assert!(matches!(
+            source.stored_source(),
+            Some(stored::Source::ChartFiles { charts, .. }) if charts.contains_key(&uri)
+        ));
+        let none = CniSource::chart_files_on_path(BTreeMap::new(), "site.tar".into());
+        assert!(matches!(
+            none.plan(&spec, &release),
+            Err(helm::HelmError::ChartNotTaken { .. })
+        ));
     }
 
     #[test]
