@@ -620,6 +620,9 @@ mod tests {
         let detail = "cannot reach https://admin:hunter2@10.0.0.1:6443/version";
         let written = condition("Ready", false, detail, &Value::Null);
         let message = written["message"].as_str().unwrap();
-        assert_eq!(message, "cannot reach https://<redacted>@10.0.0.1:6443/version");
+        assert_eq!(
+            message,
+            "cannot reach https://<redacted>@10.0.0.1:6443/version"
+        );
     }
 }
