@@ -45,6 +45,7 @@ use kube::{
     core::ApiResource,
 };
 use serde_json::{Value, json};
+use snow_api::names::condition_true;
 use std::{
     collections::{BTreeMap, BTreeSet},
     path::Path,
@@ -359,14 +360,6 @@ fn the_cluster<'g>(graph: &'g Graph, name: &str) -> Option<&'g Node> {
 
 fn paused_by_move(object: &Value) -> bool {
     object["metadata"]["annotations"][PAUSED] == MOVE_PAUSE
-}
-
-fn condition_true(object: &Value, kind: &str) -> bool {
-    object["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| c["type"] == kind && c["status"] == "True")
 }
 
 /// Why the source graph cannot move (empty when it can).
