@@ -263,10 +263,10 @@ pub fn catalog(
 ) -> Result<Catalog, ExitCode> {
     let (bundles, mut eksd, source) = if let Some(path) = &args.artifacts {
         let archive = snow_images::Archive::open(path)
-            .map_err(|e| exit::usage(io, crate::output::printable_lines(&e.to_string())))?;
+            .map_err(|e| exit::archive(io, crate::output::printable_lines(&e.to_string())))?;
         let (bundles, eksd) = archive
             .release_manifests()
-            .map_err(|e| exit::usage(io, e))?;
+            .map_err(|e| exit::archive(io, e))?;
         let source = format!("the release of {}", path.display());
         (Some(bundles), eksd, source)
     } else if let Some(path) = &args.bundles {

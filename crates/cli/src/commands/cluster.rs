@@ -663,7 +663,7 @@ fn cni(
     };
     let release = render.release(&spec.spec).map_err(|e| exit::usage(io, e))?;
     let chart = release.bundle.cilium().map_err(|e| exit::usage(io, e))?;
-    let archive = snow_images::Archive::open(archive).map_err(|e| exit::usage(io, e))?;
+    let archive = snow_images::Archive::open(archive).map_err(|e| exit::archive(io, e))?;
     let charts = snow_images::charts::chart_files(&archive, &[&chart.helm_chart]);
     let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
     io.progress(&format!(

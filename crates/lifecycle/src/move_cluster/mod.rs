@@ -303,7 +303,7 @@ async fn target_kinds(
                 found.insert((api_version.clone(), kind.clone()), k);
             }
             None => missing.push(format!(
-                "the target does not serve {kind} ({api_version}): install its provider there (snowctl init)"
+                "the target does not serve {kind} ({api_version}): install its provider there"
             )),
         }
     }
@@ -651,7 +651,7 @@ pub async fn move_cluster(
             let missing: Vec<String> = kind_keys(&graph)
                 .into_iter()
                 .filter(|key| !found.contains_key(key))
-                .map(|(api_version, kind)| format!("the target does not serve {kind} ({api_version}): install its provider there (snowctl init)"))
+                .map(|(api_version, kind)| format!("the target does not serve {kind} ({api_version}): install its provider there"))
                 .collect();
             if !missing.is_empty() {
                 return Err(LifecycleError::MoveRefused {
