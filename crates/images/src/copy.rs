@@ -11,10 +11,10 @@ use crate::{
     },
 };
 use futures_util::{StreamExt, TryStreamExt, stream};
-use oci_client::{Reference, RegistryOperation, manifest::OciDescriptor, secrets::RegistryAuth};
+use oci_client::{Reference, RegistryOperation, manifest::OciDescriptor};
 use serde::Serialize;
 use serde_json::Value;
-use std::{collections::HashMap, fmt, sync::Arc, time::Instant};
+use std::{sync::Arc, time::Instant};
 
 pub use crate::transfer::{Credentials, ImageCopy, ImageResult, ImageStatus, NoProgress, Progress};
 
