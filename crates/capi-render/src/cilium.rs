@@ -344,8 +344,9 @@ pub fn network_policies(spec: &ValidSpec) -> Option<String> {
         .and_then(|m| m.name.as_deref())
         .is_none_or(|m| m.is_empty() || m == spec.name());
     if self_managed {
-        docs.push(namespace("eksa-system"));
-        docs.push(policy("eksa-system", "eksa-system"));
+        use snow_api::names::SYSTEM_NAMESPACE;
+        docs.push(namespace(SYSTEM_NAMESPACE));
+        docs.push(policy(SYSTEM_NAMESPACE, SYSTEM_NAMESPACE));
         let own = [
             "capi-system",
             "cert-manager",

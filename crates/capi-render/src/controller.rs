@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use snow_api::ValidSpec;
 
 /// The component's namespace (EKS Anywhere's, where the clusters' Cluster API objects live).
-pub const NAMESPACE: &str = "eksa-system";
+pub const NAMESPACE: &str = snow_api::names::SYSTEM_NAMESPACE;
 /// The Deployment's, ServiceAccount's, roles' and Lease's name.
 pub const NAME: &str = "snowctl-controller";
 /// The label on every object of the component but the Namespace (value [`NAME`]).

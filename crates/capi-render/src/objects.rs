@@ -20,7 +20,7 @@ use snow_api::{
 use std::collections::BTreeMap;
 
 /// All CAPI objects live here.
-pub const NAMESPACE: &str = "eksa-system";
+pub const NAMESPACE: &str = snow_api::names::SYSTEM_NAMESPACE;
 const TLS_CIPHER: &str = "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256";
 const PROVIDER_ID: &str = "aws-snow:////'{{ ds.meta_data.instance_id }}'";
 const IAM_PROFILE: &str = "control-plane.cluster-api-provider-aws.sigs.k8s.io";

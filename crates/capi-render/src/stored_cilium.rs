@@ -27,7 +27,7 @@ use snow_api::{
 };
 
 /// Where the manifests are kept (EKS Anywhere's namespace for its own objects).
-pub const NAMESPACE: &str = "eksa-system";
+pub const NAMESPACE: &str = snow_api::names::SYSTEM_NAMESPACE;
 /// The label every stored manifest carries (`kubectl get cm -n eksa-system -l <label>`).
 pub const LABEL: &str = "snowctl.anywhere.eks.amazonaws.com/cilium-manifest";
 /// The annotation holding the full key, checked when read.

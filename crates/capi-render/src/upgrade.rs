@@ -10,7 +10,7 @@ use crate::{
     names::{InvalidTemplateName, WorkerTemplateNames, bump},
 };
 use serde_json::Value;
-use snow_api::{ValidSpec, release::ClusterRelease};
+use snow_api::{ValidSpec, names::ref_name, release::ClusterRelease};
 use std::collections::BTreeMap;
 
 /// Objects now on the management cluster, as JSON (e.g. from `kubectl get -o json`), keyed by
@@ -112,13 +112,6 @@ pub enum UpgradeError {
     /// A live template name does not end in `-N`.
     #[error(transparent)]
     Name(#[from] InvalidTemplateName),
-}
-
-fn ref_name(v: &Value) -> Option<String> {
-    v["name"]
-        .as_str()
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
 }
 
 /// `new` is a semantic derivative of `old`: every value set in `new` equals the one in `old`
@@ -227,7 +220,7 @@ pub fn plan(
 
     // Compares one template: keep the live name, or bump it. Returns the final name.
     let mut decide = |kind: &str,
-                      live_name: Option<String>,
+                      live_name: Option<&str>,
                       desired: &str,
                       check: &dyn Fn(&Value, &Value) -> Result<(), String>,
                       rolls: &str|
@@ -235,8 +228,8 @@ pub fn plan(
         let Some(live_name) = live_name else {
             return Ok(desired.to_owned());
         };
-        let Some(live) = existing.get(kind, &live_name) else {
-            return Ok(live_name);
+        let Some(live) = existing.get(kind, live_name) else {
+            return Ok(live_name.to_owned());
         };
         let new = find(&fresh, kind, desired)
             .map(|o| template_spec(&o.yaml))
@@ -244,9 +237,9 @@ pub fn plan(
         // Both template kinds keep their content under spec.template.spec.
         let old = live["spec"]["template"]["spec"].clone();
         match check(&new, &old) {
-            Ok(()) => Ok(live_name),
+            Ok(()) => Ok(live_name.to_owned()),
             Err(reason) => {
-                let bumped = bump(&live_name)?;
+                let bumped = bump(live_name)?;
                 changes.push(Change {
                     object: format!("{kind}/{bumped}"),
                     replaces: Some(format!("{kind}/{live_name}")),

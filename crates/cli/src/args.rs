@@ -250,7 +250,7 @@ pub struct MoveClusterArgs {
     #[arg(long, value_name = "DIR", requires = "to_kubeconfig")]
     pub from_directory: Option<PathBuf>,
     /// The namespace of the cluster's objects.
-    #[arg(short, long, value_name = "NAME", default_value = "eksa-system")]
+    #[arg(short, long, value_name = "NAME", default_value = snow_api::names::SYSTEM_NAMESPACE)]
     pub namespace: String,
 }
 
@@ -357,7 +357,7 @@ pub struct ControllerArgs {
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8081")]
     pub health_addr: std::net::SocketAddr,
     /// The namespace of the leader-election Lease `snowctl-controller`.
-    #[arg(long, value_name = "NS", default_value = "eksa-system")]
+    #[arg(long, value_name = "NS", default_value = snow_api::names::SYSTEM_NAMESPACE)]
     pub leader_election_namespace: String,
     /// Run without leader election (only when a single replica runs).
     #[arg(long)]

@@ -41,6 +41,16 @@ pub fn usage(io: &mut Io<'_>, what: impl Display) -> ExitCode {
     ExitCode::from(USAGE)
 }
 
+/// What to do about an archive that is not what `--artifacts` or `--from` needs, in the CLI's
+/// words (the images library says what is wrong with the archive in its own).
+pub const ARCHIVE_HINT: &str = "an archive is written by snowctl download artifacts; run the same command again to finish one that was interrupted";
+
+/// Says `error: {what}` about an offline archive with [`ARCHIVE_HINT`] and gives exit 2.
+pub fn archive(io: &mut Io<'_>, what: impl Display) -> ExitCode {
+    say(io, what, Some(ARCHIVE_HINT));
+    ExitCode::from(USAGE)
+}
+
 /// Says `error: {what}` and gives exit 1 (the work failed).
 pub fn failed(io: &mut Io<'_>, what: impl Display) -> ExitCode {
     say(io, what, None);
@@ -103,7 +113,7 @@ fn lifecycle_hint(err: &LifecycleError) -> Option<String> {
         LifecycleError::Write { .. } => "check the directory and its permissions".into(),
         LifecycleError::Read { .. } => "check the file and its permissions".into(),
         LifecycleError::MoveRefused { .. } => {
-            "nothing was changed; fix every reason and run the move again".into()
+            "nothing was changed; fix every reason (a provider the target does not serve is installed there with snowctl init --kubeconfig FILE) and run the move again".into()
         }
         LifecycleError::NotImported { .. } => {
             "nothing was changed; pick another name for the import, or use the commands for managed clusters (snowctl delete cluster NAME)".into()

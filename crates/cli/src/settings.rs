@@ -315,7 +315,7 @@ pub fn catalog(
     }
     let resolved = exit::runtime(io, false)?.block_on(source.resolve());
     let catalog = resolved.map_err(|e| match e {
-        CatalogError::Archive(e) => exit::usage(io, output::printable_lines(&e.to_string())),
+        CatalogError::Archive(e) => exit::archive(io, output::printable_lines(&e.to_string())),
         e @ CatalogError::Fetch(_) => exit::failed(
             io,
             format!(

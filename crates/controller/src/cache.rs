@@ -359,55 +359,27 @@ impl Caches {
             .as_str()
             .unwrap_or("default");
         let name = cluster["metadata"]["name"].as_str().unwrap_or_default();
-        let spec = &cluster["spec"];
+        let refs = snow_api::walk::cluster_refs(cluster);
         let eksa = |kind: &str, n: &str| self.find(EKSA_GROUP, kind, Some(ns), n);
-        let datacenter = f.add(eksa(
-            "SnowDatacenterConfig",
-            ref_name(&spec["datacenterRef"])?,
-        )?);
-        let mut machines = BTreeSet::new();
-        machines.extend(opt_ref(
-            &spec["controlPlaneConfiguration"]["machineGroupRef"],
-        ));
-        machines.extend(opt_ref(
-            &spec["externalEtcdConfiguration"]["machineGroupRef"],
-        ));
-        for group in spec["workerNodeGroupConfigurations"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            machines.extend(opt_ref(&group["machineGroupRef"]));
-        }
+        // No datacenter named: no fingerprint (the pass reports the missing reference).
+        let datacenter = f.add(eksa("SnowDatacenterConfig", refs.datacenter.as_deref()?)?);
         let mut pools = BTreeSet::new();
-        for m in machines {
+        for m in &refs.machine_configs {
             if let Some(config) = f.add(eksa("SnowMachineConfig", m)?) {
-                for dni in config.data["spec"]["network"]["directNetworkInterfaces"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                {
-                    pools.extend(opt_ref(&dni["ipPoolRef"]).map(str::to_owned));
-                }
+                pools.extend(snow_api::walk::ip_pools(&config.data).map(str::to_owned));
             }
         }
         for pool in pools {
             f.add(eksa("SnowIPPool", &pool)?);
         }
-        if spec["identityProviderRefs"]
+        if cluster["spec"]["identityProviderRefs"]
             .as_array()
             .is_some_and(|r| !r.is_empty())
         {
             return None; // their kinds are not cached
         }
         if let Some(d) = datacenter {
-            let secret = opt_ref(&d.data["spec"]["identityRef"])
-                .map(str::to_owned)
-                .unwrap_or_else(|| {
-                    snow_api::defaults::default_identity_secret_name(
-                        d.metadata.name.as_deref().unwrap_or_default(),
-                    )
-                });
+            let secret = snow_api::walk::identity_secret(&identity_view(&d));
             f.add(self.find("", "Secret", Some(ns), &secret)?);
         }
         let system = Some(NAMESPACE);
@@ -525,13 +497,12 @@ fn key_of(o: &Value) -> (String, String) {
     )
 }
 
-fn opt_ref(v: &Value) -> Option<&str> {
-    v["name"].as_str().filter(|n| !n.is_empty())
-}
-
-/// A reference's name, or `None` (no fingerprint: the pass reports the missing reference).
-fn ref_name(v: &Value) -> Option<&str> {
-    opt_ref(v)
+/// What [`snow_api::walk::identity_secret`] reads of a cached datacenter: its name and spec.
+fn identity_view(d: &DynamicObject) -> Value {
+    serde_json::json!({
+        "metadata": {"name": d.metadata.name},
+        "spec": d.data["spec"],
+    })
 }
 
 /// The resourceVersions (and uids) of the objects a pass reads, in the order it reads them.

@@ -312,8 +312,8 @@ async fn mirror_login(
     mgmt: &snow_lifecycle::Management,
 ) -> Result<snow_credentials::RegistryCredentials, String> {
     use base64::Engine as _;
+    use snow_api::names::SYSTEM_NAMESPACE as NAMESPACE;
     use snow_credentials::registry::SECRET_NAME;
-    const NAMESPACE: &str = "eksa-system";
     let where_ = format!("the Secret {NAMESPACE}/{SECRET_NAME} (the registry mirror's login)");
     let secret = mgmt
         .get("v1", "Secret", Some(NAMESPACE), SECRET_NAME)

@@ -2,14 +2,13 @@
 //! (EKS Anywhere's BuildSpec) and checked by the same code as `snowctl validate`: the objects are
 //! written out as one multi-document stream and parsed strictly.
 
-use base64::Engine as _;
 use serde_json::Value;
 use snow_credentials::{CaBundle, CredentialsFile};
 use snow_lifecycle::{LifecycleError, Management};
 use std::collections::BTreeSet;
 
 /// The EKS Anywhere API version.
-pub const EKSA_API_VERSION: &str = "anywhere.eks.amazonaws.com/v1alpha1";
+pub const EKSA_API_VERSION: &str = snow_api::names::EKSA_API_VERSION;
 
 /// The objects one Cluster is made of. Its `Debug` names the identity Secret but never shows it.
 #[derive(Clone, Default)]
@@ -38,10 +37,6 @@ impl std::fmt::Debug for Sources {
     }
 }
 
-fn ref_name(v: &Value) -> Option<&str> {
-    v["name"].as_str().filter(|n| !n.is_empty())
-}
-
 impl Sources {
     /// Reads the Cluster's datacenter, machine configs, IP pools, identity providers and identity
     /// Secret from its namespace.
@@ -50,7 +45,7 @@ impl Sources {
             .as_str()
             .unwrap_or("default")
             .to_owned();
-        let spec = &cluster["spec"];
+        let refs = snow_api::walk::cluster_refs(cluster);
         let mut sources = Sources {
             cluster: cluster.clone(),
             ..Sources::default()
@@ -63,59 +58,24 @@ impl Sources {
             }
             Ok::<_, LifecycleError>(found)
         };
-        let datacenter = match ref_name(&spec["datacenterRef"]) {
+        let datacenter = match &refs.datacenter {
             Some(name) => get("SnowDatacenterConfig", name, &mut sources).await?,
             None => None,
         };
-        let mut machine_names = BTreeSet::new();
-        machine_names.extend(ref_name(
-            &spec["controlPlaneConfiguration"]["machineGroupRef"],
-        ));
-        machine_names.extend(ref_name(
-            &spec["externalEtcdConfiguration"]["machineGroupRef"],
-        ));
-        for group in spec["workerNodeGroupConfigurations"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            machine_names.extend(ref_name(&group["machineGroupRef"]));
-        }
         let mut pools = BTreeSet::new();
-        for name in machine_names {
+        for name in &refs.machine_configs {
             if let Some(m) = get("SnowMachineConfig", name, &mut sources).await? {
-                for dni in m["spec"]["network"]["directNetworkInterfaces"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(pool) = ref_name(&dni["ipPoolRef"]) {
-                        pools.insert(pool.to_owned());
-                    }
-                }
+                pools.extend(snow_api::walk::ip_pools(&m).map(str::to_owned));
             }
         }
         for pool in pools {
             get("SnowIPPool", &pool, &mut sources).await?;
         }
-        for provider in spec["identityProviderRefs"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            if let (Some(kind), Some(name)) = (provider["kind"].as_str(), ref_name(provider)) {
-                get(kind, name, &mut sources).await?;
-            }
+        for (kind, name) in &refs.identity_providers {
+            get(kind, name, &mut sources).await?;
         }
         if let Some(d) = &datacenter {
-            // An empty identityRef defaults as in the CLI: `<datacenter>-snow-credentials`.
-            let secret = ref_name(&d["spec"]["identityRef"])
-                .map(str::to_owned)
-                .unwrap_or_else(|| {
-                    snow_api::defaults::default_identity_secret_name(
-                        d["metadata"]["name"].as_str().unwrap_or_default(),
-                    )
-                });
+            let secret = snow_api::walk::identity_secret(d);
             sources.identity_name = Some(format!("{ns}/{secret}"));
             sources.identity = mgmt.get("v1", "Secret", Some(&ns), &secret).await?;
         }
@@ -137,39 +97,14 @@ impl Sources {
     }
 
     /// The device credentials and CA bundle from the identity Secret. Its values hold base64
-    /// text (EKS Anywhere's `pkg/aws` and Snow credentials Secret), so each is decoded twice.
+    /// text (EKS Anywhere's `pkg/aws` and Snow credentials Secret), so each is decoded twice:
+    /// [`snow_credentials::decode_eksa_credentials_secret`].
     pub fn credentials(&self) -> Result<(CredentialsFile, CaBundle), String> {
         let name = self.identity_name.clone().unwrap_or_default();
         let secret = self
             .identity
             .as_ref()
             .ok_or_else(|| format!("the identity Secret {name} is missing"))?;
-        let field = |key: &str| -> Result<Vec<u8>, String> {
-            let outer = secret["data"][key]
-                .as_str()
-                .ok_or_else(|| format!("the identity Secret {name} has no `{key}`"))?;
-            let engine = base64::engine::general_purpose::STANDARD;
-            let inner = engine
-                .decode(outer)
-                .map_err(|e| format!("`{key}` of Secret {name} is not base64: {e}"))?;
-            let text: String = String::from_utf8_lossy(&inner)
-                .chars()
-                .filter(|c| !c.is_whitespace())
-                .collect();
-            engine
-                .decode(text.as_bytes())
-                .map_err(|e| format!("`{key}` of Secret {name} does not hold base64 text: {e}"))
-        };
-        let (credentials, findings) =
-            CredentialsFile::parse(format!("Secret {name} credentials"), field("credentials")?);
-        if let Some(f) = findings.iter().find(|f| f.is_error()) {
-            return Err(f.message.clone());
-        }
-        let (bundle, findings) =
-            CaBundle::parse(format!("Secret {name} ca-bundle"), field("ca-bundle")?);
-        if let Some(f) = findings.iter().find(|f| f.is_error()) {
-            return Err(f.message.clone());
-        }
-        Ok((credentials, bundle))
+        snow_credentials::decode_eksa_credentials_secret(&name, secret).map_err(|e| e.to_string())
     }
 }

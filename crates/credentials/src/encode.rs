@@ -6,6 +6,9 @@
 //! - the EKS-A identity Secret (`identityRef.name`) and the per-cluster CAPAS Secret
 //!   `<cluster>-snow-credentials`: their *values* are the base64 text, so serialised `data` is
 //!   base64(base64(file)). CAPAS decodes the value once more.
+//!
+//! [`decode_eksa_credentials_secret`] reads the latter two back as EKS Anywhere's controller
+//! does (the snowctl controller reads a declared cluster's identity Secret with it).
 
 use crate::bundle::CaBundle;
 use crate::ini::CredentialsFile;
@@ -30,9 +33,9 @@ pub const CAPAS_NAMESPACE: &str = "capas-system";
 /// The Secret CAPAS reads its device credentials from.
 pub const CAPAS_BOOTSTRAP_SECRET: &str = "capas-manager-bootstrap-credentials";
 /// The namespace of the per-cluster CAPI/CAPAS objects.
-pub const EKSA_SYSTEM_NAMESPACE: &str = "eksa-system";
+pub const EKSA_SYSTEM_NAMESPACE: &str = snow_api::names::SYSTEM_NAMESPACE;
 /// The label that makes `clusterctl move` carry an object along.
-pub const CLUSTERCTL_MOVE_LABEL: &str = "clusterctl.cluster.x-k8s.io/move";
+pub const CLUSTERCTL_MOVE_LABEL: &str = snow_api::names::CLUSTERCTL_MOVE_LABEL;
 /// The provider label clusterctl puts on the CAPAS components.
 pub const PROVIDER_LABEL: &str = "cluster.x-k8s.io/provider";
 /// The value of [`PROVIDER_LABEL`] for CAPAS.
@@ -251,4 +254,205 @@ pub fn capas_bootstrap_secret(credentials: &CredentialsFile, bundle: &CaBundle) 
             SecretBytes::new(bundle.content().to_vec()),
         ),
     )
+}
+
+/// Why an EKS Anywhere credentials Secret (the identity Secret or `<cluster>-snow-credentials`)
+/// does not read back as the two device files. Says which key, never a value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretDecodeError {
+    /// `data` lacks the key.
+    #[error("the identity Secret {secret} has no `{key}`")]
+    MissingKey {
+        /// `namespace/name` of the Secret.
+        secret: String,
+        /// The key.
+        key: &'static str,
+    },
+    /// The value is not base64 (as a Kubernetes client decodes `data`).
+    #[error("`{key}` of Secret {secret} is not base64: {reason}")]
+    NotBase64 {
+        /// `namespace/name` of the Secret.
+        secret: String,
+        /// The key.
+        key: &'static str,
+        /// The base64 decoder's error.
+        reason: String,
+    },
+    /// The value decoded once is not base64 text (EKS Anywhere stores the files' base64 text).
+    #[error("`{key}` of Secret {secret} does not hold base64 text: {reason}")]
+    NotBase64Text {
+        /// `namespace/name` of the Secret.
+        secret: String,
+        /// The key.
+        key: &'static str,
+        /// The base64 decoder's error.
+        reason: String,
+    },
+    /// The file decoded has an error finding (its message).
+    #[error("{message}")]
+    Invalid {
+        /// The key.
+        key: &'static str,
+        /// The first error finding's message.
+        message: String,
+    },
+}
+
+/// Reads back what [`eksa_identity_secret`] and [`capas_cluster_secret`] write, as EKS Anywhere's
+/// controller reads its identity Secret: `secret` is the Secret as JSON (`data` as an API server
+/// serves it, base64 of the stored value), each value is the base64 text of a file, so each is
+/// decoded twice (whitespace in the text ignored); both files are parsed and an error finding
+/// refuses them. `name` is how errors and the files' sources name the Secret (`namespace/name`).
+pub fn decode_eksa_credentials_secret(
+    name: &str,
+    secret: &serde_json::Value,
+) -> Result<(CredentialsFile, CaBundle), SecretDecodeError> {
+    let field = |key: &'static str| -> Result<Vec<u8>, SecretDecodeError> {
+        let outer = secret["data"][key]
+            .as_str()
+            .ok_or_else(|| SecretDecodeError::MissingKey {
+                secret: name.to_owned(),
+                key,
+            })?;
+        let inner = zeroize::Zeroizing::new(STANDARD.decode(outer).map_err(|e| {
+            SecretDecodeError::NotBase64 {
+                secret: name.to_owned(),
+                key,
+                reason: e.to_string(),
+            }
+        })?);
+        let text: zeroize::Zeroizing<Vec<u8>> = zeroize::Zeroizing::new(
+            inner
+                .iter()
+                .copied()
+                .filter(|b| !b.is_ascii_whitespace())
+                .collect(),
+        );
+        STANDARD
+            .decode(text.as_slice())
+            .map_err(|e| SecretDecodeError::NotBase64Text {
+                secret: name.to_owned(),
+                key,
+                reason: e.to_string(),
+            })
+    };
+    let (credentials, findings) = CredentialsFile::parse(
+        format!("Secret {name} {CREDENTIALS_KEY}"),
+        field(CREDENTIALS_KEY)?,
+    );
+    if let Some(f) = findings.iter().find(|f| f.is_error()) {
+        return Err(SecretDecodeError::Invalid {
+            key: CREDENTIALS_KEY,
+            message: f.message.clone(),
+        });
+    }
+    let (bundle, findings) = CaBundle::parse(
+        format!("Secret {name} {CA_BUNDLE_KEY}"),
+        field(CA_BUNDLE_KEY)?,
+    );
+    if let Some(f) = findings.iter().find(|f| f.is_error()) {
+        return Err(SecretDecodeError::Invalid {
+            key: CA_BUNDLE_KEY,
+            message: f.message.clone(),
+        });
+    }
+    Ok((credentials, bundle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CREDS: &str = "[1.2.3.4]\r\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\r\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\r\nregion = snow\r\n";
+
+    fn files() -> (CredentialsFile, CaBundle) {
+        let cert = rcgen::generate_simple_self_signed(vec!["1.2.3.4".to_owned()]).unwrap();
+        let (c, f1) = CredentialsFile::parse("credentials", CREDS.as_bytes().to_vec());
+        let (b, f2) = CaBundle::parse("ca-bundle", cert.cert.pem().into_bytes());
+        assert!(!f1.iter().any(|f| f.is_error()), "{f1:?}");
+        assert!(!f2.iter().any(|f| f.is_error()), "{f2:?}");
+        (c, b)
+    }
+
+    #[test]
+    fn the_identity_and_cluster_secrets_decode_to_the_files_byte_for_byte() {
+        let (c, b) = files();
+        for secret in [
+            eksa_identity_secret("creds", "default", &c, &b),
+            capas_cluster_secret("edge", &c, &b),
+        ] {
+            let (c2, b2) = decode_eksa_credentials_secret("ns/s", &secret.to_json()).unwrap();
+            assert_eq!(
+                c2.content().expose_for_encoding(),
+                c.content().expose_for_encoding()
+            );
+            assert_eq!(b2.content(), b.content());
+        }
+    }
+
+    #[test]
+    fn base64_text_with_line_breaks_decodes() {
+        let (c, b) = files();
+        let mut json = eksa_identity_secret("creds", "default", &c, &b).to_json();
+        let wrapped = |raw: &[u8]| {
+            let text = base64_standard(raw);
+            let lines: Vec<&str> = text
+                .as_bytes()
+                .chunks(64)
+                .map(|l| std::str::from_utf8(l).unwrap())
+                .collect();
+            base64_standard(lines.join("\n").as_bytes())
+        };
+        json["data"][CA_BUNDLE_KEY] = wrapped(b.content()).into();
+        let (_, b2) = decode_eksa_credentials_secret("ns/s", &json).unwrap();
+        assert_eq!(b2.content(), b.content());
+    }
+
+    #[test]
+    fn each_failure_names_the_key_and_never_the_value() {
+        let (c, b) = files();
+        let good = eksa_identity_secret("creds", "default", &c, &b).to_json();
+        let mut missing = good.clone();
+        missing["data"]
+            .as_object_mut()
+            .unwrap()
+            .remove(CA_BUNDLE_KEY);
+        assert_eq!(
+            decode_eksa_credentials_secret("ns/s", &missing)
+                .unwrap_err()
+                .to_string(),
+            "the identity Secret ns/s has no `ca-bundle`"
+        );
+        let mut raw = good.clone();
+        raw["data"][CREDENTIALS_KEY] = base64_standard(CREDS.as_bytes()).into();
+        let e = decode_eksa_credentials_secret("ns/s", &raw).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SecretDecodeError::NotBase64Text {
+                    key: "credentials",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(!e.to_string().contains("wJalr"), "{e}");
+        let mut junk = good.clone();
+        junk["data"][CREDENTIALS_KEY] = "*".into();
+        let e = decode_eksa_credentials_secret("ns/s", &junk).unwrap_err();
+        assert!(matches!(e, SecretDecodeError::NotBase64 { .. }), "{e:?}");
+        let mut invalid = good;
+        invalid["data"][CA_BUNDLE_KEY] = base64_standard(base64_standard(b"x").as_bytes()).into();
+        let e = decode_eksa_credentials_secret("ns/s", &invalid).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SecretDecodeError::Invalid {
+                    key: "ca-bundle",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
 }

@@ -38,8 +38,9 @@ pub mod write;
 pub use bundle::{BundleCertificate, CaBundle, Coverage, KeyAlgorithm, format_utc};
 pub use check::{CheckReport, DeviceStatus, EXPIRY_WARNING_DAYS, check};
 pub use encode::{
-    ClusterctlEnv, KubeSecret, SecretMetadata, capas_bootstrap_secret, capas_cluster_secret,
-    capas_cluster_secret_name, eksa_identity_secret,
+    ClusterctlEnv, KubeSecret, SecretDecodeError, SecretMetadata, capas_bootstrap_secret,
+    capas_cluster_secret, capas_cluster_secret_name, decode_eksa_credentials_secret,
+    eksa_identity_secret,
 };
 pub use ini::{CredentialsFile, DeviceCredentials, SNOW_REGION};
 pub use input::{

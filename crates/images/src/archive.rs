@@ -85,7 +85,7 @@ pub enum ArchiveError {
     /// The archive ends in the middle of an entry (or holds a block that is not a tar header
     /// there), and what lists its images is in the part that is lost.
     #[error(
-        "{path} is incomplete: {detail}; {missing}. Copy it again in full (its size must be the original's) or download it again (`snowctl download artifacts` resumes)"
+        "{path} is incomplete: {detail}; {missing}. Copy it again in full (its size must be the original's) or download it again (a download of the same images into the same file resumes)"
     )]
     Truncated {
         /// The archive.
@@ -697,7 +697,7 @@ impl Archive {
         let text = |path: &str| -> Result<String, String> {
             let bytes = self.file(path).ok_or_else(|| {
                 format!(
-                    "{} holds no {FILES_DIR}{path}: pass an archive written by `snowctl download artifacts`",
+                    "{} holds no {FILES_DIR}{path}: pass an archive of a download of the artifacts (release files and images)",
                     self.path.display()
                 )
             })??;
@@ -725,7 +725,7 @@ impl Archive {
             .find(|i| i.name.as_deref() == Some(uri))
             .ok_or_else(|| {
                 fail(format!(
-                    "is not in the archive: download the artifacts again with the Bundles that name it (`snowctl download artifacts` stores every image of the selected Kubernetes versions, the chart among them){}",
+                    "is not in the archive: download the artifacts again with the Bundles that name it (a download stores every image of the selected Kubernetes versions, the chart among them){}",
                     self.truncation_note()
                 ))
             })?;

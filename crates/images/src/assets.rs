@@ -596,7 +596,7 @@ pub fn from_archive(
         let path = format!("{ARCHIVE_DIR}{}", a.path(uri));
         let text = match archive.file(&path) {
             None => Err(format!(
-                "no {}{path} (written by `snowctl download artifacts` without components, or for another bundle)",
+                "no {}{path} (the archive was downloaded without components, or for another bundle)",
                 crate::layout::FILES_DIR
             )),
             Some(Err(e)) => Err(e),

@@ -43,6 +43,7 @@ mod registry;
 mod shown;
 pub mod support_archive;
 mod tar;
+pub mod transfer;
 
 pub use archive::{Archive, ArchiveError, ArchiveFormat, ArchiveImage};
 pub use download::{

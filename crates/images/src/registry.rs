@@ -3,8 +3,8 @@
 //! repository" (already there, mounted from a sibling repository, or uploaded).
 
 use crate::{
-    copy::{Credentials, Progress},
     limits::{CONNECT_TIMEOUT, CopyLimits, READ_TIMEOUT},
+    transfer::{Credentials, ImageCopy, ImageResult, ImageStatus, Progress},
 };
 use oci_client::{
     Client, Reference, RegistryOperation,
@@ -154,10 +154,9 @@ impl Tally {
     /// had it, or why it failed; the blob counts come from the tally.
     pub(crate) fn result(
         &self,
-        copy: &crate::copy::ImageCopy,
+        copy: &ImageCopy,
         outcome: Result<(String, bool), String>,
-    ) -> crate::copy::ImageResult {
-        use crate::copy::ImageStatus;
+    ) -> ImageResult {
         let (digest, status) = match outcome {
             Ok((digest, true)) => (Some(digest), ImageStatus::UpToDate),
             Ok((digest, false)) => (
@@ -171,7 +170,7 @@ impl Tally {
             ),
             Err(error) => (None, ImageStatus::Failed { error }),
         };
-        crate::copy::ImageResult {
+        ImageResult {
             copy: copy.clone(),
             digest,
             status,

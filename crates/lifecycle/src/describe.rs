@@ -150,7 +150,7 @@ async fn declared_cluster(
     cluster: &str,
 ) -> Result<Option<Value>, LifecycleError> {
     let all = mgmt
-        .list("anywhere.eks.amazonaws.com/v1alpha1", "Cluster", None, None)
+        .list(snow_api::names::EKSA_API_VERSION, "Cluster", None, None)
         .await?;
     Ok(all.into_iter().find(|c| c["metadata"]["name"] == cluster))
 }

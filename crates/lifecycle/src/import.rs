@@ -43,7 +43,7 @@ use snow_api::release::INFRA_API_VERSION;
 use std::path::Path;
 
 /// Cluster API's externally-managed annotation (on the infrastructure cluster).
-pub const MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/managed-by";
+pub const MANAGED_BY_ANNOTATION: &str = snow_api::names::MANAGED_BY_ANNOTATION;
 /// Its value on what snowctl imports.
 pub const MANAGED_BY_VALUE: &str = "snowctl";
 /// The label on everything an import writes; on a Cluster it marks the cluster as imported.

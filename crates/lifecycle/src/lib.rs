@@ -113,7 +113,7 @@ use snow_api::{ValidSpec, release::ClusterRelease};
 pub const FIELD_MANAGER: &str = "snowctl";
 
 /// The annotation that pauses Cluster API reconciliation of an object.
-pub const PAUSED: &str = "cluster.x-k8s.io/paused";
+pub const PAUSED: &str = snow_api::names::PAUSED_ANNOTATION;
 
 /// The cluster to create or upgrade: a spec without error findings, its text, its resolved
 /// release, and the device credentials for the identity Secret.

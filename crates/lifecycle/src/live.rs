@@ -7,6 +7,7 @@ use capi_render::{
     upgrade::Existing,
 };
 use serde_json::Value;
+use snow_api::names::ref_name;
 
 /// The live Cluster, control plane, etcd and worker deployments of one cluster, and the
 /// templates they use.
@@ -17,11 +18,6 @@ pub(crate) struct Live {
     pub etcd: Option<Value>,
     pub deployments: Vec<Value>,
     pub existing: Existing,
-}
-
-/// The name a reference points at.
-fn ref_name(reference: &Value) -> Option<&str> {
-    reference["name"].as_str().filter(|n| !n.is_empty())
 }
 
 /// The KCP's machine template reference (v1beta2 nests it under `spec`).

@@ -235,7 +235,7 @@ impl ClusterPlan {
             );
         }
         out.push_str(
-            "(the providers change only with snowctl upgrade management-components, not with upgrade cluster)\n\n",
+            "(the providers change only with an upgrade of the management components, not with a cluster upgrade)\n\n",
         );
         if self.rolls.is_empty() && self.removed_groups.is_empty() {
             out.push_str("No machine rolls.\n");

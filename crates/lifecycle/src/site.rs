@@ -7,6 +7,7 @@ use super::{LifecycleError, Management, import};
 use capi_render::{Contract, NAMESPACE};
 use serde::Serialize;
 use serde_json::Value;
+use snow_api::names::condition_true;
 
 /// One cluster of the site.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -33,14 +34,6 @@ pub struct SiteCluster {
     /// `device/instance` of the instances known to be its own (imported: the observed nodes').
     #[serde(skip)]
     pub instances: Vec<String>,
-}
-
-fn condition_true(object: &Value, kind: &str) -> bool {
-    object["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| c["type"] == kind && c["status"] == "True")
 }
 
 fn count(n: usize) -> u32 {

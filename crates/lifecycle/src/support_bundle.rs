@@ -48,7 +48,7 @@ pub const PROVIDER_NAMESPACES: [&str; 7] = [
 ];
 
 /// The EKS Anywhere API version of the declared objects.
-const EKSA_API_VERSION: &str = "anywhere.eks.amazonaws.com/v1alpha1";
+const EKSA_API_VERSION: &str = snow_api::names::EKSA_API_VERSION;
 
 /// A machine in another phase than `Running` for longer than this is stuck (a Snow instance
 /// boots and joins in a few minutes; EKS Anywhere waits up to an hour for a whole control plane).

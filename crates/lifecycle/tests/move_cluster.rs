@@ -495,7 +495,7 @@ async fn a_move_is_refused_with_every_reason_and_the_source_is_untouched() {
         vec![
             "provider cluster-api (CoreProvider) is v1.12.0 on the target but v1.13.5 on the source: install the same version",
             "provider snow (InfrastructureProvider) v0.3.3 is not installed on the target",
-            "the target does not serve AWSSnowCluster (infrastructure.cluster.x-k8s.io/v1beta1): install its provider there (snowctl init)",
+            "the target does not serve AWSSnowCluster (infrastructure.cluster.x-k8s.io/v1beta1): install its provider there",
         ]
     );
     assert!(unpaused(&source.api));

@@ -22,9 +22,9 @@ use std::path::PathBuf;
 /// The Cluster API group of the Cluster a move carries.
 const CAPI_CLUSTER: (&str, &str) = ("cluster.x-k8s.io/v1beta1", "Cluster");
 /// Cluster API's pause annotation (a move pauses with [`snow_lifecycle::move_cluster::MOVE_PAUSE`]).
-const PAUSED: &str = "cluster.x-k8s.io/paused";
+const PAUSED: &str = snow_api::names::PAUSED_ANNOTATION;
 /// The EKS Anywhere API version of the spec's objects.
-const EKSA_API_VERSION: &str = "anywhere.eks.amazonaws.com/v1alpha1";
+const EKSA_API_VERSION: &str = snow_api::names::EKSA_API_VERSION;
 
 /// How [`create`] runs.
 #[derive(Debug, Clone)]

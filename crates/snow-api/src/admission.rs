@@ -219,7 +219,7 @@ pub fn object_findings(object: &Value) -> Vec<Finding> {
             )
             .object(&id)
             .field("spec.sshKeyName")
-            .hint("name a key pair that is on every device: objects applied to a management cluster get no generated key (only `snowctl create` makes one)"),
+            .hint("name a key pair that is on every device: objects applied to a management cluster get no generated key (only a create from a spec file makes one)"),
         );
     }
     findings

@@ -37,6 +37,7 @@ pub mod finding_text;
 pub mod fuzz;
 pub mod immutable;
 pub mod limits;
+pub mod names;
 mod os;
 pub mod redact;
 pub mod release;
@@ -45,6 +46,7 @@ pub mod template;
 pub mod types;
 pub mod typing;
 pub mod validate;
+pub mod walk;
 pub mod yaml;
 
 pub use check::{Report, ValidSpec, check};

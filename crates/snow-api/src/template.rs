@@ -2,6 +2,7 @@
 //! values operators otherwise patch in with sed.
 
 use crate::OsFamily;
+use crate::types::API_VERSION;
 use crate::validate::syntax::NEWEST_KUBE_MINOR;
 use std::fmt::Write as _;
 
@@ -112,7 +113,7 @@ pub fn cluster_config(opts: &TemplateOptions) -> Result<String, InvalidClusterNa
     let endpoint = opts.endpoint.as_deref().unwrap_or("");
     let mut out = String::new();
     let w = &mut out;
-    let _ = writeln!(w, "apiVersion: anywhere.eks.amazonaws.com/v1alpha1");
+    let _ = writeln!(w, "apiVersion: {API_VERSION}");
     let _ = writeln!(w, "kind: Cluster");
     let _ = writeln!(w, "metadata:");
     let _ = writeln!(w, "  name: {name}");
@@ -167,7 +168,7 @@ pub fn cluster_config(opts: &TemplateOptions) -> Result<String, InvalidClusterNa
     let _ = writeln!(w, "      name: {name}");
     let _ = writeln!(w, "    name: md-0");
     let _ = writeln!(w, "---");
-    let _ = writeln!(w, "apiVersion: anywhere.eks.amazonaws.com/v1alpha1");
+    let _ = writeln!(w, "apiVersion: {API_VERSION}");
     let _ = writeln!(w, "kind: SnowDatacenterConfig");
     let _ = writeln!(w, "metadata:");
     let _ = writeln!(w, "  name: {name}");
@@ -208,7 +209,7 @@ fn cluster_cidrs(opts: &TemplateOptions) -> (&'static str, &'static str) {
 }
 
 fn machine_config(w: &mut String, name: &str, opts: &TemplateOptions) {
-    let _ = writeln!(w, "apiVersion: anywhere.eks.amazonaws.com/v1alpha1");
+    let _ = writeln!(w, "apiVersion: {API_VERSION}");
     let _ = writeln!(w, "kind: SnowMachineConfig");
     let _ = writeln!(w, "metadata:");
     let _ = writeln!(w, "  name: {name}");

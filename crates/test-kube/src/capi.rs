@@ -341,7 +341,7 @@ fn negatives(object: &Value, active: &[(&'static str, bool)]) -> Vec<(&'static s
     if is_v1beta1(object) {
         return Vec::new();
     }
-    let paused = object["metadata"]["annotations"]["cluster.x-k8s.io/paused"].is_string();
+    let paused = object["metadata"]["annotations"][PAUSED_ANNOTATION].is_string();
     let mut list = vec![
         ("Deleting", false),
         ("Paused", paused),

@@ -98,7 +98,7 @@ fn from_archive(
     io: &mut Io<'_>,
 ) -> Outcome {
     let archive =
-        Archive::open(path).map_err(|e| exit::usage(io, printable_lines(&e.to_string())))?;
+        Archive::open(path).map_err(|e| exit::archive(io, printable_lines(&e.to_string())))?;
     if args.list {
         let listing = serde_json::json!({
             "format": archive.format(),

@@ -1,9 +1,11 @@
 //! The libraries speak their own language: no string in a library's source names a command-line
-//! flag (`--name`) or one of the environment variables the CLI reads. Their errors and findings
-//! carry data (a field, a value, a check id); the CLI alone turns them into hints that name flags
-//! and variables (`crates/cli/src/exit.rs`). ARCHITECTURE.md says so; this test holds it by
+//! flag (`--name`), a snowctl command (`snowctl init`) or one of the environment variables the
+//! CLI reads. Their errors and findings
+//! carry data (a field, a value, a check id); the CLI alone turns them into hints that name flags,
+//! commands and variables (`crates/cli/src/exit.rs`). ARCHITECTURE.md says so; this test holds it by
 //! reading every library's `src` (string literals only, up to a file's `#[cfg(test)]` module).
 
+use clap::CommandFactory;
 use std::path::{Path, PathBuf};
 
 /// Flags a library legitimately writes: command lines of other programs it runs or renders, and
@@ -66,6 +68,23 @@ const ALLOWED: &[(&str, &[&str], &str)] = &[
         "the snowballEdge and aws clients' flags: commands the user runs against the device",
     ),
     (
+        "crates/lifecycle/src/init/components.rs",
+        &["the snowctl controller is rendered, never read from a manifest"],
+        "the component's name (the snowctl controller), not the `controller` command",
+    ),
+    (
+        "crates/provision/src/self_managed.rs",
+        &["Installing the snowctl controller on management cluster"],
+        "the component's name (the snowctl controller) in a step's name, not the `controller` \
+         command",
+    ),
+    (
+        "crates/images/src/controller_image.rs",
+        &["snowctl controller", "snowctl build controller-image"],
+        "the image's title and its history's `created_by`: part of the image's reproducible \
+         bytes, which name the program that builds and runs it",
+    ),
+    (
         "crates/credentials/src/write.rs",
         &["# Written by snowctl: one profile per Snow device, for EKSA_AWS_CREDENTIALS_FILE."],
         "the marker line that tells a file the writer wrote before: changing it would make \
@@ -80,6 +99,26 @@ const NOT_LIBRARIES: &[&str] = &["cli", "test-devices", "test-kube"];
 /// that a library message could be tempted to name.
 fn names_variable(word: &str) -> bool {
     word.starts_with("EKSA_") || word.starts_with("REGISTRY_") || word == "KUBECONFIG"
+}
+
+/// The snowctl commands (clap's top-level subcommands).
+fn commands() -> Vec<String> {
+    snowctl::args::Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect()
+}
+
+/// Whether `text` names a snowctl command: `snowctl` followed by one of `commands` as a word.
+fn names_command(text: &str, commands: &[String]) -> bool {
+    text.match_indices("snowctl ").any(|(i, m)| {
+        let after = &text[i + m.len()..];
+        let word: String = after
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        commands.contains(&word)
+    })
 }
 
 /// Whether `text` has a `--flag` word: `--` at the start or after a space, quote, backtick or
@@ -216,6 +255,11 @@ fn libraries_name_no_flags_or_environment_variables() {
         files.len() > 50,
         "the libraries' sources are read: {files:?}"
     );
+    let commands = commands();
+    assert!(
+        commands.iter().any(|c| c == "init"),
+        "the commands are read: {commands:?}"
+    );
     let mut wrong = Vec::new();
     for file in &files {
         let shown = file.strip_prefix(&root).unwrap().display().to_string();
@@ -226,15 +270,16 @@ fn libraries_name_no_flags_or_environment_variables() {
         let allowed: Vec<&&str> = allowed.collect();
         for (line, text) in literals(&std::fs::read_to_string(file).unwrap()) {
             let variable = text.split(|c: char| !ident(c)).any(names_variable);
-            if (names_flag(&text) || variable) && !allowed.contains(&&text.as_str()) {
+            let cli_word = names_flag(&text) || names_command(&text, &commands) || variable;
+            if cli_word && !allowed.contains(&&text.as_str()) {
                 wrong.push(format!("{shown}:{line}: {text:?}"));
             }
         }
     }
     assert!(
         wrong.is_empty(),
-        "library strings that name a CLI flag or environment variable (say it in the library's \
-         terms and let crates/cli/src/exit.rs name the flag):\n{}",
+        "library strings that name a CLI flag, command or environment variable (say it in the \
+         library's terms and let crates/cli/src/exit.rs name the flag or command):\n{}",
         wrong.join("\n")
     );
 }
@@ -265,4 +310,17 @@ mod tests { const X: &str = "--not-read"; }
     assert_eq!(found[0].0, 4);
     assert!(names_flag(texts[0]) && !names_flag(texts[2]));
     assert!(texts[1].split(|c: char| !ident(c)).any(names_variable));
+}
+
+#[test]
+fn a_command_counts_only_after_snowctl() {
+    let commands = vec!["init".to_owned(), "download".to_owned()];
+    assert!(names_command("install it there (snowctl init)", &commands));
+    assert!(names_command(
+        "`snowctl download artifacts` resumes",
+        &commands
+    ));
+    assert!(!names_command("snowctl does not downgrade", &commands));
+    assert!(!names_command("snowctl initializes", &commands));
+    assert!(!names_command("init it", &commands));
 }

@@ -20,7 +20,7 @@ use std::{
 };
 
 /// The namespace EKS Anywhere creates on the bootstrap cluster right after kind made it.
-pub const NAMESPACE: &str = "eksa-system";
+pub const NAMESPACE: &str = snow_api::names::SYSTEM_NAMESPACE;
 
 /// The kind cluster's name for a cluster (EKS Anywhere's `<cluster>-eks-a-cluster`).
 pub fn internal_name(cluster: &str) -> String {

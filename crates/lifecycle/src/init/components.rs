@@ -8,12 +8,12 @@ use serde_json::{Value, json};
 use std::fmt;
 
 /// `clusterctl.cluster.x-k8s.io: ""` is on every object clusterctl installs.
-pub const CLUSTERCTL_LABEL: &str = "clusterctl.cluster.x-k8s.io";
+pub const CLUSTERCTL_LABEL: &str = snow_api::names::CLUSTERCTL_LABEL;
 /// The provider an object belongs to (`cluster-api`, `bootstrap-kubeadm`, …).
 pub const PROVIDER_LABEL: &str = "cluster.x-k8s.io/provider";
 /// `clusterctl.cluster.x-k8s.io/core`: `cert-manager` on cert-manager, `inventory` on the
 /// inventory.
-pub const CORE_LABEL: &str = "clusterctl.cluster.x-k8s.io/core";
+pub const CORE_LABEL: &str = snow_api::names::CLUSTERCTL_CORE_LABEL;
 /// The cert-manager version clusterctl records on each cert-manager object.
 pub const CERT_MANAGER_VERSION_ANNOTATION: &str =
     "cert-manager.clusterctl.cluster.x-k8s.io/version";

@@ -6,6 +6,7 @@ use super::components::{ComponentObjects, describe, is_custom, rank};
 use super::{InitOptions, inventory};
 use crate::{Event, LifecycleError, Management, Stage, plural, wait::human};
 use serde_json::Value;
+use snow_api::names::condition_true;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -92,14 +93,6 @@ pub async fn crd_established(
         }
         tokio::time::sleep(options.poll).await;
     }
-}
-
-fn condition_true(object: &Value, kind: &str) -> bool {
-    object["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| c["type"] == kind && c["status"] == "True")
 }
 
 /// Every condition as `Type=Status (reason: message)`, or that there are none.

@@ -16,9 +16,9 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Label on a CRD or object: move it whatever owns it.
-pub const MOVE_LABEL: &str = "clusterctl.cluster.x-k8s.io/move";
+pub const MOVE_LABEL: &str = snow_api::names::CLUSTERCTL_MOVE_LABEL;
 /// Label on a CRD or object: move it and everything it owns.
-pub const MOVE_HIERARCHY_LABEL: &str = "clusterctl.cluster.x-k8s.io/move-hierarchy";
+pub const MOVE_HIERARCHY_LABEL: &str = snow_api::names::CLUSTERCTL_MOVE_HIERARCHY_LABEL;
 /// Suffixes of the Secrets Cluster API makes for a Cluster, without ownerReferences in older
 /// releases (clusterctl's "soft ownership").
 const CLUSTER_SECRETS: [&str; 5] = ["kubeconfig", "ca", "etcd", "sa", "proxy"];

@@ -45,6 +45,7 @@ use kube::{
     core::ApiResource,
 };
 use serde_json::{Value, json};
+use snow_api::names::condition_true;
 use std::{
     collections::{BTreeMap, BTreeSet},
     path::Path,
@@ -302,7 +303,7 @@ async fn target_kinds(
                 found.insert((api_version.clone(), kind.clone()), k);
             }
             None => missing.push(format!(
-                "the target does not serve {kind} ({api_version}): install its provider there (snowctl init)"
+                "the target does not serve {kind} ({api_version}): install its provider there"
             )),
         }
     }
@@ -359,14 +360,6 @@ fn the_cluster<'g>(graph: &'g Graph, name: &str) -> Option<&'g Node> {
 
 fn paused_by_move(object: &Value) -> bool {
     object["metadata"]["annotations"][PAUSED] == MOVE_PAUSE
-}
-
-fn condition_true(object: &Value, kind: &str) -> bool {
-    object["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| c["type"] == kind && c["status"] == "True")
 }
 
 /// Why the source graph cannot move (empty when it can).
@@ -658,7 +651,7 @@ pub async fn move_cluster(
             let missing: Vec<String> = kind_keys(&graph)
                 .into_iter()
                 .filter(|key| !found.contains_key(key))
-                .map(|(api_version, kind)| format!("the target does not serve {kind} ({api_version}): install its provider there (snowctl init)"))
+                .map(|(api_version, kind)| format!("the target does not serve {kind} ({api_version}): install its provider there"))
                 .collect();
             if !missing.is_empty() {
                 return Err(LifecycleError::MoveRefused {
