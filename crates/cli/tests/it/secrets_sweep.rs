@@ -177,6 +177,22 @@ fn run_in(dir: &Path, args: &[String], stdin: Option<&[u8]>, limit: Duration) ->
     child.wait_with_output().unwrap()
 }
 
+/// What the examples read, written in `dir` (the device files and `edge.yaml`, the spec on the
+/// devices of the lifecycle tests): their paths, which the sweep of written files skips.
+fn inputs(dir: &Path) -> BTreeSet<PathBuf> {
+    let mut inputs: BTreeSet<PathBuf> = device_files(dir).into_iter().collect();
+    let spec = dir.join("edge.yaml");
+    let devices = super::lifecycle::DEVICES;
+    let yaml = EdgeSpec {
+        devices: &devices,
+        ..EdgeSpec::default()
+    }
+    .yaml();
+    std::fs::write(&spec, yaml).unwrap();
+    inputs.insert(spec);
+    inputs
+}
+
 /// The device files (credentials INI, CA bundle) for the spec's devices.
 fn device_files(dir: &Path) -> Vec<PathBuf> {
     let ca = TestCa::new("sweep devices").unwrap();
@@ -209,19 +225,7 @@ fn device_files(dir: &Path) -> Vec<PathBuf> {
 fn every_command_with_a_kubeconfig_hides_a_password_in_its_server_url() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let mut inputs: BTreeSet<PathBuf> = device_files(root).into_iter().collect();
-    let spec = root.join("edge.yaml");
-    let devices = super::lifecycle::DEVICES;
-    std::fs::write(
-        &spec,
-        EdgeSpec {
-            devices: &devices,
-            ..EdgeSpec::default()
-        }
-        .yaml(),
-    )
-    .unwrap();
-    inputs.insert(spec);
+    let mut inputs = inputs(root);
     std::fs::create_dir(root.join("edge")).unwrap();
     for name in [
         "mgmt.kubeconfig",
@@ -368,19 +372,7 @@ fn every_command_with_a_kubeconfig_hides_a_password_in_its_server_url() {
 fn every_command_with_a_release_manifest_hides_a_password_in_its_url() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let mut inputs: BTreeSet<PathBuf> = device_files(root).into_iter().collect();
-    let spec = root.join("edge.yaml");
-    let devices = super::lifecycle::DEVICES;
-    std::fs::write(
-        &spec,
-        EdgeSpec {
-            devices: &devices,
-            ..EdgeSpec::default()
-        }
-        .yaml(),
-    )
-    .unwrap();
-    inputs.insert(spec);
+    let mut inputs = inputs(root);
     let mgmt = root.join("mgmt.kubeconfig");
     std::fs::write(&mgmt, kubeconfig("https://127.0.0.1:1")).unwrap();
     inputs.insert(mgmt);
