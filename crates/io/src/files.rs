@@ -1,4 +1,4 @@
-//! The one way this crate writes a file of its own (a workload kubeconfig, the kind bootstrap
+//! The one way the libraries write a file of their own (a workload kubeconfig, the kind bootstrap
 //! cluster's files, a backup): readable by its owner only from the start, whole or not at all,
 //! and never through a link.
 //!
@@ -16,7 +16,7 @@ use std::{
 
 /// What is at a path before it is written.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Existing {
+pub enum Existing {
     /// Nothing.
     Absent,
     /// A regular file (not a link) of at most the limit given, with these bytes.
@@ -27,7 +27,7 @@ pub(crate) enum Existing {
 }
 
 /// What is at `path`, read only when it is a regular file of at most `limit` bytes.
-pub(crate) fn existing(path: &Path, limit: u64) -> io::Result<Existing> {
+pub fn existing(path: &Path, limit: u64) -> io::Result<Existing> {
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Existing::Absent),
@@ -46,7 +46,7 @@ pub(crate) fn existing(path: &Path, limit: u64) -> io::Result<Existing> {
 
 /// The bytes of the file at `path`, at most `limit` of them: a larger file is an error
 /// ([`io::ErrorKind::FileTooLarge`]), never cut short. The one bounded reader of this crate.
-pub(crate) fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     fs::File::open(path)?
         .take(limit + 1)
@@ -63,7 +63,7 @@ pub(crate) fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 /// Makes `root` (which the caller chose, and may itself be a link) and the directories of
 /// `relative` under it, and returns `root/relative`. `relative` must be plain names (no `..`, no root): an
 /// error otherwise, as it is for a name that exists and is a link or not a directory.
-pub(crate) fn make_dirs(root: &Path, relative: &Path) -> io::Result<PathBuf> {
+pub fn make_dirs(root: &Path, relative: &Path) -> io::Result<PathBuf> {
     let parts = plain_parts(relative)?;
     if !root.as_os_str().is_empty() {
         fs::create_dir_all(root)?;
@@ -93,7 +93,7 @@ pub(crate) fn make_dirs(root: &Path, relative: &Path) -> io::Result<PathBuf> {
 
 /// Writes the file `relative` under `root` (see [`make_dirs`] for the directories), replacing
 /// whatever is at its path.
-pub(crate) fn write_under(
+pub fn write_under(
     root: &Path,
     relative: &Path,
     body: impl FnOnce(&mut fs::File) -> io::Result<()>,
@@ -116,10 +116,7 @@ pub(crate) fn write_under(
 /// Writes `path` (its directory exists): a temporary file beside it, created exclusively with
 /// mode 0600, filled by `body`, synced and renamed over `path`. On failure the temporary file is
 /// removed and `path` is as it was.
-pub(crate) fn replace(
-    path: &Path,
-    body: impl FnOnce(&mut fs::File) -> io::Result<()>,
-) -> io::Result<()> {
+pub fn replace(path: &Path, body: impl FnOnce(&mut fs::File) -> io::Result<()>) -> io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

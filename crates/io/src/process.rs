@@ -1,4 +1,4 @@
-//! The one way this crate runs a program (`helm` for Cilium, `kind` for the bootstrap cluster):
+//! The one way the libraries run a program (`helm` for Cilium, `kind` for the bootstrap cluster):
 //! a time limit past which the child is killed, stdout kept up to a limit (one byte past it stops
 //! the reading, and the program, whose pipe closes), the last [`STDERR_TAIL`] bytes of stderr,
 //! stdin fed from bytes or written in place for a secret, and secrets hidden from what an error
@@ -19,7 +19,7 @@ use std::{
 };
 
 /// How much of the end of stderr a failure quotes.
-pub(crate) const STDERR_TAIL: usize = 4096;
+pub const STDERR_TAIL: usize = 4096;
 /// How often a running child is polled.
 const POLL: Duration = Duration::from_millis(20);
 /// How long the pipes may stay open after the child exited or was killed (a grandchild may hold
@@ -27,7 +27,7 @@ const POLL: Duration = Duration::from_millis(20);
 const DRAIN: Duration = Duration::from_secs(2);
 
 /// What the program reads on stdin.
-pub(crate) enum Stdin<'a> {
+pub enum Stdin<'a> {
     /// Nothing (`/dev/null`).
     Null,
     /// These bytes, written from a thread (the program may print before it has read them all).
@@ -37,7 +37,7 @@ pub(crate) enum Stdin<'a> {
 }
 
 /// One run of a program.
-pub(crate) struct Run<'a> {
+pub struct Run<'a> {
     /// The program: a path, or a name looked up on `PATH` by the system.
     pub program: &'a Path,
     /// Its arguments.
@@ -56,7 +56,7 @@ pub(crate) struct Run<'a> {
 
 /// Why a run failed: what happened, the command line and the end of stderr, secrets hidden.
 #[derive(Debug)]
-pub(crate) struct Failure {
+pub struct Failure {
     /// What happened.
     pub kind: FailureKind,
     /// The command line as shown (redacted).
@@ -67,7 +67,7 @@ pub(crate) struct Failure {
 
 /// What happened to a run that failed.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum FailureKind {
+pub enum FailureKind {
     /// The program is not there.
     NotFound,
     /// It could not be started (or waited for): the system's reason.
@@ -82,7 +82,7 @@ pub(crate) enum FailureKind {
 
 impl Run<'_> {
     /// Runs the program to completion within the time limit; its stdout on success.
-    pub(crate) fn run(&self) -> Result<Vec<u8>, Failure> {
+    pub fn run(&self) -> Result<Vec<u8>, Failure> {
         let command = self.shown(&display(self.program, self.args));
         let fail = |kind: FailureKind, stderr: &[u8]| Failure {
             kind,
@@ -160,12 +160,12 @@ impl Run<'_> {
 }
 
 /// No secrets to hide beyond URLs' user information.
-pub(crate) fn no_secrets(text: &str) -> String {
+pub fn no_secrets(text: &str) -> String {
     text.to_owned()
 }
 
 /// The command line as shown in messages.
-pub(crate) fn display(program: &Path, args: &[OsString]) -> String {
+pub fn display(program: &Path, args: &[OsString]) -> String {
     let mut line = program.display().to_string();
     for arg in args {
         line.push(' ');
