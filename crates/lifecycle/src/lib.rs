@@ -16,8 +16,12 @@
 //! [`standing::refusal`] says what a command will not do to a cluster (not there, imported,
 //! managed by another system, paused by someone else) from one read, before anything else.
 //!
+//! The Kubernetes client these operations use ([`Management`], kubeconfigs, server-side apply,
+//! waits, the live read of a cluster, [`Event`]) is snow-kube's, re-exported here at the paths it
+//! had before it moved.
+//!
 //! Nothing here prints or reads flags: progress goes to a callback as [`Event`]s, failures are
-//! [`LifecycleError`]s. The only files touched are kubeconfigs ([`kubeconfig`]), the kind
+//! [`LifecycleError`]s (the client's own, [`KubeError`], as [`LifecycleError::Kube`]). The only files touched are kubeconfigs ([`kubeconfig`]), the kind
 //! bootstrap cluster's generated files ([`bootstrap`]) and the backup directories of
 //! [`move_cluster()`] and [`restore`].
 //!
