@@ -175,7 +175,9 @@ pub(crate) fn run(args: &[String], dir: &Path) -> ExitCode {
                 }
             }
             match err {
-                LifecycleError::Kubeconfig { .. } => ExitCode::from(2),
+                LifecycleError::Kube(snow_lifecycle::KubeError::Kubeconfig { .. }) => {
+                    ExitCode::from(2)
+                }
                 _ => ExitCode::from(1),
             }
         }

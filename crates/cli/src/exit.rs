@@ -5,7 +5,7 @@ use crate::{
     output::{self, Io},
 };
 use snow_api::{Finding, Severity};
-use snow_lifecycle::{LifecycleError, cni::helm::HelmError};
+use snow_lifecycle::{KubeError, LifecycleError, cni::helm::HelmError};
 use snow_provision::ProvisionError;
 use std::{fmt::Display, process::ExitCode};
 
@@ -75,29 +75,31 @@ pub fn lifecycle(io: &mut Io<'_>, err: &LifecycleError) -> ExitCode {
 /// What the user can do about a lifecycle error, in the CLI's words (its commands and flags).
 fn lifecycle_hint(err: &LifecycleError) -> Option<String> {
     Some(match err {
-        LifecycleError::Kubeconfig { .. } => {
+        LifecycleError::Kube(KubeError::Kubeconfig { .. }) => {
             "pass the management cluster's kubeconfig with --kubeconfig FILE or KUBECONFIG (files separated by ':', merged as kubectl merges them), and --context NAME to pick a context".into()
         }
-        LifecycleError::Unreachable { .. } => {
+        LifecycleError::Kube(KubeError::Unreachable { .. }) => {
             "check that the management cluster is up and that the kubeconfig (--kubeconfig, else KUBECONFIG, else ~/.kube/config) and --context point at it (kubectl get nodes, with the same ones)".into()
         }
-        LifecycleError::Api { code: 401 | 403, .. } => {
+        LifecycleError::Kube(KubeError::Api { code: 401 | 403, .. }) => {
             "the kubeconfig's user is not allowed to do this; use a cluster-admin kubeconfig".into()
         }
-        LifecycleError::Api { code: 404, .. } => {
+        LifecycleError::Kube(KubeError::Api { code: 404, .. }) => {
             "the management cluster does not serve this kind: install Cluster API and CAPAS (snowctl init --kubeconfig FILE)".into()
         }
-        LifecycleError::Api { .. } => return None,
+        LifecycleError::Kube(KubeError::Api { .. }) => return None,
         LifecycleError::ProvidersMissing { .. } => {
             "install them: snowctl init --kubeconfig FILE --credentials CREDS --ca-bundle PEM; for a release older than the v1beta2 contract, pass --contract v1beta1".into()
         }
-        LifecycleError::Timeout { .. } => {
+        LifecycleError::Kube(KubeError::Timeout { .. }) => {
             "look at the object's conditions (snowctl describe cluster NAME) and the CAPAS logs (kubectl -n capas-system logs deploy/capas-controller-manager); run the command again to keep waiting, or raise the timeout".into()
         }
         LifecycleError::Render(_) | LifecycleError::UpgradePlan(_) => {
             "check the spec with snowctl validate".into()
         }
-        LifecycleError::Document { .. } => return None,
+        LifecycleError::Document { .. } | LifecycleError::Kube(KubeError::Document { .. }) => {
+            return None;
+        }
         LifecycleError::Rejected { .. } => {
             "keep the fields that cannot change as they are on the cluster; create a new cluster for the rest".into()
         }
@@ -107,11 +109,15 @@ fn lifecycle_hint(err: &LifecycleError) -> Option<String> {
         LifecycleError::ExistsDiffers { .. } => {
             "use snowctl upgrade cluster to change an existing cluster".into()
         }
-        LifecycleError::KubeconfigFileExists { .. } => {
+        LifecycleError::Kube(KubeError::KubeconfigFileExists { .. }) => {
             "move the file away or pass --force to overwrite it".into()
         }
-        LifecycleError::Write { .. } => "check the directory and its permissions".into(),
-        LifecycleError::Read { .. } => "check the file and its permissions".into(),
+        LifecycleError::Write { .. } | LifecycleError::Kube(KubeError::Write { .. }) => {
+            "check the directory and its permissions".into()
+        }
+        LifecycleError::Read { .. } | LifecycleError::Kube(KubeError::Read { .. }) => {
+            "check the file and its permissions".into()
+        }
         LifecycleError::MoveRefused { .. } => {
             "nothing was changed; fix every reason (a provider the target does not serve is installed there with snowctl init --kubeconfig FILE) and run the move again".into()
         }
@@ -137,7 +143,7 @@ fn lifecycle_hint(err: &LifecycleError) -> Option<String> {
             "{}; or upgrade without a backup with --no-backup",
             lifecycle_hint(cause).unwrap_or_else(|| "fix its cause and run the upgrade again".into())
         ),
-        LifecycleError::SecretKubeconfig { secret, .. } => format!(
+        LifecycleError::Kube(KubeError::SecretKubeconfig { secret, .. }) => format!(
             "Cluster API publishes this Secret with an inline client certificate; see who wrote it and what it holds (kubectl get secret -n {} -o yaml)",
             secret.replace('/', " ")
         ),

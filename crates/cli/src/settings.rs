@@ -515,7 +515,7 @@ pub fn load_secrets(
 /// when the cluster of the context used turns TLS verification off (its API server's identity
 /// is not checked).
 pub fn check_kubeconfig(source: &KubeconfigSource, io: &mut Io<'_>) -> Result<(), ExitCode> {
-    let file = source.read().map_err(|e| exit::lifecycle(io, &e))?;
+    let file = source.read().map_err(|e| exit::lifecycle(io, &e.into()))?;
     if file.skips_tls_verify(source.context.as_deref()) {
         io.err(&format!(
             "⚠️  warning: {} has insecure-skip-tls-verify: true: the API server's certificate is not checked, so anyone on the network path can stand in for it\n",
@@ -603,7 +603,7 @@ impl Management {
     pub async fn connect_quietly(
         &self,
     ) -> Result<snow_lifecycle::Management, snow_lifecycle::LifecycleError> {
-        snow_lifecycle::Management::connect(&self.source).await
+        Ok(snow_lifecycle::Management::connect(&self.source).await?)
     }
 
     /// Which kubeconfig and context, for a progress line: `FILES (context NAME)`.

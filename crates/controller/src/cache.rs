@@ -119,7 +119,7 @@ impl Drop for Caches {
 fn gvk(group: &str, version: &str, kind: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk(group, version, kind),
-        &snow_lifecycle::plural(kind),
+        &snow_kube::plural(kind),
     )
 }
 

@@ -7,8 +7,9 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use snow_api::ValidSpec;
 use snow_api::redact::redact_userinfo;
+use snow_kube::{KubeError, Management};
 use snow_lifecycle::{
-    ClusterRequest, LifecycleError, Management, SecretInputs,
+    ClusterRequest, LifecycleError, SecretInputs,
     cni::{CniPlan, HelmRun},
     locate,
     reconcile::{self, DeletePass},
@@ -221,11 +222,11 @@ async fn converge<S: DeviceSource>(
         }
     };
     let skip = spec.cilium().skip_upgrade;
-    let mut note = |e: snow_lifecycle::Event| tracing::info!(cluster = spec.name(), "{e}");
+    let mut note = |e: snow_kube::Event| tracing::info!(cluster = spec.name(), "{e}");
     let cni = match reconcile::cni_pass(mgmt, spec.name(), &manifest, skip, &mut note).await {
         Ok(cni) => cni,
         // Whoever wrote the Secret chose what is in it: said on the Cluster, never used.
-        Err(e @ LifecycleError::SecretKubeconfig { .. }) => {
+        Err(e @ LifecycleError::Kube(KubeError::SecretKubeconfig { .. })) => {
             let retry = Some(Duration::from_secs(60));
             return Ok(Err(fail("KubeconfigRefused", e.to_string(), retry)));
         }
@@ -309,7 +310,7 @@ async fn stored_cni_manifest(
 /// applies (`eksa-system/registry-credentials`, `username` and `password`), as EKS Anywhere's
 /// controller reads it.
 async fn mirror_login(
-    mgmt: &snow_lifecycle::Management,
+    mgmt: &snow_kube::Management,
 ) -> Result<snow_credentials::RegistryCredentials, String> {
     use base64::Engine as _;
     use snow_api::names::SYSTEM_NAMESPACE as NAMESPACE;
@@ -494,7 +495,8 @@ async fn emit(
         "lastTimestamp": now,
         "count": 1,
     });
-    mgmt.apply_as(&event, manager).await.map(|_| ())
+    mgmt.apply_as(&event, manager).await?;
+    Ok(())
 }
 
 fn condition(kind: &str, ok: bool, detail: &str, previous: &Value) -> Value {

@@ -9,7 +9,8 @@ use k8s_openapi::{
     jiff::{SignedDuration, Timestamp},
 };
 use kube::{Api, api::PostParams};
-use snow_lifecycle::{LifecycleError, Management};
+use snow_kube::Management;
+use snow_lifecycle::LifecycleError;
 use std::time::Duration;
 
 /// Who competes for which Lease, and how long a lease lasts.
@@ -70,7 +71,7 @@ impl LeaderElection {
             return match api.create(&PostParams::default(), &lease).await {
                 Ok(_) => Ok(true),
                 Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
-                Err(e) => Err(mgmt.error("create", object, e)),
+                Err(e) => Err(mgmt.error("create", object, e).into()),
             };
         };
         let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
@@ -104,7 +105,7 @@ impl LeaderElection {
         {
             Ok(_) => Ok(true),
             Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
-            Err(e) => Err(mgmt.error("replace", object, e)),
+            Err(e) => Err(mgmt.error("replace", object, e).into()),
         }
     }
 
@@ -132,7 +133,7 @@ impl LeaderElection {
             .await
         {
             Ok(_) | Err(kube::Error::Api(_)) => Ok(()),
-            Err(e) => Err(mgmt.error("replace", object, e)),
+            Err(e) => Err(mgmt.error("replace", object, e).into()),
         }
     }
 }

@@ -50,7 +50,8 @@ use kube::{
     },
 };
 use serde_json::Value;
-use snow_lifecycle::{LifecycleError, Management};
+use snow_kube::Management;
+use snow_lifecycle::LifecycleError;
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
 /// The field manager of the controller's writes.
@@ -100,7 +101,7 @@ impl<S: DeviceSource> std::fmt::Debug for Context<S> {
 fn resource(kind: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("anywhere.eks.amazonaws.com", "v1alpha1", kind),
-        &snow_lifecycle::plural(kind),
+        &snow_kube::plural(kind),
     )
 }
 
@@ -114,9 +115,10 @@ impl<S: DeviceSource> Context<S> {
     }
 
     async fn list(&self, kind: &str) -> Result<Vec<Value>, LifecycleError> {
-        self.mgmt
+        Ok(self
+            .mgmt
             .list(EKSA_API_VERSION, kind, self.namespace.as_deref(), None)
-            .await
+            .await?)
     }
 }
 
@@ -293,6 +295,14 @@ pub enum ControllerError {
     /// Another replica took the Lease while this one led.
     #[error("lost the leader Lease to another replica")]
     LostLease,
+}
+
+/// A request of snow-kube's client is a failure of the management cluster, as it was when the
+/// client was part of snow-lifecycle.
+impl From<snow_kube::KubeError> for ControllerError {
+    fn from(err: snow_kube::KubeError) -> ControllerError {
+        ControllerError::Lifecycle(err.into())
+    }
 }
 
 /// The reconcile error type kube-runtime needs.

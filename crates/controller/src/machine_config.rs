@@ -7,7 +7,8 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use snow_api::DeviceIp;
 use snow_api::redact::redact_userinfo;
-use snow_lifecycle::{LifecycleError, Management};
+use snow_kube::Management;
+use snow_lifecycle::LifecycleError;
 use snow_validate::{ClientConfig, Device, SnowDevice, Trust};
 use std::{future::Future, time::Duration};
 

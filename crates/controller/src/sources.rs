@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 use snow_credentials::{CaBundle, CredentialsFile};
-use snow_lifecycle::{LifecycleError, Management};
+use snow_kube::Management;
+use snow_lifecycle::LifecycleError;
 use std::collections::BTreeSet;
 
 /// The EKS Anywhere API version.

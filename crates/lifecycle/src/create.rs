@@ -3,20 +3,15 @@
 
 use super::{
     ClusterRequest, Event, Inventory, LifecycleError, Management, ObjectRef, Stage, WaitOptions,
-    apply, check_providers,
-    live::Live,
-    providers::ProviderCheck,
+    apply,
+    changes::plan_against,
+    live::{Live, workload_kubeconfig},
+    providers::check_management,
     wait::{self, Target},
 };
 use crate::cni::{self, CniManifest};
-use base64::Engine as _;
-use capi_render::{
-    Contract, NAMESPACE, RenderedObject,
-    contract::ETCD_API_VERSION,
-    upgrade::{self as plan, UpgradePlan},
-};
+use capi_render::{Contract, NAMESPACE, RenderedObject, contract::ETCD_API_VERSION};
 use snow_api::ClusterSpec;
-use std::time::Instant;
 
 /// How [`create`] runs.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -55,15 +50,6 @@ impl std::fmt::Debug for Created {
             )
             .finish()
     }
-}
-
-/// The template names against the live objects, and every object rendered with them.
-pub(crate) fn plan_against(
-    req: &ClusterRequest<'_>,
-    live: &Live,
-) -> Result<UpgradePlan, LifecycleError> {
-    plan::plan(req.spec, req.release, &req.render_options(), &live.existing)
-        .map_err(LifecycleError::UpgradePlan)
 }
 
 /// Does the management cluster have the identity Secret, when the request brings none?
@@ -139,7 +125,8 @@ pub(crate) async fn wait_for_etcd(
         opts.poll,
         on_event,
     )
-    .await
+    .await?;
+    Ok(())
 }
 
 /// The CNI to install or upgrade in [`wait_ready`], and whether the spec skips upgrades.
@@ -246,92 +233,8 @@ pub(crate) async fn wait_ready(
         opts.poll,
         on_event,
     )
-    .await
-}
-
-/// The workload kubeconfig Cluster API publishes in `<cluster>-kubeconfig` (key `value`), when
-/// the Secret is there; refused unless it authenticates with inline credentials only
-/// ([`crate::kubeconfig::Published`]).
-pub async fn published_kubeconfig(
-    mgmt: &Management,
-    cluster: &str,
-) -> Result<Option<crate::kubeconfig::Published>, LifecycleError> {
-    let name = format!("{cluster}-kubeconfig");
-    let Some(secret) = mgmt.get("v1", "Secret", Some(NAMESPACE), &name).await? else {
-        return Ok(None);
-    };
-    let encoded = secret["data"]["value"].as_str().unwrap_or_default();
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .map_err(|e| LifecycleError::Api {
-            action: "read",
-            object: format!("Secret/{name}"),
-            code: 200,
-            message: format!("data.value is not base64: {e}"),
-        })?;
-    let text = String::from_utf8(bytes).map_err(|_| LifecycleError::Api {
-        action: "read",
-        object: format!("Secret/{name}"),
-        code: 200,
-        message: "data.value is not UTF-8 text".into(),
-    })?;
-    crate::kubeconfig::Published::parse(&format!("{NAMESPACE}/{name}"), text).map(Some)
-}
-
-/// The workload kubeconfig CAPI publishes in `<cluster>-kubeconfig` once the control plane is
-/// up; waits for it within the control-plane timeout.
-pub(crate) async fn workload_kubeconfig(
-    mgmt: &Management,
-    cluster: &str,
-    opts: &WaitOptions,
-) -> Result<crate::kubeconfig::Published, LifecycleError> {
-    let name = format!("{cluster}-kubeconfig");
-    let start = Instant::now();
-    loop {
-        if let Some(kubeconfig) = published_kubeconfig(mgmt, cluster).await? {
-            return Ok(kubeconfig);
-        }
-        if let Some(limit) = opts.timeouts.control_plane
-            && start.elapsed() >= limit
-        {
-            return Err(LifecycleError::Timeout {
-                object: format!("Secret {NAMESPACE}/{name}"),
-                condition: "the Secret exists".into(),
-                detail: "Cluster API has not published the workload kubeconfig".into(),
-                after: wait::human(limit),
-            });
-        }
-        tokio::time::sleep(opts.poll).await;
-    }
-}
-
-/// The contract of `req`, once the management cluster is found to serve it (and CAPAS, and
-/// etcdadm for external etcd).
-pub(crate) async fn check_management(
-    mgmt: &Management,
-    req: &ClusterRequest<'_>,
-    on_event: &mut dyn FnMut(Event),
-) -> Result<Contract, LifecycleError> {
-    let contract = req.release.contract;
-    let external_etcd = req.spec.cluster.spec.external_etcd_configuration.is_some();
-    on_event(Event::Step(format!(
-        "Checking the management cluster at {}",
-        mgmt.server()
-    )));
-    check_providers(
-        mgmt,
-        ProviderCheck {
-            contract,
-            external_etcd,
-        },
-    )
     .await?;
-    on_event(Event::Note(format!(
-        "✅ Cluster API ({}), CAPAS{} are installed",
-        contract.as_str(),
-        if external_etcd { " and etcdadm" } else { "" }
-    )));
-    Ok(contract)
+    Ok(())
 }
 
 /// Creates the cluster of `req` on the management cluster, or converges one that an earlier,
@@ -355,7 +258,7 @@ pub async fn create(
     let opts = &opts.wait;
     require_identity(mgmt, req).await?;
     let live = Live::read(mgmt, &cluster, contract).await?;
-    crate::import::refuse_live(live.cluster.as_ref(), &cluster, "create cluster")?;
+    crate::standing::refuse_live(live.cluster.as_ref(), &cluster, "create cluster")?;
     let plan = plan_against(req, &live)?;
     if !plan.changes.is_empty() {
         return Err(LifecycleError::ExistsDiffers {

@@ -2,11 +2,11 @@
 //! remove every object snowctl applied for it (the inventory), so nothing is left behind.
 
 use super::{
-    Event, Inventory, LifecycleError, Management, ObjectRef, Stage, WaitOptions,
-    live::cluster_selector, wait,
+    Event, Inventory, LifecycleError, Management, ObjectRef, WaitOptions,
+    live::{cluster_selector, find_cluster},
+    wait::delete_cluster,
 };
 use capi_render::{Contract, NAMESPACE};
-use std::time::Instant;
 
 /// How [`delete`] waits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -75,87 +75,6 @@ pub async fn locate(mgmt: &Management, cluster: &str) -> Result<Located, Lifecyc
     })
 }
 
-/// The Cluster API contract the live Cluster `cluster` answers to, with the Cluster when it is
-/// there; `recorded` (the inventory's contract) is tried first.
-pub(crate) async fn find_cluster(
-    mgmt: &Management,
-    cluster: &str,
-    recorded: Option<&str>,
-) -> Result<(Contract, Option<serde_json::Value>), LifecycleError> {
-    let mut order = vec![Contract::V1Beta2, Contract::V1Beta1];
-    if recorded == Some("v1beta1") {
-        order.reverse();
-    }
-    for contract in &order {
-        let core = contract.api_version("cluster.x-k8s.io");
-        if let Some(found) = mgmt.get(&core, "Cluster", Some(NAMESPACE), cluster).await? {
-            return Ok((*contract, Some(found)));
-        }
-    }
-    Ok((order[0], None))
-}
-
-/// Deletes the Cluster and waits until it and every machine labelled with it are gone.
-pub(crate) async fn delete_cluster(
-    mgmt: &Management,
-    contract: Contract,
-    cluster: &str,
-    opts: &WaitOptions,
-    on_event: &mut dyn FnMut(Event),
-) -> Result<(), LifecycleError> {
-    let core = contract.api_version("cluster.x-k8s.io");
-    on_event(Event::Step(format!(
-        "Deleting Cluster {NAMESPACE}/{cluster}; Cluster API deletes its machines"
-    )));
-    mgmt.delete(&core, "Cluster", Some(NAMESPACE), cluster)
-        .await?;
-    let start = Instant::now();
-    let selector = cluster_selector(cluster);
-    let mut last = None;
-    loop {
-        let present = mgmt
-            .get(&core, "Cluster", Some(NAMESPACE), cluster)
-            .await?
-            .is_some();
-        let machines = mgmt
-            .list(&core, "Machine", Some(NAMESPACE), Some(&selector))
-            .await?
-            .len();
-        if !present && machines == 0 {
-            on_event(Event::Ready {
-                stage: Stage::Deletion,
-                ready: 0,
-                total: 0,
-            });
-            return Ok(());
-        }
-        let left = u32::try_from(machines).unwrap_or(u32::MAX) + u32::from(present);
-        if last != Some(left) {
-            on_event(Event::Waiting {
-                stage: Stage::Deletion,
-                ready: left,
-                total: left,
-                detail: format!("{machines} machine(s)"),
-            });
-            last = Some(left);
-        }
-        if let Some(limit) = opts.timeouts.deletion
-            && start.elapsed() >= limit
-        {
-            return Err(LifecycleError::Timeout {
-                object: format!("Cluster {NAMESPACE}/{cluster}"),
-                condition: "the Cluster and its machines are deleted".into(),
-                detail: format!(
-                    "{machines} machine(s) left; the Cluster {}",
-                    if present { "still exists" } else { "is gone" }
-                ),
-                after: wait::human(limit),
-            });
-        }
-        tokio::time::sleep(opts.poll).await;
-    }
-}
-
 /// Deletes cluster `cluster` and everything snowctl applied for it. A cluster that is not
 /// there is not an error: `found` is false.
 pub async fn delete(
@@ -170,7 +89,7 @@ pub async fn delete(
         contract,
         cluster: live,
     } = locate(mgmt, cluster).await?;
-    crate::import::refuse_live(live.as_ref(), cluster, "delete cluster")?;
+    crate::standing::refuse_live(live.as_ref(), cluster, "delete cluster")?;
     if live.is_none() && inventory.is_none() {
         return Ok(Deleted {
             cluster: cluster.to_owned(),

@@ -1,7 +1,10 @@
 //! `describe`: the cluster's objects as a tree with their readiness and conditions, like
 //! `clusterctl describe cluster`.
 
-use super::{LifecycleError, Management, delete::find_cluster, live::cluster_selector};
+use super::{
+    LifecycleError, Management,
+    live::{cluster_selector, find_cluster, published_kubeconfig},
+};
 use crate::certificates::CertificateState;
 use capi_render::{NAMESPACE, contract::ETCD_API_VERSION};
 use k8s_openapi::jiff::Timestamp;
@@ -329,20 +332,18 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
         Ok(None) => Some("the workload cluster's kubeconfig is not published yet".into()),
         Err(e) => Some(format!("unknown: {e}")),
     };
-    let api_server_certificate = Some(
-        match crate::create::published_kubeconfig(mgmt, cluster).await {
-            Ok(Some(kubeconfig)) => {
-                match crate::certificates::serving_certificate(cluster, &kubeconfig).await {
-                    Ok(read) => CertificateState::Read(read),
-                    Err(e) => CertificateState::Unknown(e.to_string()),
-                }
+    let api_server_certificate = Some(match published_kubeconfig(mgmt, cluster).await {
+        Ok(Some(kubeconfig)) => {
+            match crate::certificates::serving_certificate(cluster, &kubeconfig).await {
+                Ok(read) => CertificateState::Read(read),
+                Err(e) => CertificateState::Unknown(e.to_string()),
             }
-            Ok(None) => CertificateState::Unknown(
-                "the workload cluster's kubeconfig is not published yet".into(),
-            ),
-            Err(e) => CertificateState::Unknown(e.to_string()),
-        },
-    );
+        }
+        Ok(None) => CertificateState::Unknown(
+            "the workload cluster's kubeconfig is not published yet".into(),
+        ),
+        Err(e) => CertificateState::Unknown(e.to_string()),
+    });
     let observed = match crate::import::is_imported(&root) {
         true => crate::import::observed(mgmt, cluster).await?,
         false => None,

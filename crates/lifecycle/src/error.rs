@@ -1,60 +1,22 @@
 //! Why a lifecycle step failed, with what to do about it.
 
 use snow_api::Finding;
+use snow_kube::KubeError;
 use std::path::PathBuf;
 
 /// A lifecycle failure. Every variant says what failed, in the library's terms (its fields are
 /// the data a caller needs to say what to do).
 #[derive(Debug, thiserror::Error)]
 pub enum LifecycleError {
-    /// The kubeconfig could not be read or used.
-    #[error("cannot use the kubeconfig {path}: {reason}")]
-    Kubeconfig {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        reason: String,
-    },
-    /// The management cluster's API server did not answer.
-    #[error("cannot reach the management cluster at {server}: {reason}")]
-    Unreachable {
-        /// The API server URL.
-        server: String,
-        /// The transport error.
-        reason: String,
-    },
-    /// The API server refused or failed a request.
-    #[error("{action} {object} on the management cluster failed: {message} (HTTP {code})")]
-    Api {
-        /// What was being done (`apply`, `get`, `delete`, `list`).
-        action: &'static str,
-        /// `Kind/name` or the resource.
-        object: String,
-        /// The HTTP status.
-        code: u16,
-        /// The server's message.
-        message: String,
-    },
+    /// A request to a cluster, a kubeconfig, a wait (snow-kube's client).
+    #[error(transparent)]
+    Kube(#[from] KubeError),
     /// Cluster API, CAPAS or etcdadm are not installed (or not available) on the management
     /// cluster.
     #[error("the management cluster cannot run Snow clusters yet:\n  - {}", .missing.join("\n  - "))]
     ProvidersMissing {
         /// What is missing, one line each.
         missing: Vec<String>,
-    },
-    /// A wait did not finish in time.
-    #[error(
-        "timed out after {after} waiting for {object}: {condition} never became true ({detail})"
-    )]
-    Timeout {
-        /// `Kind/name`.
-        object: String,
-        /// The condition waited for.
-        condition: String,
-        /// What the object said last.
-        detail: String,
-        /// How long was waited.
-        after: String,
     },
     /// The cluster could not be rendered.
     #[error("cannot render the cluster: {0}")]
@@ -97,12 +59,6 @@ pub enum LifecycleError {
         cluster: String,
         /// The template changes an upgrade would make.
         changes: Vec<String>,
-    },
-    /// A kubeconfig file is in the way.
-    #[error("{} exists and holds another kubeconfig", .path.display())]
-    KubeconfigFileExists {
-        /// The file.
-        path: PathBuf,
     },
     /// The cluster was imported (observe-only): snowctl does not act on its infrastructure.
     #[error(
@@ -237,15 +193,6 @@ pub enum LifecycleError {
         /// Why.
         cause: Box<LifecycleError>,
     },
-    /// A kubeconfig read out of a Secret does not read, or authenticates otherwise than with an
-    /// inline token or client certificate (see [`crate::kubeconfig::Published`]): never used.
-    #[error("the kubeconfig in Secret {secret} cannot be used: {reason}")]
-    SecretKubeconfig {
-        /// `namespace/name`.
-        secret: String,
-        /// What is wrong.
-        reason: String,
-    },
     /// The workload cluster refused or failed a request, or could not be reached.
     #[error("on the workload cluster of {cluster}: {reason}")]
     Workload {
@@ -329,9 +276,13 @@ pub enum LifecycleError {
     Release(#[from] snow_api::release::ReleaseError),
 }
 
-/// The first [`crate::init::envsubst::MAX_MISSING_LISTED`] names, then how many more.
+/// Missing variables named per component in [`LifecycleError::MissingVariables`]; the rest are
+/// counted ("… and N more"). A real stack lacks two at most (the device credentials).
+pub const MAX_MISSING_LISTED: usize = 20;
+
+/// The first [`MAX_MISSING_LISTED`] names, then how many more.
 fn missing_listed(names: &[String]) -> String {
-    let max = crate::init::envsubst::MAX_MISSING_LISTED;
+    let max = MAX_MISSING_LISTED;
     let mut text = names[..names.len().min(max)].join(", ");
     if names.len() > max {
         text.push_str(&format!(", … and {} more", names.len() - max));
@@ -354,7 +305,7 @@ impl LifecycleError {
     pub fn is_input(&self) -> bool {
         matches!(
             self,
-            LifecycleError::Kubeconfig { .. }
+            LifecycleError::Kube(KubeError::Kubeconfig { .. })
                 | LifecycleError::Components { .. }
                 | LifecycleError::Backup { .. }
         )
@@ -370,12 +321,8 @@ impl LifecycleError {
     }
 }
 
-/// The text of an error and its causes, for messages (kube errors wrap the real reason), with
-/// the user information of any URL in it redacted (a kubeconfig's server URL can hold a
-/// password, and a transport error may quote it).
-pub(crate) fn chain(err: &dyn std::error::Error) -> String {
-    snow_api::redact::redact_userinfo(&snow_api::error_chain(err)).into_owned()
-}
+/// The text of an error and its causes, URL user information redacted (snow-kube's).
+pub(crate) use snow_kube::error::chain;
 
 #[cfg(test)]
 mod tests {

@@ -34,20 +34,26 @@
 //! - The phase (`setPhase`) is `Provisioned` once the infrastructure is provisioned and the
 //!   endpoint is valid.
 
-use super::{LifecycleError, Management, delete, kubeconfig::Published, live::cluster_selector};
+use super::{
+    LifecycleError, Management,
+    kubeconfig::Published,
+    live::{cluster_selector, find_cluster},
+    wait::delete_cluster,
+};
 use base64::Engine as _;
 use capi_render::{Contract, NAMESPACE};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use snow_api::release::INFRA_API_VERSION;
+use snow_kube::KubeError;
 use std::path::Path;
 
 /// Cluster API's externally-managed annotation (on the infrastructure cluster).
 pub const MANAGED_BY_ANNOTATION: &str = snow_api::names::MANAGED_BY_ANNOTATION;
-/// Its value on what snowctl imports.
-pub const MANAGED_BY_VALUE: &str = "snowctl";
-/// The label on everything an import writes; on a Cluster it marks the cluster as imported.
-pub const IMPORTED_LABEL: &str = "snowctl.anywhere.eks.amazonaws.com/imported";
+/// Its value on what snowctl imports; the label on everything an import writes (on a Cluster it
+/// marks the cluster as imported); whether a Cluster was imported: read through snow-kube's live
+/// layer, which every operation's refusal reads.
+pub use snow_kube::live::{IMPORTED_LABEL, MANAGED_BY_VALUE, is_imported};
 /// The observed topology's ConfigMap is `<cluster>` + this.
 pub const OBSERVED_SUFFIX: &str = "-observed";
 /// Its key.
@@ -165,7 +171,7 @@ impl WorkloadKubeconfig {
     /// Reads `path` (bounded, through [`crate::KubeconfigFile`]'s limit) and refuses a
     /// kubeconfig that would run a program or read a file of this machine.
     pub fn read(path: &Path) -> Result<WorkloadKubeconfig, LifecycleError> {
-        let bad = |reason: String| LifecycleError::Kubeconfig {
+        let bad = |reason: String| KubeError::Kubeconfig {
             path: path.to_owned(),
             reason,
         };
@@ -184,7 +190,7 @@ impl WorkloadKubeconfig {
         Published::parse(&path.display().to_string(), text)
             .map(WorkloadKubeconfig)
             .map_err(|e| match e {
-                LifecycleError::SecretKubeconfig { reason, .. } => LifecycleError::Kubeconfig {
+                KubeError::SecretKubeconfig { reason, .. } => KubeError::Kubeconfig {
                     path: path.to_owned(),
                     reason: format!(
                         "{reason} (it is published as the cluster's kubeconfig Secret, which must stand alone: embed the credentials)"
@@ -192,11 +198,12 @@ impl WorkloadKubeconfig {
                 },
                 other => other,
             })
+            .map_err(LifecycleError::from)
     }
 
     /// Connects to the workload cluster.
     pub async fn connect(&self) -> Result<crate::WorkloadCluster, LifecycleError> {
-        Management::from_published(&self.0).await
+        Ok(Management::from_published(&self.0).await?)
     }
 }
 
@@ -292,34 +299,14 @@ pub async fn discover(workload: &Management) -> Result<Observation, LifecycleErr
     })
 }
 
-/// Whether a Cluster API Cluster was imported (it carries [`IMPORTED_LABEL`]).
-pub fn is_imported(cluster: &Value) -> bool {
-    cluster["metadata"]["labels"][IMPORTED_LABEL] == "true"
-}
-
 /// Refuses `action` when cluster `name` on the management cluster was imported.
 pub async fn refuse_imported(
     mgmt: &Management,
     name: &str,
     action: &str,
 ) -> Result<(), LifecycleError> {
-    let (_, live) = delete::find_cluster(mgmt, name, None).await?;
-    refuse_live(live.as_ref(), name, action)
-}
-
-/// Refuses `action` when `cluster` (the live Cluster of `name`, if any) was imported.
-pub(crate) fn refuse_live(
-    cluster: Option<&Value>,
-    name: &str,
-    action: &str,
-) -> Result<(), LifecycleError> {
-    match cluster {
-        Some(cluster) if is_imported(cluster) => Err(LifecycleError::Imported {
-            cluster: name.to_owned(),
-            action: action.to_owned(),
-        }),
-        _ => Ok(()),
-    }
+    let (_, live) = find_cluster(mgmt, name, None).await?;
+    crate::standing::refuse_live(live.as_ref(), name, action)
 }
 
 /// What [`reflect`] did.
@@ -366,7 +353,7 @@ pub async fn reflect(
     observation: &Observation,
     kubeconfig: &WorkloadKubeconfig,
 ) -> Result<Reflected, LifecycleError> {
-    let (found_contract, live) = delete::find_cluster(mgmt, name, None).await?;
+    let (found_contract, live) = find_cluster(mgmt, name, None).await?;
     if let Some(cluster) = &live
         && !is_imported(cluster)
     {
@@ -462,7 +449,7 @@ pub async fn remove_records(
     name: &str,
     wait: &crate::WaitOptions,
 ) -> Result<Vec<String>, LifecycleError> {
-    let (contract, live) = delete::find_cluster(mgmt, name, None).await?;
+    let (contract, live) = find_cluster(mgmt, name, None).await?;
     if let Some(cluster) = &live
         && !is_imported(cluster)
     {
@@ -475,7 +462,7 @@ pub async fn remove_records(
     }
     let mut removed = Vec::new();
     if live.is_some() {
-        delete::delete_cluster(mgmt, contract, name, wait, &mut |_| {}).await?;
+        delete_cluster(mgmt, contract, name, wait, &mut |_| {}).await?;
         removed.push(format!("Cluster/{name}"));
     }
     let selector = format!("{IMPORTED_LABEL}=true,{}", cluster_selector(name));

@@ -6,7 +6,6 @@
 
 use super::{LifecycleError, Management};
 use capi_render::NAMESPACE;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -15,23 +14,8 @@ pub const INVENTORY_SUFFIX: &str = "-snowctl";
 /// The label every snowctl inventory carries.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "snowctl");
 
-/// One object in namespace `eksa-system`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ObjectRef {
-    /// `group/version`.
-    pub api_version: String,
-    /// Kind.
-    pub kind: String,
-    /// Name.
-    pub name: String,
-}
-
-impl std::fmt::Display for ObjectRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.kind, self.name)
-    }
-}
+/// One object in namespace `eksa-system` (snow-kube's type).
+pub use snow_kube::ObjectRef;
 
 /// What snowctl applied for one cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,8 +16,12 @@
 //! [`standing::refusal`] says what a command will not do to a cluster (not there, imported,
 //! managed by another system, paused by someone else) from one read, before anything else.
 //!
+//! The Kubernetes client these operations use ([`Management`], kubeconfigs, server-side apply,
+//! waits, the live read of a cluster, [`Event`]) is snow-kube's, re-exported here at the paths it
+//! had before it moved.
+//!
 //! Nothing here prints or reads flags: progress goes to a callback as [`Event`]s, failures are
-//! [`LifecycleError`]s. The only files touched are kubeconfigs ([`kubeconfig`]), the kind
+//! [`LifecycleError`]s (the client's own, [`KubeError`], as [`LifecycleError::Kube`]). The only files touched are kubeconfigs ([`kubeconfig`]), the kind
 //! bootstrap cluster's generated files ([`bootstrap`]) and the backup directories of
 //! [`move_cluster()`] and [`restore`].
 //!
@@ -51,25 +55,20 @@
 //! # let _ = created; Ok(()) }
 //! ```
 
-mod applied;
 mod apply;
 pub mod bootstrap;
 pub mod certificates;
+mod changes;
 pub mod cni;
 mod create;
 mod delete;
 mod describe;
 mod error;
-mod event;
 use snow_io::files;
 mod immutable;
 pub mod import;
 pub mod init;
 mod inventory;
-pub mod kubeconfig;
-mod kubeconfig_file;
-mod live;
-mod management;
 pub mod move_cluster;
 mod plan;
 use snow_io::process;
@@ -81,17 +80,18 @@ pub mod ssh_key;
 pub mod standing;
 pub mod support_bundle;
 mod upgrade;
-mod wait;
+
+// The client's modules, under the names lifecycle's operations use for them.
+/// The workload cluster's kubeconfig (snow-kube's).
+pub use snow_kube::kubeconfig;
+use snow_kube::{applied, live, wait};
 
 pub use cni::{CniManifest, CniManifestError};
-pub use create::{CreateOptions, Created, create, published_kubeconfig};
+pub use create::{CreateOptions, Created, create};
 pub use delete::{DeleteOptions, Deleted, Located, delete, locate};
 pub use describe::{Condition, Described, Node, Reconciled, describe};
 pub use error::LifecycleError;
-pub use event::{Event, Milestones, Stage};
 pub use inventory::{INVENTORY_SUFFIX, Inventory, MANAGED_BY, ObjectRef};
-pub use kubeconfig_file::{KubeconfigFile, KubeconfigSource, MAX_KUBECONFIG_BYTES};
-pub use management::{Management, WorkloadCluster, plural};
 pub use move_cluster::{
     Backup, Destination, MoveOptions, Moved, backup_all_before_upgrade, backup_before_upgrade,
     move_cluster, restore,
@@ -99,18 +99,21 @@ pub use move_cluster::{
 pub use plan::{ClusterPlan, ComponentPlan, upgrade_plan};
 pub use providers::{CAPAS_DEPLOYMENT, CAPAS_NAMESPACE, ProviderCheck, check_providers};
 pub use renew::{RENEW_FIELD_MANAGER, RenewOptions, Renewed, renew_certificates};
+/// The Kubernetes client and what it reads, kept at the paths embedders used before it moved to
+/// snow-kube.
+pub use snow_kube::{
+    Event, FIELD_MANAGER, KubeError, KubeconfigFile, KubeconfigSource, MAX_KUBECONFIG_BYTES,
+    Management, Milestones, Stage, Timeouts, WaitOptions, WorkloadCluster,
+    live::published_kubeconfig, plural,
+};
 pub use support_bundle::{BundleOptions, SupportBundle, collect as collect_support_bundle};
 pub use upgrade::{UpgradeOptions, UpgradeOutcome, upgrade};
-pub use wait::{Timeouts, WaitOptions};
 
 /// The device credentials a [`ClusterRequest`] renders the identity Secret from.
 pub use capi_render::SecretInputs;
 
 use capi_render::RenderOptions;
 use snow_api::{ValidSpec, release::ClusterRelease};
-
-/// The field manager of every server-side apply snowctl makes.
-pub const FIELD_MANAGER: &str = "snowctl";
 
 /// The annotation that pauses Cluster API reconciliation of an object.
 pub const PAUSED: &str = snow_api::names::PAUSED_ANNOTATION;

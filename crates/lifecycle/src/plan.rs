@@ -4,14 +4,14 @@
 
 use super::{
     ClusterRequest, Event, LifecycleError, Management, apply,
-    create::{self, plan_against},
+    changes::{plan_against, removed_groups, version_rolls},
     init::{components::STACK, inventory},
-    live::Live,
-    upgrade::removed_groups,
+    live::{Live, published_kubeconfig},
+    providers::check_management,
 };
 use capi_render::{upgrade::Change, versions::component_versions};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::fmt::Write as _;
 
 /// One component's versions.
@@ -56,7 +56,7 @@ fn row(component: &str, current: Option<String>, new: Option<String>) -> Compone
 /// The version of Cilium on the workload cluster: its agent DaemonSet's first image's tag.
 /// `None` when the workload cluster's kubeconfig is not published or Cilium is not there.
 async fn cilium_now(mgmt: &Management, cluster: &str) -> Result<Option<String>, LifecycleError> {
-    let Some(kubeconfig) = create::published_kubeconfig(mgmt, cluster).await? else {
+    let Some(kubeconfig) = published_kubeconfig(mgmt, cluster).await? else {
         return Ok(None);
     };
     let workload = mgmt.workload(cluster, &kubeconfig).await?;
@@ -74,7 +74,7 @@ pub async fn upgrade_plan(
     on_event: &mut dyn FnMut(Event),
 ) -> Result<ClusterPlan, LifecycleError> {
     let cluster = req.spec.name().to_owned();
-    let contract = create::check_management(mgmt, req, on_event).await?;
+    let contract = check_management(mgmt, req, on_event).await?;
     let live = Live::read(mgmt, &cluster, contract).await?;
     if live.cluster.is_none() {
         return Err(LifecycleError::NotFound {
@@ -125,82 +125,6 @@ pub async fn upgrade_plan(
         components,
         rolls,
     })
-}
-
-/// The rolls a new Kubernetes version makes without renaming a template: the KubeadmControlPlane's
-/// and each MachineDeployment's `version` (Cluster API replaces their machines when it changes),
-/// and a changed EtcdadmCluster spec (the etcdadm controller replaces the etcd machines).
-pub(crate) fn version_rolls(live: &Live, rendered: &[Value]) -> Vec<Change> {
-    let find = |kind: &str, name: &str| {
-        rendered
-            .iter()
-            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
-    };
-    let mut rolls = Vec::new();
-    let mut roll = |kind: &str, old: &Value, new: &Value, path: &str, machines: String| {
-        let fields = capi_render::diff::field_changes(new, old)
-            .into_iter()
-            .map(|mut f| {
-                f.path = format!("{path}.{}", f.path)
-                    .trim_end_matches(".")
-                    .to_owned();
-                f
-            })
-            .collect::<Vec<_>>();
-        if fields.is_empty() {
-            return;
-        }
-        rolls.push(Change {
-            object: kind.to_owned(),
-            replaces: None,
-            reason: format!(
-                "{} changed: {machines} will roll",
-                fields
-                    .iter()
-                    .map(|f| f.path.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            fields,
-        });
-    };
-    if let Some(kcp) = &live.control_plane {
-        let name = kcp["metadata"]["name"].as_str().unwrap_or_default();
-        if let Some(new) = find("KubeadmControlPlane", name) {
-            roll(
-                &format!("KubeadmControlPlane/{name}"),
-                &json!({"version": kcp["spec"]["version"]}),
-                &json!({"version": new["spec"]["version"]}),
-                "spec",
-                "the control plane machines".into(),
-            );
-        }
-    }
-    for md in &live.deployments {
-        let name = md["metadata"]["name"].as_str().unwrap_or_default();
-        if let Some(new) = find("MachineDeployment", name) {
-            roll(
-                &format!("MachineDeployment/{name}"),
-                &json!({"version": md["spec"]["template"]["spec"]["version"]}),
-                &json!({"version": new["spec"]["template"]["spec"]["version"]}),
-                "spec.template.spec",
-                format!("the machines of {name}"),
-            );
-        }
-    }
-    if let Some(etcd) = &live.etcd {
-        let name = etcd["metadata"]["name"].as_str().unwrap_or_default();
-        if let Some(new) = find("EtcdadmCluster", name) {
-            roll(
-                &format!("EtcdadmCluster/{name}"),
-                &etcd["spec"]["etcdadmConfigSpec"],
-                &new["spec"]["etcdadmConfigSpec"],
-                "spec.etcdadmConfigSpec",
-                "the etcd machines".into(),
-            );
-        }
-    }
-    rolls
 }
 
 impl ClusterPlan {

@@ -1,7 +1,7 @@
 //! Is the management cluster ready for Snow clusters: the CRDs of the chosen contract served, and
 //! the CAPAS controller available.
 
-use super::{LifecycleError, Management};
+use super::{ClusterRequest, Event, LifecycleError, Management};
 use capi_render::{
     Contract,
     contract::{ETCD_API_VERSION, INFRA_API_VERSION},
@@ -124,6 +124,35 @@ fn contract_note(contract: Contract, api_version: &str) -> &'static str {
         }
         _ => "",
     }
+}
+
+/// The contract of `req`, once the management cluster is found to serve it (and CAPAS, and
+/// etcdadm for external etcd).
+pub(crate) async fn check_management(
+    mgmt: &Management,
+    req: &ClusterRequest<'_>,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Contract, LifecycleError> {
+    let contract = req.release.contract;
+    let external_etcd = req.spec.cluster.spec.external_etcd_configuration.is_some();
+    on_event(Event::Step(format!(
+        "Checking the management cluster at {}",
+        mgmt.server()
+    )));
+    check_providers(
+        mgmt,
+        ProviderCheck {
+            contract,
+            external_etcd,
+        },
+    )
+    .await?;
+    on_event(Event::Note(format!(
+        "✅ Cluster API ({}), CAPAS{} are installed",
+        contract.as_str(),
+        if external_etcd { " and etcdadm" } else { "" }
+    )));
+    Ok(contract)
 }
 
 #[cfg(test)]

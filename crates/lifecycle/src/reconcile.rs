@@ -8,7 +8,7 @@ use crate::{
     ClusterRequest, Deleted, Inventory, LifecycleError, Management, ObjectRef, PAUSED,
     applied::up_to_date,
     apply::{self, object_ref},
-    create::plan_against,
+    changes::plan_against,
     delete::{Located, cleanup, locate},
     live::Live,
     upgrade::{etcd_changes, group_leftovers},
@@ -70,7 +70,7 @@ pub async fn pass(
     let contract = req.release.contract;
     let live = Live::read(mgmt, &name, contract).await?;
     // A declared cluster of an imported one's name would take it over: never reconciled.
-    crate::import::refuse_live(live.cluster.as_ref(), &name, "reconcile")?;
+    crate::standing::refuse_live(live.cluster.as_ref(), &name, "reconcile")?;
     let plan = plan_against(req, &live)?;
     let objects = apply::parse(&plan.objects)?;
     let mut inventory = Inventory::load(mgmt, &name)
@@ -149,9 +149,8 @@ pub async fn cni_pass<F: FnMut(crate::Event)>(
     skip_upgrade: bool,
     on_event: &mut F,
 ) -> Result<Progress, LifecycleError> {
-    use crate::cni::install::{
-        apply_needed, daemonset_readiness, deployment_readiness, installed, workload,
-    };
+    use crate::cni::install::{apply_needed, installed, workload};
+    use crate::wait::{daemonset_readiness, deployment_readiness};
     let secret = format!("{cluster}-kubeconfig");
     if mgmt
         .get("v1", "Secret", Some(NAMESPACE), &secret)
@@ -356,7 +355,7 @@ pub async fn delete_pass(mgmt: &Management, cluster: &str) -> Result<DeletePass,
         contract,
         cluster: live,
     } = locate(mgmt, cluster).await?;
-    crate::import::refuse_live(live.as_ref(), cluster, "delete (reconcile)")?;
+    crate::standing::refuse_live(live.as_ref(), cluster, "delete (reconcile)")?;
     if let Some(capi) = live {
         let started = capi["metadata"]["deletionTimestamp"].is_null();
         if started {

@@ -9,13 +9,14 @@
 
 use crate::{
     Event, LifecycleError, Management, WaitOptions,
-    delete::find_cluster,
     live::cluster_selector,
+    live::find_cluster,
     wait::{self, Target},
 };
 use capi_render::NAMESPACE;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
+use snow_kube::KubeError;
 use std::time::Instant;
 
 /// The field manager of the rollout time: not snowctl's own, so a later `upgrade cluster`
@@ -91,7 +92,7 @@ pub async fn renew_certificates(
             what: format!("cluster {cluster}"),
         });
     };
-    crate::import::refuse_live(Some(&live), cluster, "renew certificates")?;
+    crate::standing::refuse_live(Some(&live), cluster, "renew certificates")?;
     let cp_api = contract.api_version("controlplane.cluster.x-k8s.io");
     let core = contract.api_version("cluster.x-k8s.io");
     let Some(kcp) = mgmt
@@ -150,12 +151,13 @@ pub async fn renew_certificates(
         if let Some(limit) = limit
             && start.elapsed() >= limit
         {
-            return Err(LifecycleError::Timeout {
+            return Err(KubeError::Timeout {
                 object: format!("KubeadmControlPlane {NAMESPACE}/{cluster}"),
                 condition: format!("every control-plane machine created after {after_text}"),
                 detail: format!("still there: {}", old.join(", ")),
                 after: wait::human(limit),
-            });
+            }
+            .into());
         }
         tokio::time::sleep(opts.wait.poll).await;
     }

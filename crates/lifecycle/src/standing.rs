@@ -9,8 +9,8 @@
 //!    ([`Action::needs_cluster`]: not a create, a delete (nothing to delete is not an error) or a
 //!    move to another management cluster, which may only have its end left to do there);
 //! 2. it was imported observe-only ([`LifecycleError::Imported`]: the Cluster labelled
-//!    [`crate::import::IMPORTED_LABEL`], or its AWSSnowCluster annotated
-//!    [`crate::import::MANAGED_BY_ANNOTATION`] with snowctl's value);
+//!    [`crate::IMPORTED_LABEL`], or its AWSSnowCluster annotated
+//!    [`crate::MANAGED_BY_ANNOTATION`] with snowctl's value);
 //! 3. its infrastructure is managed by another system ([`LifecycleError::ManagedElsewhere`]: the
 //!    annotation with any other value; Cluster API's infrastructure providers skip such an
 //!    object, `util/annotations.IsExternallyManaged`);
@@ -22,12 +22,12 @@
 //! their own checks (an imported cluster is refused by create, upgrade, delete, move and
 //! renew whether or not [`refusal`] was called first).
 
-use crate::{
-    LifecycleError, Management, PAUSED, delete::find_cluster, import, move_cluster::MOVE_PAUSE,
-};
+use crate::{LifecycleError, Management, PAUSED};
 use capi_render::NAMESPACE;
 use serde_json::{Value, json};
+use snow_api::names::MANAGED_BY_ANNOTATION;
 use snow_api::release::INFRA_API_VERSION;
+use snow_kube::live::{MANAGED_BY_VALUE, find_cluster, is_imported};
 
 /// What a command would do to a cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +122,7 @@ impl Standing {
             };
         };
         let manager = self.infrastructure.as_ref().and_then(managed_by);
-        if import::is_imported(cluster) || manager == Some(import::MANAGED_BY_VALUE) {
+        if is_imported(cluster) || manager == Some(MANAGED_BY_VALUE) {
             return Err(LifecycleError::Imported {
                 cluster: name.to_owned(),
                 action: action.words().to_owned(),
@@ -183,10 +183,14 @@ fn infrastructure_ref(cluster: &Value, name: &str) -> Option<(String, String, St
     Some((api_version.into(), namespace.into(), infra.into()))
 }
 
-/// The value of [`import::MANAGED_BY_ANNOTATION`] on an infrastructure object, when it has it
+/// The value of the pause annotation a move sets: a pause `move_cluster` made (and may undo),
+/// which is no one else's pause.
+pub const MOVE_PAUSE: &str = "snowctl-move";
+
+/// The value of [`MANAGED_BY_ANNOTATION`] on an infrastructure object, when it has it
 /// (its presence is what counts: an empty value is still a manager).
 pub fn managed_by(infrastructure: &Value) -> Option<&str> {
-    infrastructure["metadata"]["annotations"][import::MANAGED_BY_ANNOTATION].as_str()
+    infrastructure["metadata"]["annotations"][MANAGED_BY_ANNOTATION].as_str()
 }
 
 /// How a Cluster is paused by someone other than a move of snowctl's
@@ -207,9 +211,25 @@ pub fn paused_by_someone(cluster: &Value) -> Option<String> {
     (!how.is_empty()).then(|| how.join(", "))
 }
 
+/// Refuses `action` when `cluster` (the live Cluster of `name`, if any) was imported.
+pub(crate) fn refuse_live(
+    cluster: Option<&Value>,
+    name: &str,
+    action: &str,
+) -> Result<(), LifecycleError> {
+    match cluster {
+        Some(cluster) if is_imported(cluster) => Err(LifecycleError::Imported {
+            cluster: name.to_owned(),
+            action: action.to_owned(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use snow_kube::live::IMPORTED_LABEL;
 
     fn cluster(metadata: Value, spec: Value) -> Value {
         let mut metadata = metadata;
@@ -276,17 +296,12 @@ mod tests {
     #[test]
     fn an_imported_cluster_is_refused_every_action_by_its_label_or_its_annotation() {
         let labelled = standing(
-            cluster(
-                json!({"labels": {import::IMPORTED_LABEL: "true"}}),
-                json!({}),
-            ),
+            cluster(json!({"labels": {IMPORTED_LABEL: "true"}}), json!({})),
             None,
         );
         let annotated = standing(
             cluster(json!({}), json!({})),
-            Some(infra(
-                json!({import::MANAGED_BY_ANNOTATION: import::MANAGED_BY_VALUE}),
-            )),
+            Some(infra(json!({MANAGED_BY_ANNOTATION: MANAGED_BY_VALUE}))),
         );
         for s in [labelled, annotated] {
             for action in ALL {
@@ -308,9 +323,7 @@ mod tests {
     fn another_systems_infrastructure_is_refused_naming_the_system() {
         let s = standing(
             cluster(json!({}), json!({})),
-            Some(infra(
-                json!({import::MANAGED_BY_ANNOTATION: "fleet-operator"}),
-            )),
+            Some(infra(json!({MANAGED_BY_ANNOTATION: "fleet-operator"}))),
         );
         for action in ALL {
             let err = s.judge("edge", action).unwrap_err();
@@ -323,7 +336,7 @@ mod tests {
         // Presence counts: an empty value is another system too.
         let empty = standing(
             cluster(json!({}), json!({})),
-            Some(infra(json!({import::MANAGED_BY_ANNOTATION: ""}))),
+            Some(infra(json!({MANAGED_BY_ANNOTATION: ""}))),
         );
         assert!(matches!(
             empty.judge("edge", Action::Delete),
@@ -379,10 +392,10 @@ mod tests {
     fn the_refusals_come_in_order_absent_imported_elsewhere_paused() {
         let both = standing(
             cluster(
-                json!({"labels": {import::IMPORTED_LABEL: "true"}}),
+                json!({"labels": {IMPORTED_LABEL: "true"}}),
                 json!({"paused": true}),
             ),
-            Some(infra(json!({import::MANAGED_BY_ANNOTATION: "fleet"}))),
+            Some(infra(json!({MANAGED_BY_ANNOTATION: "fleet"}))),
         );
         assert!(matches!(
             both.judge("edge", Action::Upgrade),
@@ -390,7 +403,7 @@ mod tests {
         ));
         let elsewhere_paused = standing(
             cluster(json!({}), json!({"paused": true})),
-            Some(infra(json!({import::MANAGED_BY_ANNOTATION: "fleet"}))),
+            Some(infra(json!({MANAGED_BY_ANNOTATION: "fleet"}))),
         );
         assert!(matches!(
             elsewhere_paused.judge("edge", Action::Upgrade),

@@ -26,6 +26,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 use serde_json::{Value, json};
 use snow_api::release::{ETCD_API_VERSION, INFRA_API_VERSION};
+use snow_kube::KubeError;
 use std::{
     collections::BTreeSet,
     fmt::Write as _,
@@ -276,7 +277,7 @@ impl Collector<'_> {
     async fn bounded<T>(
         &mut self,
         what: &str,
-        request: impl Future<Output = Result<T, LifecycleError>>,
+        request: impl Future<Output = Result<T, impl std::fmt::Display>>,
     ) -> Option<T> {
         let left = self.opts.deadline.saturating_sub(self.start.elapsed());
         if left.is_zero() {
@@ -326,7 +327,7 @@ pub async fn collect(
 ) -> Result<SupportBundle, LifecycleError> {
     tokio::time::timeout(opts.request_timeout, mgmt.ping())
         .await
-        .map_err(|_| LifecycleError::Unreachable {
+        .map_err(|_| KubeError::Unreachable {
             server: mgmt.server().to_owned(),
             reason: "no answer within the time limit".into(),
         })??;
@@ -383,7 +384,7 @@ pub async fn collect(
 async fn certificate(c: &mut Collector<'_>, mgmt: &Management, cluster: &str) {
     let what = format!("the API server certificate of cluster {cluster}");
     let Some(Some(kubeconfig)) = c
-        .bounded(&what, crate::create::published_kubeconfig(mgmt, cluster))
+        .bounded(&what, crate::live::published_kubeconfig(mgmt, cluster))
         .await
     else {
         return;
@@ -537,7 +538,7 @@ async fn management_objects(
     let contract = c
         .bounded(
             "the Cluster API Cluster",
-            crate::delete::find_cluster(mgmt, cluster, None),
+            crate::live::find_cluster(mgmt, cluster, None),
         )
         .await;
     let Some((contract, found)) = contract else {
@@ -675,7 +676,7 @@ fn analyse(c: &mut Collector<'_>, side: Side, object: &Value) {
         }
     }
     if kind == "Deployment" && status["conditions"].as_array().is_none_or(Vec::is_empty) {
-        let readiness = crate::cni::install::deployment_readiness(object);
+        let readiness = crate::wait::deployment_readiness(object);
         if !readiness.done {
             c.problem(
                 ProblemKind::DeploymentUnavailable,
@@ -902,7 +903,7 @@ async fn pod_log(
     let pods: kube::Api<Pod> = kube::Api::namespaced(cluster.client().clone(), ns);
     pods.logs(pod, &params)
         .await
-        .map_err(|e| cluster.error("get", format!("pods/{pod}/log"), e))
+        .map_err(|e| cluster.error("get", format!("pods/{pod}/log"), e).into())
 }
 
 /// The workload cluster's side, through the kubeconfig Cluster API publishes.
@@ -910,7 +911,7 @@ async fn workload(c: &mut Collector<'_>, mgmt: &Management, cluster: &str) {
     let published = c
         .bounded(
             "the workload kubeconfig",
-            crate::published_kubeconfig(mgmt, cluster),
+            crate::live::published_kubeconfig(mgmt, cluster),
         )
         .await;
     let Some(Some(published)) = published else {
@@ -951,7 +952,7 @@ async fn workload(c: &mut Collector<'_>, mgmt: &Management, cluster: &str) {
     match ds {
         Some(Some(ds)) => {
             keep_object(c, Side::Workload, "workload/cni", &ds, &mut names);
-            let readiness = crate::cni::install::daemonset_readiness(&ds);
+            let readiness = crate::wait::daemonset_readiness(&ds);
             if !readiness.done {
                 c.problem(
                     ProblemKind::Condition,

@@ -7,9 +7,11 @@
 use super::{
     ClusterRequest, Event, Inventory, LifecycleError, Management, ObjectRef, PAUSED, WaitOptions,
     apply,
-    create::{self, converge, plan_against, wait_ready},
+    changes::{plan_against, removed_groups, version_rolls},
+    create::{self, converge, wait_ready},
     immutable,
     live::{Live, deployment_templates},
+    providers::check_management,
     wait,
 };
 use capi_render::{
@@ -18,6 +20,7 @@ use capi_render::{
     upgrade::{Change, derivative},
 };
 use serde_json::{Value, json};
+use snow_kube::KubeError;
 use std::time::Instant;
 
 /// How [`upgrade`] runs.
@@ -66,26 +69,6 @@ impl UpgradeOutcome {
     }
 }
 
-/// The worker groups on the cluster that the spec no longer has, as `(group, MachineDeployment)`.
-pub(crate) fn removed_groups(
-    live: &Live,
-    cluster: &str,
-    objects: &[RenderedObject],
-) -> Vec<(String, Value)> {
-    let prefix = format!("{cluster}-");
-    live.deployments
-        .iter()
-        .filter_map(|md| {
-            let name = md["metadata"]["name"].as_str()?;
-            let wanted = objects
-                .iter()
-                .any(|o| o.kind == "MachineDeployment" && o.name == name);
-            let group = name.strip_prefix(&prefix).unwrap_or(name);
-            (!wanted).then(|| (group.to_owned(), md.clone()))
-        })
-        .collect()
-}
-
 /// Deletes an object and waits until it is gone.
 async fn delete_and_wait(
     mgmt: &Management,
@@ -114,12 +97,13 @@ async fn delete_and_wait(
         if let Some(limit) = timeout
             && start.elapsed() >= limit
         {
-            return Err(LifecycleError::Timeout {
+            return Err(KubeError::Timeout {
                 object: format!("{} {NAMESPACE}/{}", object.kind, object.name),
                 condition: "the object is deleted".into(),
                 detail: "it still exists (its machines are being deleted)".into(),
                 after: wait::human(limit),
-            });
+            }
+            .into());
         }
         tokio::time::sleep(opts.poll).await;
     }
@@ -194,12 +178,13 @@ async fn remove_group(
         if let Some(limit) = timeout
             && start.elapsed() >= limit
         {
-            return Err(LifecycleError::Timeout {
+            return Err(KubeError::Timeout {
                 object: format!("MachineDeployment {NAMESPACE}/{name}"),
                 condition: "its machines are deleted".into(),
                 detail: format!("{left} machine(s) left"),
                 after: wait::human(limit),
-            });
+            }
+            .into());
         }
         tokio::time::sleep(opts.poll).await;
     }
@@ -281,8 +266,8 @@ async fn unpause(
         &json!({"metadata": {"annotations": {PAUSED: null}}}),
         super::FIELD_MANAGER,
     )
-    .await
-    .map(|_| ())
+    .await?;
+    Ok(())
 }
 
 /// Upgrades the cluster of `req` on the management cluster (or, with `dry_run`, says what it
@@ -304,10 +289,10 @@ pub async fn upgrade(
         (None, false) => return Err(LifecycleError::NoCniManifest),
     };
     let cluster = req.spec.name().to_owned();
-    let contract = create::check_management(mgmt, req, on_event).await?;
+    let contract = check_management(mgmt, req, on_event).await?;
     let external_etcd = req.spec.cluster.spec.external_etcd_configuration.is_some();
     let live = Live::read(mgmt, &cluster, contract).await?;
-    crate::import::refuse_live(live.cluster.as_ref(), &cluster, "upgrade cluster")?;
+    crate::standing::refuse_live(live.cluster.as_ref(), &cluster, "upgrade cluster")?;
     if live.cluster.is_none() {
         return Err(LifecycleError::Rejected {
             cluster: cluster.clone(),
@@ -339,7 +324,7 @@ pub async fn upgrade(
     let objects = apply::parse(&plan.objects)?;
     // A new Kubernetes version rolls machines without renaming a template: said as well.
     let mut changes = plan.changes.clone();
-    changes.extend(crate::plan::version_rolls(&live, &objects));
+    changes.extend(version_rolls(&live, &objects));
     let mut outcome = UpgradeOutcome {
         cluster: cluster.clone(),
         changes,

@@ -374,7 +374,13 @@ async fn an_existing_cluster_is_connected_to_and_left_alone() {
     api.stop();
     let gone = Existing::new(&kubeconfig, None);
     let err = gone.create_or_find(&mut |_| {}).await.unwrap_err();
-    assert!(matches!(err, LifecycleError::Unreachable { .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            LifecycleError::Kube(snow_kube::KubeError::Unreachable { .. })
+        ),
+        "{err:?}"
+    );
 }
 
 /// With `SNOWCTL_E2E_KIND=1`: the real kind and docker create, find and delete the bootstrap

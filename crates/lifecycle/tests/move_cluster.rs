@@ -508,7 +508,13 @@ async fn a_move_is_refused_with_every_reason_and_the_source_is_untouched() {
     target.api.stop();
     let (result, _) = run_move(&source, &target).await;
     let err = result.expect_err("unreachable");
-    assert!(matches!(err, LifecycleError::Unreachable { .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            LifecycleError::Kube(snow_kube::KubeError::Unreachable { .. })
+        ),
+        "{err}"
+    );
     assert!(unpaused(&source.api));
     assert_eq!(snapshot(&source.api).len(), before.len());
 }

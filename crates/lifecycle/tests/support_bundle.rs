@@ -318,7 +318,10 @@ async fn a_missing_cluster_gives_a_bundle_that_says_so_and_an_unreachable_one_an
         .await
         .unwrap_err();
     assert!(
-        matches!(err, snow_lifecycle::LifecycleError::Unreachable { .. }),
+        matches!(
+            err,
+            snow_lifecycle::LifecycleError::Kube(snow_kube::KubeError::Unreachable { .. })
+        ),
         "{err}"
     );
 }

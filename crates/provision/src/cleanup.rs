@@ -3,7 +3,8 @@
 //! cluster read through `snow_lifecycle::locate`, the plan through `snow_validate::cleanup`).
 
 use crate::{ProvisionError, import::Devices};
-use snow_lifecycle::{LifecycleError, Management};
+use snow_kube::Management;
+use snow_lifecycle::LifecycleError;
 use snow_validate::cleanup::{self, CleanupPlan};
 
 /// What a cleanup plan is made for.

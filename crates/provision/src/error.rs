@@ -59,6 +59,14 @@ pub enum ProvisionError {
     },
 }
 
+/// A request of snow-kube's client made by a workflow step is a lifecycle failure, as it was when
+/// the client was part of snow-lifecycle.
+impl From<snow_kube::KubeError> for ProvisionError {
+    fn from(err: snow_kube::KubeError) -> ProvisionError {
+        ProvisionError::Lifecycle(err.into())
+    }
+}
+
 impl ProvisionError {
     /// Whether the input given cannot be used (a device file, the rendered Cilium manifest, a
     /// missing helm, a kubeconfig, components or a backup directory), as opposed to findings or

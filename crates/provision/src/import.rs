@@ -7,7 +7,7 @@
 
 use crate::ProvisionError;
 use snow_api::DeviceIp;
-use snow_lifecycle::Management;
+use snow_kube::Management;
 use snow_lifecycle::import::{self, Observation, ObservedInstance, Reflected, WorkloadKubeconfig};
 use snow_validate::SnowDevice;
 use snow_validate::observe::{self, MatchedBy, NodeHint};

@@ -44,7 +44,8 @@ pub use workflow::{CreateOptions, Provisioned, UpgradeOptions, create, default_k
 use capi_render::SecretInputs;
 use snow_api::{ValidSpec, release::ClusterRelease};
 use snow_credentials::RegistryCredentials;
-use snow_lifecycle::{ClusterRequest, Event};
+use snow_kube::Event;
+use snow_lifecycle::ClusterRequest;
 use std::{path::Path, time::Duration};
 
 /// The cluster a workflow provisions and what it needs besides a Kubernetes cluster.
@@ -118,11 +119,11 @@ impl<'a> Request<'a> {
 /// action needs it, imported observe-only, managed by another system, paused by someone else).
 /// A caller runs it first; the workflows keep their own checks for a caller that does not.
 pub async fn refusal(
-    management: &snow_lifecycle::KubeconfigSource,
+    management: &snow_kube::KubeconfigSource,
     cluster: &str,
     action: Action,
 ) -> Result<(), ProvisionError> {
-    let mgmt = snow_lifecycle::Management::connect(management).await?;
+    let mgmt = snow_kube::Management::connect(management).await?;
     snow_lifecycle::standing::refusal(&mgmt, cluster, action).await?;
     Ok(())
 }

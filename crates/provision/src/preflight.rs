@@ -2,7 +2,7 @@
 
 use crate::{Checks, DevicePaths, ProvisionError, step};
 use snow_api::{ClusterSpec, Finding};
-use snow_lifecycle::Event;
+use snow_kube::Event;
 use snow_validate::{DeviceFiles, DeviceProgress, FilesReport, PreflightOptions};
 use std::time::Duration;
 

@@ -241,8 +241,9 @@ async fn cluster_on(mgmt: &Management, cluster: &str) -> Result<Option<Value>, L
     if mgmt.served(api_version).await?.is_none() {
         return Ok(None);
     }
-    mgmt.get(api_version, kind, Some(capi_render::NAMESPACE), cluster)
-        .await
+    Ok(mgmt
+        .get(api_version, kind, Some(capi_render::NAMESPACE), cluster)
+        .await?)
 }
 
 /// The namespace `eksa-system` and the CAPAS identity Secret of the cluster in it (with
@@ -258,7 +259,8 @@ async fn identity_secret(mgmt: &Management, req: &Request<'_>) -> Result<(), Lif
         secrets.credentials,
         secrets.ca_bundle,
     );
-    mgmt.apply(&secret.to_json()).await.map(|_| ())
+    mgmt.apply(&secret.to_json()).await?;
+    Ok(())
 }
 
 /// The spec on the new cluster: EKS Anywhere's CRDs, each waited for `Established` (as `init`
@@ -376,7 +378,7 @@ pub struct DeleteOptions {
 /// one Cluster API publishes) points at the API server `mgmt` talks to. Deleting such a cluster
 /// from itself would delete the controllers doing the deleting, so it goes through [`delete`].
 pub async fn is_self_managed(mgmt: &Management, cluster: &str) -> Result<bool, LifecycleError> {
-    let Some(kubeconfig) = snow_lifecycle::published_kubeconfig(mgmt, cluster).await? else {
+    let Some(kubeconfig) = snow_kube::live::published_kubeconfig(mgmt, cluster).await? else {
         return Ok(false);
     };
     let text = kubeconfig.text();
@@ -487,7 +489,7 @@ async fn pause_declared(mgmt: &Management, cluster: &str) -> Result<(), Lifecycl
     let paused = serde_json::json!({"metadata": {"annotations": {snow_api::admission::PAUSED_ANNOTATION: "true"}}});
     for declared in mgmt.list(EKSA_API_VERSION, "Cluster", None, None).await? {
         if declared["metadata"]["name"] == cluster && !snow_api::admission::is_paused(&declared) {
-            mgmt.patch_merge(&declared, &paused, snow_lifecycle::FIELD_MANAGER)
+            mgmt.patch_merge(&declared, &paused, snow_kube::FIELD_MANAGER)
                 .await?;
         }
     }

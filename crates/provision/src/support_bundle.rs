@@ -7,8 +7,9 @@
 use crate::DevicePaths;
 use snow_api::{DeviceIp, Finding};
 use snow_images::support_archive::{self, SupportArchiveError};
+use snow_kube::Management;
+use snow_lifecycle::LifecycleError;
 use snow_lifecycle::support_bundle::{self, BundleOptions, DeviceStatus, Summary};
-use snow_lifecycle::{LifecycleError, Management};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -314,7 +314,7 @@ async fn create_checks_the_devices_imports_one_default_key_writes_the_kubeconfig
     assert!(
         matches!(
             &blocked,
-            Err(ProvisionError::Lifecycle(LifecycleError::KubeconfigFileExists { path })) if *path == kubeconfig
+            Err(ProvisionError::Lifecycle(LifecycleError::Kube(snow_lifecycle::KubeError::KubeconfigFileExists { path }))) if *path == kubeconfig
         ),
         "{blocked:?}"
     );

@@ -68,7 +68,7 @@ fn clean(args: &DevicesCleanupArgs, runtime: &tokio::runtime::Runtime, io: &mut 
         Some(source) => {
             settings::check_kubeconfig(&source, io)?;
             let mgmt = runtime.block_on(snow_lifecycle::Management::connect(&source));
-            Some(mgmt.map_err(|e| exit::lifecycle(io, &e))?)
+            Some(mgmt.map_err(|e| exit::lifecycle(io, &e.into()))?)
         }
         None => None,
     };

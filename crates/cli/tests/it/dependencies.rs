@@ -76,6 +76,8 @@ fn no_library_depends_on_clap() {
         "snow-validate",
         "capi-render",
         "snow-images",
+        "snow-io",
+        "snow-kube",
         "snow-lifecycle",
         "snow-provision",
         "snow-controller",

@@ -99,7 +99,7 @@ mod tests {
         assert_eq!(installed, served);
         for (_, path, plural, _) in capi_render::controller::WEBHOOKS {
             let hook = Hook::from_path(path).unwrap();
-            assert_eq!(snow_lifecycle::plural(hook.kind().as_str()), plural);
+            assert_eq!(snow_kube::plural(hook.kind().as_str()), plural);
         }
     }
 }

@@ -3,84 +3,34 @@
 use super::{AGENT_DAEMONSET, CNI_NAMESPACE, CniManifest, OPERATOR_DEPLOYMENT, installed_images};
 use crate::{
     Event, LifecycleError, Management, Stage, WaitOptions,
-    create::workload_kubeconfig,
-    wait::{self, Readiness, Target},
+    live::workload_kubeconfig,
+    wait::{self, Readiness, Target, daemonset_readiness, deployment_readiness},
 };
 use serde::Serialize;
 use serde_json::Value;
+use snow_kube::KubeError;
 
 fn count(v: &Value) -> u32 {
     v.as_u64().and_then(|n| u32::try_from(n).ok()).unwrap_or(0)
 }
 
-fn observed(object: &Value) -> bool {
-    let generation = object["metadata"]["generation"].as_i64().unwrap_or(0);
-    object["status"]["observedGeneration"]
-        .as_i64()
-        .unwrap_or(-1)
-        >= generation
-}
-
-/// EKS Anywhere's DaemonSet readiness (the controller has seen the latest spec and every
-/// scheduled pod is ready), and the rollout finished (every pod of the current template).
-pub(crate) fn daemonset_readiness(ds: &Value) -> Readiness {
-    let st = &ds["status"];
-    let desired = count(&st["desiredNumberScheduled"]);
-    let ready = count(&st["numberReady"]);
-    let updated = count(&st["updatedNumberScheduled"]);
-    let seen = observed(ds);
-    let done = seen && desired > 0 && ready == desired && updated == desired;
-    let mut detail = format!("{ready} ready, {updated} up to date of {desired} scheduled");
-    if !seen {
-        detail.push_str("; the controller has not seen the latest spec yet");
-    }
-    Readiness {
-        ready,
-        total: desired,
-        done,
-        detail,
-    }
-}
-
-/// EKS Anywhere's Deployment readiness: the latest spec seen and every replica ready.
-pub(crate) fn deployment_readiness(d: &Value) -> Readiness {
-    let st = &d["status"];
-    let want = d["spec"]["replicas"]
-        .as_u64()
-        .map_or(1, |_| count(&d["spec"]["replicas"]));
-    let ready = count(&st["readyReplicas"]);
-    let updated = count(&st["updatedReplicas"]);
-    let seen = observed(d);
-    let done = seen && ready >= want && updated >= want;
-    let mut detail = format!("{ready} ready, {updated} up to date of {want}");
-    if !seen {
-        detail.push_str("; the controller has not seen the latest spec yet");
-    }
-    Readiness {
-        ready: ready.min(want),
-        total: want,
-        done,
-        detail,
-    }
-}
-
 /// A workload-cluster failure, said as one (the management client's errors name the management
 /// cluster).
-fn on_workload(cluster: &str, err: LifecycleError) -> LifecycleError {
-    let reason = match err {
-        LifecycleError::Api {
+fn on_workload(cluster: &str, err: impl Into<LifecycleError>) -> LifecycleError {
+    let reason = match err.into() {
+        LifecycleError::Kube(KubeError::Api {
             action,
             object,
             code,
             message,
-        } => format!("{action} {object} failed: {message} (HTTP {code})"),
-        LifecycleError::Unreachable { server, reason } => {
+        }) => format!("{action} {object} failed: {message} (HTTP {code})"),
+        LifecycleError::Kube(KubeError::Unreachable { server, reason }) => {
             format!("cannot reach its API server at {server}: {reason}")
         }
-        LifecycleError::Kubeconfig { reason, .. } => {
+        LifecycleError::Kube(KubeError::Kubeconfig { reason, .. }) => {
             format!("its kubeconfig (Secret {cluster}-kubeconfig) cannot be used: {reason}")
         }
-        timeout @ LifecycleError::Timeout { .. } => return timeout,
+        timeout @ LifecycleError::Kube(KubeError::Timeout { .. }) => return timeout,
         other => other.to_string(),
     };
     LifecycleError::Workload {
@@ -287,34 +237,4 @@ pub async fn cni_state(
         ready: count(&ds["status"]["numberReady"]),
         desired: count(&ds["status"]["desiredNumberScheduled"]),
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn a_daemonset_is_ready_when_every_scheduled_agent_is_ready_and_current() {
-        let ds = |desired: u32, ready: u32, updated: u32, observed: i64| {
-            json!({"metadata": {"generation": 2}, "status": {"desiredNumberScheduled": desired,
-                "numberReady": ready, "updatedNumberScheduled": updated, "observedGeneration": observed}})
-        };
-        assert!(daemonset_readiness(&ds(3, 3, 3, 2)).done);
-        assert!(!daemonset_readiness(&ds(3, 2, 3, 2)).done);
-        assert!(!daemonset_readiness(&ds(3, 3, 2, 2)).done, "rolling");
-        assert!(!daemonset_readiness(&ds(3, 3, 3, 1)).done, "not observed");
-        assert!(!daemonset_readiness(&ds(0, 0, 0, 2)).done, "no node yet");
-        assert_eq!(
-            daemonset_readiness(&ds(3, 2, 3, 2)).detail,
-            "2 ready, 3 up to date of 3 scheduled"
-        );
-    }
-
-    #[test]
-    fn a_deployment_is_ready_when_every_replica_is() {
-        let d = |ready: u32| json!({"metadata": {"generation": 1}, "spec": {"replicas": 2}, "status": {"readyReplicas": ready, "updatedReplicas": 2, "observedGeneration": 1}});
-        assert!(deployment_readiness(&d(2)).done);
-        assert!(!deployment_readiness(&d(1)).done);
-    }
 }

@@ -172,27 +172,7 @@ impl ComponentObjects {
 }
 
 /// Kinds clusterctl treats as cluster-scoped (every other kind gets the provider's namespace).
-pub fn cluster_scoped(kind: &str) -> bool {
-    matches!(
-        kind,
-        "Namespace"
-            | "Node"
-            | "PersistentVolume"
-            | "PodSecurityPolicy"
-            | "CertificateSigningRequest"
-            | "ClusterRoleBinding"
-            | "ClusterRole"
-            | "VolumeAttachment"
-            | "StorageClass"
-            | "CSIDriver"
-            | "CSINode"
-            | "ValidatingWebhookConfiguration"
-            | "MutatingWebhookConfiguration"
-            | "CustomResourceDefinition"
-            | "PriorityClass"
-            | "RuntimeClass"
-    )
-}
+pub use snow_kube::cluster_scoped;
 
 fn is_webhook(kind: &str) -> bool {
     matches!(

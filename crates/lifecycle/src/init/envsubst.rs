@@ -36,8 +36,9 @@ pub const MAX_DEPTH: usize = 8;
 pub const MAX_SUBSTITUTED_BYTES: usize = 32 << 20;
 
 /// Missing variables named per component in a message; the rest are counted ("… and N more").
-/// A real stack lacks two at most (the device credentials).
-pub const MAX_MISSING_LISTED: usize = 20;
+/// A real stack lacks two at most (the device credentials). Defined beside the error that lists
+/// them ([`crate::LifecycleError::MissingVariables`]).
+pub use crate::error::MAX_MISSING_LISTED;
 
 /// A variable of a manifest, with the default of its first occurrence.
 #[derive(Debug, Clone, PartialEq, Eq)]

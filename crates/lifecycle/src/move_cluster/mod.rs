@@ -32,6 +32,7 @@ pub mod graph;
 
 use backup::write_directory;
 pub use backup::{Backup, backup_all_before_upgrade, backup_before_upgrade, restore};
+use snow_kube::KubeError;
 
 use crate::{
     Event, FIELD_MANAGER, LifecycleError, Management, PAUSED, init::components, init::inventory,
@@ -53,7 +54,7 @@ use std::{
 };
 
 /// The value of the pause annotation a move sets: a pause this module made (and may undo).
-pub const MOVE_PAUSE: &str = "snowctl-move";
+pub use crate::standing::MOVE_PAUSE;
 
 /// How a move runs.
 #[derive(Debug, Clone)]
@@ -244,7 +245,7 @@ async fn list_crds(
     let request =
         kube::core::Request::new("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
             .list(&params)
-            .map_err(|e| LifecycleError::Api {
+            .map_err(|e| KubeError::Api {
                 action: "list",
                 object: "customresourcedefinitions".into(),
                 code: 0,
@@ -253,7 +254,9 @@ async fn list_crds(
     match mgmt.client().request::<CrdList>(request).await {
         Ok(list) => Ok(list.items.iter().map(Crd::to_json).collect()),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(Vec::new()),
-        Err(err) => Err(mgmt.error("list", "customresourcedefinitions".into(), err)),
+        Err(err) => Err(mgmt
+            .error("list", "customresourcedefinitions".into(), err)
+            .into()),
     }
 }
 
@@ -324,7 +327,7 @@ async fn list_all(
             match api(mgmt, kind, namespace).list(&Default::default()).await {
                 Ok(list) => Ok(list.items.into_iter().map(|o| (i, to_json(o))).collect()),
                 Err(kube::Error::Api(status)) if status.code == 404 => Ok(Vec::new()),
-                Err(err) => Err(mgmt.error("list", kind.plural.clone(), err)),
+                Err(err) => Err(mgmt.error("list", kind.plural.clone(), err).into()),
             }
         }))
         .buffered(concurrency.max(1))
@@ -487,7 +490,9 @@ async fn get(
     match api(mgmt, kind, namespace).get_opt(name).await {
         Ok(found) => Ok(found.map(to_json)),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
-        Err(err) => Err(mgmt.error("get", format!("{}/{name}", kind.kind), err)),
+        Err(err) => Err(mgmt
+            .error("get", format!("{}/{name}", kind.kind), err)
+            .into()),
     }
 }
 
@@ -508,7 +513,9 @@ async fn patch(
     {
         Ok(_) => Ok(true),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
-        Err(err) => Err(mgmt.error("patch", format!("{}/{name}", kind.kind), err)),
+        Err(err) => Err(mgmt
+            .error("patch", format!("{}/{name}", kind.kind), err)
+            .into()),
     }
 }
 
@@ -570,12 +577,12 @@ async fn settle(
             });
         }
         if start.elapsed() > options.settle_timeout {
-            return Err(LifecycleError::Timeout {
+            return Err(KubeError::Timeout {
                 object: format!("Cluster {name}"),
                 condition: "the source controllers stop acting after the pause".into(),
                 detail: "objects of the cluster's namespace keep changing; the cluster stays paused, run the move again".into(),
                 after: format!("{:?}", options.settle_timeout),
-            });
+            }.into());
         }
         last = now;
     }
@@ -860,7 +867,7 @@ async fn create_one(
         ..PostParams::default()
     };
     let dynamic = |body: Value, action: &'static str| {
-        serde_json::from_value::<DynamicObject>(body).map_err(|e| LifecycleError::Api {
+        serde_json::from_value::<DynamicObject>(body).map_err(|e| KubeError::Api {
             action,
             object: what(),
             code: 0,
@@ -874,7 +881,7 @@ async fn create_one(
         Err(kube::Error::Api(status)) if status.code == 409 => {
             let there = get(to, kind, node.namespace(), name)
                 .await?
-                .ok_or_else(|| LifecycleError::Api {
+                .ok_or_else(|| KubeError::Api {
                     action: "create",
                     object: what(),
                     code: 409,
@@ -888,7 +895,7 @@ async fn create_one(
                 .map_err(|e| to.error("replace", what(), e))?;
             (stored, true)
         }
-        Err(err) => return Err(to.error("create", what(), err)),
+        Err(err) => return Err(to.error("create", what(), err).into()),
     };
     if let Some(status) = status {
         let patch_params = PatchParams {
@@ -1039,7 +1046,9 @@ async fn delete_one(from: &Management, kind: &Kind, node: &Node) -> Result<bool,
     match api(from, kind, ns).delete(name, &params).await {
         Ok(_) => Ok(true),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
-        Err(err) => Err(from.error("delete", format!("{}/{name}", kind.kind), err)),
+        Err(err) => Err(from
+            .error("delete", format!("{}/{name}", kind.kind), err)
+            .into()),
     }
 }
 

@@ -1,6 +1,6 @@
 //! The management cluster: a kube client, and objects by `apiVersion`, kind and name as JSON.
 
-use super::{FIELD_MANAGER, KubeconfigSource, LifecycleError, ObjectRef, error::chain};
+use crate::{FIELD_MANAGER, KubeError, KubeconfigSource, ObjectRef, error::chain};
 use kube::{
     Api, Client, Config,
     api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy},
@@ -49,31 +49,48 @@ pub fn plural(kind: &str) -> String {
     ApiResource::from_gvk(&GroupVersionKind::gvk("", "", kind)).plural
 }
 
-/// Kinds that live outside namespaces.
-fn cluster_scoped(kind: &str) -> bool {
-    crate::init::components::cluster_scoped(kind)
+/// Kinds that live outside namespaces, as clusterctl treats them (every other kind gets a
+/// namespace: the provider's, or the one asked).
+pub fn cluster_scoped(kind: &str) -> bool {
+    matches!(
+        kind,
+        "Namespace"
+            | "Node"
+            | "PersistentVolume"
+            | "PodSecurityPolicy"
+            | "CertificateSigningRequest"
+            | "ClusterRoleBinding"
+            | "ClusterRole"
+            | "VolumeAttachment"
+            | "StorageClass"
+            | "CSIDriver"
+            | "CSINode"
+            | "ValidatingWebhookConfiguration"
+            | "MutatingWebhookConfiguration"
+            | "CustomResourceDefinition"
+            | "PriorityClass"
+            | "RuntimeClass"
+    )
 }
 
 impl Management {
     /// Connects with the kubeconfig of `source` (its files merged, its context) and checks
     /// that the API server answers.
-    pub async fn connect(source: &KubeconfigSource) -> Result<Management, LifecycleError> {
+    pub async fn connect(source: &KubeconfigSource) -> Result<Management, KubeError> {
         Management::connect_with(source, Some(READ_TIMEOUT)).await
     }
 
     /// As [`Management::connect`], for long-lived watches: no read timeout (the server ends a
     /// watch itself after a few minutes, and the watcher starts a new one).
-    pub async fn connect_for_watches(
-        source: &KubeconfigSource,
-    ) -> Result<Management, LifecycleError> {
+    pub async fn connect_for_watches(source: &KubeconfigSource) -> Result<Management, KubeError> {
         Management::connect_with(source, None).await
     }
 
     async fn connect_with(
         source: &KubeconfigSource,
         read_timeout: Option<Duration>,
-    ) -> Result<Management, LifecycleError> {
-        let bad = |reason: String| LifecycleError::Kubeconfig {
+    ) -> Result<Management, KubeError> {
+        let bad = |reason: String| KubeError::Kubeconfig {
             path: source.shown().into(),
             reason,
         };
@@ -102,8 +119,8 @@ impl Management {
     /// credentials only) and checks that the API server answers.
     pub async fn from_published(
         kubeconfig: &crate::kubeconfig::Published,
-    ) -> Result<Management, LifecycleError> {
-        let bad = |reason: String| LifecycleError::Kubeconfig {
+    ) -> Result<Management, KubeError> {
+        let bad = |reason: String| KubeError::Kubeconfig {
             path: "<kubeconfig from a Secret>".into(),
             reason,
         };
@@ -126,8 +143,8 @@ impl Management {
 
     /// Connects with the in-cluster service account (a controller running in a pod; kube-rs
     /// reads `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT` and the account's files).
-    pub async fn in_cluster() -> Result<Management, LifecycleError> {
-        let bad = |reason: String| LifecycleError::Kubeconfig {
+    pub async fn in_cluster() -> Result<Management, KubeError> {
+        let bad = |reason: String| KubeError::Kubeconfig {
             path: "<in-cluster service account>".into(),
             reason,
         };
@@ -155,11 +172,11 @@ impl Management {
 
     /// The client of workload cluster `cluster` made from `kubeconfig`: the one made before
     /// from the same kubeconfig, else a new one (connected and probed), kept for next time.
-    pub(crate) async fn workload(
+    pub async fn workload(
         &self,
         cluster: &str,
         kubeconfig: &crate::kubeconfig::Published,
-    ) -> Result<WorkloadCluster, LifecycleError> {
+    ) -> Result<WorkloadCluster, KubeError> {
         let cached = self.workloads.lock().ok().and_then(|map| {
             map.get(cluster)
                 .filter(|(text, _)| text == kubeconfig.text())
@@ -189,7 +206,7 @@ impl Management {
     }
 
     /// Asks the API server for its version: the first contact, with a clear error when it fails.
-    pub async fn ping(&self) -> Result<String, LifecycleError> {
+    pub async fn ping(&self) -> Result<String, KubeError> {
         match self.client.apiserver_version().await {
             Ok(info) => Ok(info.git_version),
             Err(err) => Err(self.error("get", "/version".into(), err)),
@@ -210,18 +227,18 @@ impl Management {
         }
     }
 
-    /// Turns a kube error into a lifecycle error: API answers keep their code and message;
+    /// Turns a kube error into a [`KubeError`]: API answers keep their code and message;
     /// anything else means the server could not be reached. For callers that use
     /// [`Management::client`] directly.
-    pub fn error(&self, action: &'static str, object: String, err: kube::Error) -> LifecycleError {
+    pub fn error(&self, action: &'static str, object: String, err: kube::Error) -> KubeError {
         match err {
-            kube::Error::Api(status) => LifecycleError::Api {
+            kube::Error::Api(status) => KubeError::Api {
                 action,
                 object,
                 code: status.code,
                 message: status.message,
             },
-            other => LifecycleError::Unreachable {
+            other => KubeError::Unreachable {
                 server: self.server.clone(),
                 reason: chain(&other),
             },
@@ -235,7 +252,7 @@ impl Management {
         kind: &str,
         namespace: Option<&str>,
         name: &str,
-    ) -> Result<Option<Value>, LifecycleError> {
+    ) -> Result<Option<Value>, KubeError> {
         match self.api(api_version, kind, namespace).get_opt(name).await {
             Ok(found) => Ok(found.map(to_json)),
             // A kind the server does not serve has no objects.
@@ -251,7 +268,7 @@ impl Management {
         kind: &str,
         namespace: Option<&str>,
         selector: Option<&str>,
-    ) -> Result<Vec<Value>, LifecycleError> {
+    ) -> Result<Vec<Value>, KubeError> {
         let mut params = ListParams::default();
         if let Some(selector) = selector {
             params = params.labels(selector);
@@ -264,12 +281,12 @@ impl Management {
     }
 
     /// Server-side apply of one object as [`FIELD_MANAGER`], taking ownership of its fields.
-    pub async fn apply(&self, object: &Value) -> Result<Value, LifecycleError> {
+    pub async fn apply(&self, object: &Value) -> Result<Value, KubeError> {
         self.apply_as(object, FIELD_MANAGER).await
     }
 
     /// Server-side apply as another field manager (a controller's).
-    pub async fn apply_as(&self, object: &Value, manager: &str) -> Result<Value, LifecycleError> {
+    pub async fn apply_as(&self, object: &Value, manager: &str) -> Result<Value, KubeError> {
         let (api_version, kind, namespace, name) = identity(object);
         let params = PatchParams::apply(manager).force();
         self.api(&api_version, &kind, namespace.as_deref())
@@ -285,7 +302,7 @@ impl Management {
         object: &Value,
         status: &Value,
         manager: &str,
-    ) -> Result<Value, LifecycleError> {
+    ) -> Result<Value, KubeError> {
         let body = serde_json::json!({ "status": status });
         self.merge_patch(object, &body, manager, true).await
     }
@@ -296,7 +313,7 @@ impl Management {
         object: &Value,
         patch: &Value,
         manager: &str,
-    ) -> Result<Value, LifecycleError> {
+    ) -> Result<Value, KubeError> {
         self.merge_patch(object, patch, manager, false).await
     }
 
@@ -306,7 +323,7 @@ impl Management {
         body: &Value,
         manager: &str,
         status: bool,
-    ) -> Result<Value, LifecycleError> {
+    ) -> Result<Value, KubeError> {
         let (api_version, kind, namespace, name) = identity(object);
         let params = PatchParams {
             field_manager: Some(manager.to_owned()),
@@ -334,7 +351,7 @@ impl Management {
         kind: &str,
         namespace: Option<&str>,
         name: &str,
-    ) -> Result<bool, LifecycleError> {
+    ) -> Result<bool, KubeError> {
         let params = DeleteParams {
             propagation_policy: Some(PropagationPolicy::Background),
             ..DeleteParams::default()
@@ -351,7 +368,7 @@ impl Management {
     }
 
     /// Deletes an object of namespace `eksa-system`; `false` when it was not there.
-    pub async fn delete_object(&self, object: &ObjectRef) -> Result<bool, LifecycleError> {
+    pub async fn delete_object(&self, object: &ObjectRef) -> Result<bool, KubeError> {
         self.delete(
             &object.api_version,
             &object.kind,
@@ -362,7 +379,7 @@ impl Management {
     }
 
     /// The resources served for `group/version`, or `None` when the group version is not served.
-    pub async fn served(&self, api_version: &str) -> Result<Option<Vec<String>>, LifecycleError> {
+    pub async fn served(&self, api_version: &str) -> Result<Option<Vec<String>>, KubeError> {
         let list = if api_version.contains('/') {
             self.client.list_api_group_resources(api_version).await
         } else {
@@ -381,7 +398,7 @@ fn to_json(object: DynamicObject) -> Value {
 }
 
 /// `(apiVersion, kind, namespace, name)` of a JSON object.
-pub(crate) fn identity(object: &Value) -> (String, String, Option<String>, String) {
+pub fn identity(object: &Value) -> (String, String, Option<String>, String) {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     (
         text(&object["apiVersion"]),

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 /// The fields an applied object sets, as dotted paths (apiVersion, kind, name and namespace,
 /// which identify the object, are not fields).
-pub(crate) fn fieldset(object: &Value) -> BTreeSet<String> {
+pub fn fieldset(object: &Value) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     if let Value::Object(map) = object {
         for (key, value) in map {
@@ -47,7 +47,7 @@ fn walk(value: &Value, path: String, out: &mut BTreeSet<String>) {
 }
 
 /// The fields `manager` owns through apply, from the object's managedFields.
-pub(crate) fn managed_fieldset(live: &Value, manager: &str) -> Option<BTreeSet<String>> {
+pub fn managed_fieldset(live: &Value, manager: &str) -> Option<BTreeSet<String>> {
     let entry = live["metadata"]["managedFields"]
         .as_array()?
         .iter()
@@ -99,7 +99,7 @@ fn contains(desired: &Value, live: &Value) -> bool {
 }
 
 /// Whether applying `desired` as `manager` would change nothing on `live`.
-pub(crate) fn up_to_date(desired: &Value, live: &Value, manager: &str) -> bool {
+pub fn up_to_date(desired: &Value, live: &Value, manager: &str) -> bool {
     let mut wanted = desired.clone();
     if let Value::Object(map) = &mut wanted {
         map.remove("status");

@@ -11,7 +11,7 @@
 //! the context to use. The caller finds the files (flags, `KUBECONFIG`, `~/.kube/config`): this
 //! crate reads no environment.
 
-use crate::{LifecycleError, error::chain};
+use crate::{KubeError, error::chain};
 use kube::config::Kubeconfig;
 use std::path::{Path, PathBuf};
 
@@ -27,9 +27,9 @@ pub struct KubeconfigFile {
 }
 
 impl KubeconfigFile {
-    /// Reads and checks `path`; [`LifecycleError::Kubeconfig`] naming it and saying what is wrong.
-    pub fn read(path: &Path) -> Result<KubeconfigFile, LifecycleError> {
-        KubeconfigFile::read_if_present(path)?.ok_or_else(|| LifecycleError::Kubeconfig {
+    /// Reads and checks `path`; [`KubeError::Kubeconfig`] naming it and saying what is wrong.
+    pub fn read(path: &Path) -> Result<KubeconfigFile, KubeError> {
+        KubeconfigFile::read_if_present(path)?.ok_or_else(|| KubeError::Kubeconfig {
             path: path.to_owned(),
             reason: std::io::Error::from(std::io::ErrorKind::NotFound).to_string(),
         })
@@ -37,12 +37,12 @@ impl KubeconfigFile {
 
     /// As [`KubeconfigFile::read`], `None` when `path` does not exist (kubectl skips such a file
     /// of a `KUBECONFIG` list).
-    fn read_if_present(path: &Path) -> Result<Option<KubeconfigFile>, LifecycleError> {
-        let bad = |reason: String| LifecycleError::Kubeconfig {
+    fn read_if_present(path: &Path) -> Result<Option<KubeconfigFile>, KubeError> {
+        let bad = |reason: String| KubeError::Kubeconfig {
             path: path.to_owned(),
             reason,
         };
-        let bytes = match crate::files::read_bounded(path, MAX_KUBECONFIG_BYTES) {
+        let bytes = match snow_io::files::read_bounded(path, MAX_KUBECONFIG_BYTES) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
@@ -164,9 +164,9 @@ impl KubeconfigSource {
 
     /// Reads every file that exists ([`KubeconfigFile::read`]'s checks, each error naming its
     /// file) and merges them; checks that the context (given, else the current one) is
-    /// defined. [`LifecycleError::Kubeconfig`] naming every file tried when none exists.
-    pub fn read(&self) -> Result<KubeconfigFile, LifecycleError> {
-        let bad = |reason: String| LifecycleError::Kubeconfig {
+    /// defined. [`KubeError::Kubeconfig`] naming every file tried when none exists.
+    pub fn read(&self) -> Result<KubeconfigFile, KubeError> {
+        let bad = |reason: String| KubeError::Kubeconfig {
             path: PathBuf::from(self.shown()),
             reason,
         };
@@ -178,16 +178,17 @@ impl KubeconfigSource {
             merged = Some(match merged {
                 None => file,
                 Some(first) => KubeconfigFile {
-                    config: first.config.merge(file.config).map_err(|e| {
-                        LifecycleError::Kubeconfig {
+                    config: first
+                        .config
+                        .merge(file.config)
+                        .map_err(|e| KubeError::Kubeconfig {
                             path: path.clone(),
                             reason: format!(
                                 "cannot be merged after {}: {}",
                                 first.path.display(),
                                 chain(&e)
                             ),
-                        }
-                    })?,
+                        })?,
                     ..first
                 },
             });
@@ -516,7 +517,7 @@ mod tests {
         );
         let err = src.read().unwrap_err();
         assert!(
-            matches!(&err, LifecycleError::Kubeconfig { path, .. } if *path == dir.path().join("bad")),
+            matches!(&err, KubeError::Kubeconfig { path, .. } if *path == dir.path().join("bad")),
             "{err}"
         );
         // A file of another kind cannot be merged: named, with the one before it.

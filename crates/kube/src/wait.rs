@@ -6,7 +6,8 @@
 //! the latest spec (`observedGeneration`), every wanted replica is up to date and ready, no extra
 //! replica is left from a rollout, and the object's own `Ready`/`Available` condition is not false.
 
-use super::{Event, LifecycleError, Management, Stage};
+use crate::{Event, KubeError, Management, Stage, live::cluster_selector};
+use capi_render::Contract;
 use capi_render::NAMESPACE;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -56,10 +57,14 @@ impl Default for WaitOptions {
 
 /// What an object says about its readiness.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Readiness {
+pub struct Readiness {
+    /// Ready so far.
     pub ready: u32,
+    /// Wanted.
     pub total: u32,
+    /// Whether the object is ready.
     pub done: bool,
+    /// What the object says (counts, conditions).
     pub detail: String,
 }
 
@@ -69,7 +74,7 @@ fn count(v: &Value) -> Option<u32> {
 
 /// Cluster API v1beta2 conditions of negative polarity: healthy when False (a True one says
 /// something is going on: a deletion, a pause, a rollout, a scale, a remediation).
-pub(crate) const NEGATIVE_CONDITIONS: [&str; 6] = [
+pub const NEGATIVE_CONDITIONS: [&str; 6] = [
     "Deleting",
     "Paused",
     "RollingOut",
@@ -81,7 +86,7 @@ pub(crate) const NEGATIVE_CONDITIONS: [&str; 6] = [
 /// Whether a condition of an object served as `api_version` says something is wrong or going
 /// on, as its contract means it: on `…/v1beta2` a negative-polarity condition when True and any
 /// other when not True; on older contracts (every condition positive) when not True.
-pub(crate) fn troubling(api_version: &str, kind: &str, status: &str) -> bool {
+pub fn troubling(api_version: &str, kind: &str, status: &str) -> bool {
     if api_version.ends_with("/v1beta2") && NEGATIVE_CONDITIONS.contains(&kind) {
         status == "True"
     } else {
@@ -132,7 +137,7 @@ fn condition<'a>(status: &'a Value, kind: &str) -> Option<&'a str> {
 }
 
 /// Readiness of a replicated object (KubeadmControlPlane, MachineDeployment).
-pub(crate) fn replicas_readiness(object: &Value) -> Readiness {
+pub fn replicas_readiness(object: &Value) -> Readiness {
     let status = &object["status"];
     let want = count(&object["spec"]["replicas"]).unwrap_or(1);
     let ready = count(&status["readyReplicas"]).unwrap_or(0);
@@ -164,7 +169,7 @@ pub(crate) fn replicas_readiness(object: &Value) -> Readiness {
 }
 
 /// Readiness of an EtcdadmCluster (`status.ready`).
-pub(crate) fn etcd_readiness(etcd: &Value) -> Readiness {
+pub fn etcd_readiness(etcd: &Value) -> Readiness {
     let status = &etcd["status"];
     let want = count(&etcd["spec"]["replicas"]).unwrap_or(1);
     let generation = etcd["metadata"]["generation"].as_i64().unwrap_or(0);
@@ -192,7 +197,7 @@ pub(crate) fn etcd_readiness(etcd: &Value) -> Readiness {
 
 /// Whether a KubeadmControlPlane is initialized: v1beta1 `status.initialized`, v1beta2
 /// `status.initialization.controlPlaneInitialized`.
-pub(crate) fn initialized_readiness(kcp: &Value) -> Readiness {
+pub fn initialized_readiness(kcp: &Value) -> Readiness {
     let status = &kcp["status"];
     let done = status["initialized"] == true
         || status["initialization"]["controlPlaneInitialized"] == true;
@@ -210,7 +215,7 @@ pub(crate) fn initialized_readiness(kcp: &Value) -> Readiness {
 }
 
 /// Whether a Cluster is ready: v1beta2 `Available`, v1beta1 `Ready`, True.
-pub(crate) fn cluster_readiness(cluster: &Value) -> Readiness {
+pub fn cluster_readiness(cluster: &Value) -> Readiness {
     let status = &cluster["status"];
     let wanted = if cluster["apiVersion"]
         .as_str()
@@ -234,21 +239,85 @@ pub(crate) fn cluster_readiness(cluster: &Value) -> Readiness {
     }
 }
 
+/// A count of a status, 0 when missing.
+fn count0(v: &Value) -> u32 {
+    count(v).unwrap_or(0)
+}
+
+/// Whether the object's controller has seen its latest spec.
+fn observed(object: &Value) -> bool {
+    let generation = object["metadata"]["generation"].as_i64().unwrap_or(0);
+    object["status"]["observedGeneration"]
+        .as_i64()
+        .unwrap_or(-1)
+        >= generation
+}
+
+/// EKS Anywhere's DaemonSet readiness (the controller has seen the latest spec and every
+/// scheduled pod is ready), and the rollout finished (every pod of the current template).
+pub fn daemonset_readiness(ds: &Value) -> Readiness {
+    let st = &ds["status"];
+    let desired = count0(&st["desiredNumberScheduled"]);
+    let ready = count0(&st["numberReady"]);
+    let updated = count0(&st["updatedNumberScheduled"]);
+    let seen = observed(ds);
+    let done = seen && desired > 0 && ready == desired && updated == desired;
+    let mut detail = format!("{ready} ready, {updated} up to date of {desired} scheduled");
+    if !seen {
+        detail.push_str("; the controller has not seen the latest spec yet");
+    }
+    Readiness {
+        ready,
+        total: desired,
+        done,
+        detail,
+    }
+}
+
+/// EKS Anywhere's Deployment readiness: the latest spec seen and every replica ready.
+pub fn deployment_readiness(d: &Value) -> Readiness {
+    let st = &d["status"];
+    let want = d["spec"]["replicas"]
+        .as_u64()
+        .map_or(1, |_| count0(&d["spec"]["replicas"]));
+    let ready = count0(&st["readyReplicas"]);
+    let updated = count0(&st["updatedReplicas"]);
+    let seen = observed(d);
+    let done = seen && ready >= want && updated >= want;
+    let mut detail = format!("{ready} ready, {updated} up to date of {want}");
+    if !seen {
+        detail.push_str("; the controller has not seen the latest spec yet");
+    }
+    Readiness {
+        ready: ready.min(want),
+        total: want,
+        done,
+        detail,
+    }
+}
+
 /// What to wait for.
-pub(crate) struct Target<'a> {
+pub struct Target<'a> {
+    /// What the events say is waited for.
     pub stage: Stage,
+    /// The object's `apiVersion`.
     pub api_version: &'a str,
+    /// Its kind.
     pub kind: &'a str,
+    /// Its name.
     pub name: &'a str,
+    /// The condition waited for, for the timeout's error.
     pub condition: &'a str,
+    /// How readiness is read from the object.
     pub judge: fn(&Value) -> Readiness,
+    /// How long to wait; `None` waits forever.
     pub timeout: Option<Duration>,
 }
 
 impl<'a> Target<'a> {
     /// The KubeadmControlPlane `name` with every machine ready and up to date: what create,
     /// upgrade and a certificate renewal wait for.
-    pub(crate) fn control_plane(
+    pub fn control_plane(
         api_version: &'a str,
         name: &'a str,
         timeout: Option<Duration>,
@@ -266,28 +335,28 @@ impl<'a> Target<'a> {
 }
 
 /// `1h5m` style ([`snow_api::short_duration`]).
-pub(crate) fn human(d: Duration) -> String {
+pub fn human(d: Duration) -> String {
     snow_api::short_duration(d)
 }
 
 /// Polls `target` in `eksa-system` until it is ready, reporting each change.
-pub(crate) async fn wait_for(
+pub async fn wait_for(
     mgmt: &Management,
     target: Target<'_>,
     poll: Duration,
     on_event: &mut dyn FnMut(Event),
-) -> Result<(), LifecycleError> {
+) -> Result<(), KubeError> {
     wait_in(mgmt, NAMESPACE, target, poll, on_event).await
 }
 
 /// Polls `target` in `namespace` of the cluster `client` talks to until it is ready.
-pub(crate) async fn wait_in(
+pub async fn wait_in(
     client: &Management,
     namespace: &str,
     target: Target<'_>,
     poll: Duration,
     on_event: &mut dyn FnMut(Event),
-) -> Result<(), LifecycleError> {
+) -> Result<(), KubeError> {
     let start = Instant::now();
     let object = format!("{} {namespace}/{}", target.kind, target.name);
     let mut last: Option<Readiness> = None;
@@ -326,7 +395,7 @@ pub(crate) async fn wait_in(
         if let Some(limit) = target.timeout
             && start.elapsed() >= limit
         {
-            return Err(LifecycleError::Timeout {
+            return Err(KubeError::Timeout {
                 object,
                 condition: target.condition.to_owned(),
                 detail: now.detail,
@@ -335,6 +404,67 @@ pub(crate) async fn wait_in(
         }
         last = Some(now);
         tokio::time::sleep(poll).await;
+    }
+}
+
+/// Deletes the Cluster and waits until it and every machine labelled with it are gone.
+pub async fn delete_cluster(
+    mgmt: &Management,
+    contract: Contract,
+    cluster: &str,
+    opts: &WaitOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), KubeError> {
+    let core = contract.api_version("cluster.x-k8s.io");
+    on_event(Event::Step(format!(
+        "Deleting Cluster {NAMESPACE}/{cluster}; Cluster API deletes its machines"
+    )));
+    mgmt.delete(&core, "Cluster", Some(NAMESPACE), cluster)
+        .await?;
+    let start = Instant::now();
+    let selector = cluster_selector(cluster);
+    let mut last = None;
+    loop {
+        let present = mgmt
+            .get(&core, "Cluster", Some(NAMESPACE), cluster)
+            .await?
+            .is_some();
+        let machines = mgmt
+            .list(&core, "Machine", Some(NAMESPACE), Some(&selector))
+            .await?
+            .len();
+        if !present && machines == 0 {
+            on_event(Event::Ready {
+                stage: Stage::Deletion,
+                ready: 0,
+                total: 0,
+            });
+            return Ok(());
+        }
+        let left = u32::try_from(machines).unwrap_or(u32::MAX) + u32::from(present);
+        if last != Some(left) {
+            on_event(Event::Waiting {
+                stage: Stage::Deletion,
+                ready: left,
+                total: left,
+                detail: format!("{machines} machine(s)"),
+            });
+            last = Some(left);
+        }
+        if let Some(limit) = opts.timeouts.deletion
+            && start.elapsed() >= limit
+        {
+            return Err(KubeError::Timeout {
+                object: format!("Cluster {NAMESPACE}/{cluster}"),
+                condition: "the Cluster and its machines are deleted".into(),
+                detail: format!(
+                    "{machines} machine(s) left; the Cluster {}",
+                    if present { "still exists" } else { "is gone" }
+                ),
+                after: human(limit),
+            });
+        }
+        tokio::time::sleep(opts.poll).await;
     }
 }
 
@@ -440,5 +570,29 @@ mod tests {
         assert_eq!(etcd_readiness(&etcd(true)).ready, 3);
         assert!(!etcd_readiness(&etcd(false)).done);
         assert_eq!(etcd_readiness(&etcd(false)).ready, 2);
+    }
+
+    #[test]
+    fn a_daemonset_is_ready_when_every_scheduled_agent_is_ready_and_current() {
+        let ds = |desired: u32, ready: u32, updated: u32, observed: i64| {
+            json!({"metadata": {"generation": 2}, "status": {"desiredNumberScheduled": desired,
+                "numberReady": ready, "updatedNumberScheduled": updated, "observedGeneration": observed}})
+        };
+        assert!(daemonset_readiness(&ds(3, 3, 3, 2)).done);
+        assert!(!daemonset_readiness(&ds(3, 2, 3, 2)).done);
+        assert!(!daemonset_readiness(&ds(3, 3, 2, 2)).done, "rolling");
+        assert!(!daemonset_readiness(&ds(3, 3, 3, 1)).done, "not observed");
+        assert!(!daemonset_readiness(&ds(0, 0, 0, 2)).done, "no node yet");
+        assert_eq!(
+            daemonset_readiness(&ds(3, 2, 3, 2)).detail,
+            "2 ready, 3 up to date of 3 scheduled"
+        );
+    }
+
+    #[test]
+    fn a_deployment_is_ready_when_every_replica_is() {
+        let d = |ready: u32| json!({"metadata": {"generation": 1}, "spec": {"replicas": 2}, "status": {"readyReplicas": ready, "updatedReplicas": 2, "observedGeneration": 1}});
+        assert!(deployment_readiness(&d(2)).done);
+        assert!(!deployment_readiness(&d(1)).done);
     }
 }

@@ -3,9 +3,9 @@
 //! `<dir>/<cluster>/<cluster>-eks-a-cluster.kubeconfig`, readable by its owner only, and never
 //! over a different file unless asked.
 
-use super::LifecycleError;
-use crate::files::{self, Existing};
+use crate::KubeError;
 use kube::config::Kubeconfig;
+use snow_io::files::{self, Existing};
 use std::{
     io::Write,
     path::{Path, PathBuf},
@@ -33,15 +33,15 @@ impl std::fmt::Debug for Published {
 
 impl Published {
     /// Reads `text`, the kubeconfig of the Secret `secret` (`namespace/name`, for the error).
-    pub fn parse(secret: &str, text: String) -> Result<Published, LifecycleError> {
-        let refuse = |reason: String| LifecycleError::SecretKubeconfig {
+    pub fn parse(secret: &str, text: String) -> Result<Published, KubeError> {
+        let refuse = |reason: String| KubeError::SecretKubeconfig {
             secret: secret.to_owned(),
             reason,
         };
         let file = Kubeconfig::from_yaml(&text).map_err(|e| {
             refuse(format!(
                 "it is not a kubeconfig: {}",
-                super::error::chain(&e)
+                crate::error::chain(&e)
             ))
         })?;
         let mut found = Vec::new();
@@ -105,8 +105,9 @@ impl Published {
         &self.text
     }
 
-    /// The kubeconfig, read.
-    pub(crate) fn file(&self) -> &Kubeconfig {
+    /// The kubeconfig, read (for a connection of the caller's own, such as a TLS handshake with
+    /// its server).
+    pub fn file(&self) -> &Kubeconfig {
         &self.file
     }
 }
@@ -132,20 +133,20 @@ pub fn path_for(dir: &Path, cluster: &str) -> PathBuf {
 /// any kubeconfig Cluster API publishes (a few KiB); a larger file is a different file.
 const MAX_EXISTING_BYTES: u64 = 1 << 20;
 
-/// Writes `content` for `cluster` under `dir` with mode 0600 (through [`crate::files`]: a link or
+/// Writes `content` for `cluster` under `dir` with mode 0600 (through [`snow_io::files`]: a link or
 /// FIFO planted at the path is replaced, never written through or read).
 pub fn write(
     dir: &Path,
     cluster: &str,
     content: &str,
     force: bool,
-) -> Result<(PathBuf, Written), LifecycleError> {
+) -> Result<(PathBuf, Written), KubeError> {
     let path = path_for(dir, cluster);
-    let failed = |e: std::io::Error| LifecycleError::Write {
+    let failed = |e: std::io::Error| KubeError::Write {
         path: path.clone(),
         reason: e.to_string(),
     };
-    let unreadable = |e: std::io::Error| LifecycleError::Read {
+    let unreadable = |e: std::io::Error| KubeError::Read {
         path: path.clone(),
         reason: e.to_string(),
     };
@@ -154,7 +155,7 @@ pub fn write(
             return Ok((path, Written::Unchanged));
         }
         Existing::Absent => Written::Created,
-        _ if !force => return Err(LifecycleError::KubeconfigFileExists { path }),
+        _ if !force => return Err(KubeError::KubeconfigFileExists { path }),
         _ => Written::Replaced,
     };
     let relative = Path::new(cluster).join(path.file_name().unwrap_or_default());
@@ -226,10 +227,7 @@ mod tests {
         ] {
             let err = Published::parse(SECRET, kubeconfig(cluster, user)).unwrap_err();
             let text = err.to_string();
-            assert!(
-                matches!(err, LifecycleError::SecretKubeconfig { .. }),
-                "{text}"
-            );
+            assert!(matches!(err, KubeError::SecretKubeconfig { .. }), "{text}");
             assert!(text.contains(SECRET) && text.contains(said), "{text}");
             assert!(
                 text.contains("only with an inline token or client certificate"),
@@ -258,7 +256,7 @@ mod tests {
         );
         assert!(matches!(
             write(dir.path(), "edge", "b: 2\n", false),
-            Err(LifecycleError::KubeconfigFileExists { .. })
+            Err(KubeError::KubeconfigFileExists { .. })
         ));
         assert_eq!(fs::read_to_string(&path).unwrap(), "a: 1\n");
         assert_eq!(
@@ -279,7 +277,7 @@ mod tests {
         assert!(made.unwrap().success());
         assert!(matches!(
             write(dir.path(), "edge", "a: 1\n", false),
-            Err(LifecycleError::KubeconfigFileExists { .. })
+            Err(KubeError::KubeconfigFileExists { .. })
         ));
         assert_eq!(
             write(dir.path(), "edge", "a: 1\n", true).unwrap().1,
