@@ -96,6 +96,7 @@ async fn a_created_cluster_is_described_planned_renewed_backed_up_and_restored()
         "{stored:?}"
     );
 
+    support::label_crds_as_clusterctl(&site.api);
     let backups = tempfile::tempdir().unwrap();
     let to = MoveTarget::Directory(backups.path());
     let written = cluster::move_cluster(&management, "edge", to, &moving(), &mut |_| {})
@@ -104,6 +105,7 @@ async fn a_created_cluster_is_described_planned_renewed_backed_up_and_restored()
     assert!(written.objects > 0, "{written:?}");
     assert_eq!(written.deleted, 0, "a backup keeps the source's objects");
     let (target, _target_capi) = common::with_capi().await;
+    support::label_crds_as_clusterctl(&target);
     let target_dir = tempfile::tempdir().unwrap();
     let target_kubeconfig = target.write_kubeconfig(target_dir.path()).unwrap();
     let target_source = KubeconfigSource::file(&target_kubeconfig);

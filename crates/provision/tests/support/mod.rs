@@ -177,3 +177,12 @@ pub(crate) fn providers() -> Vec<ComponentObjects> {
     }
     init::prepare(&sources(), &values).expect("prepare")
 }
+
+/// Labels every CRD of `api` as `clusterctl init` does (`clusterctl.cluster.x-k8s.io`), by which
+/// a move or a backup finds the kinds to carry: `install_capi` installs them unlabelled.
+pub(crate) fn label_crds_as_clusterctl(api: &KubeStandIn) {
+    for mut crd in api.list("apiextensions.k8s.io/v1", "CustomResourceDefinition", None) {
+        crd["metadata"]["labels"][snow_api::names::CLUSTERCTL_LABEL] = "".into();
+        api.put(crd).expect("label the CRD");
+    }
+}
