@@ -1154,7 +1154,7 @@ pub struct DevicesImportKeyArgs {
 /// the library say one thing), in the flags' syntax.
 mod defaults {
     use snow_api::short_duration as go;
-    use snow_lifecycle::{Timeouts, WaitOptions, init::InitOptions};
+    use snow_provision::{InitOptions, Timeouts, WaitOptions};
 
     /// Each device request (`snow_validate::limits::REQUEST_TIMEOUT`).
     pub(super) fn device_request() -> String {
@@ -1328,7 +1328,7 @@ mod tests {
         let super::Command::Create(super::CreateCommand::Cluster(create)) = cli.command else {
             panic!("create cluster");
         };
-        let timeouts = snow_lifecycle::Timeouts::default();
+        let timeouts = snow_provision::Timeouts::default();
         assert_eq!(
             Some(create.waits.control_plane_wait_timeout),
             timeouts.control_plane
@@ -1343,7 +1343,7 @@ mod tests {
         );
         assert_eq!(
             create.waits.poll_interval,
-            snow_lifecycle::WaitOptions::default().poll
+            snow_provision::WaitOptions::default().poll
         );
         let cli = super::Cli::try_parse_from(["snowctl", "validate", "-f", "x.yaml"]).unwrap();
         let super::Command::Validate(validate) = cli.command else {

@@ -3,10 +3,11 @@
 use crate::{
     env,
     output::{self, Io},
+    settings::{Noted, Notice, SettingsError},
 };
 use snow_api::{Finding, Severity};
-use snow_lifecycle::{KubeError, LifecycleError, cni::helm::HelmError};
 use snow_provision::ProvisionError;
+use snow_provision::{KubeError, LifecycleError, helm::HelmError};
 use std::{fmt::Display, process::ExitCode};
 
 /// Everything passed.
@@ -296,6 +297,92 @@ pub fn with_hint(finding: &Finding) -> Finding {
     finding
 }
 
+/// Says why settings could not be resolved (what the resolver wanted said before, first), in
+/// the one error form with the CLI's hints; exit 2 for input that cannot be used, else 1.
+pub fn settings(io: &mut Io<'_>, err: &SettingsError) -> ExitCode {
+    match err {
+        SettingsError::Usage(what) => usage(io, what),
+        SettingsError::Failed(what) => failed(io, what),
+        SettingsError::Archive(what) => archive(io, what),
+        SettingsError::Findings {
+            findings,
+            about,
+            text,
+            conclusion,
+        } => {
+            io.err(&snow_api::finding_text::text(
+                &with_hints(findings),
+                about,
+                text.as_deref(),
+                &[],
+            ));
+            if let Some(conclusion) = conclusion {
+                say(io, conclusion, None);
+            }
+            ExitCode::from(FAILURE)
+        }
+        SettingsError::Diagnostic {
+            finding,
+            about,
+            text,
+        } => {
+            io.err(&output::diagnostic(
+                &with_hint(finding),
+                about,
+                text.as_deref(),
+            ));
+            ExitCode::from(USAGE)
+        }
+        SettingsError::DeviceFile { what, hint } => {
+            say(io, what, Some(hint));
+            ExitCode::from(USAGE)
+        }
+        SettingsError::Lifecycle(e) => lifecycle(io, e),
+        SettingsError::Provision(e) => provision(io, e),
+        e @ SettingsError::Runtime(_) => failed(io, e),
+        SettingsError::Noted { notices, error } => {
+            self::notices(io, notices);
+            settings(io, error)
+        }
+    }
+}
+
+/// Says what a resolver wanted said ([`Notice`]s), in order, on standard error; findings with
+/// the CLI's hints.
+pub fn notices(io: &mut Io<'_>, notices: &[Notice]) {
+    for notice in notices {
+        match notice {
+            Notice::Note(text) => io.err(text),
+            Notice::Progress(text) => io.progress(text),
+            Notice::Findings {
+                findings,
+                about,
+                files,
+            } => {
+                let files: Vec<&str> = files.iter().map(String::as_str).collect();
+                io.err(&snow_api::finding_text::text(
+                    &with_hints(findings),
+                    about,
+                    None,
+                    &files,
+                ));
+            }
+        }
+    }
+}
+
+/// A resolver's value: its notices said, or its error said and its exit code.
+pub fn noted<T>(io: &mut Io<'_>, resolved: Result<Noted<T>, SettingsError>) -> Result<T, ExitCode> {
+    let Noted { value, notices } = settled(io, resolved)?;
+    self::notices(io, &notices);
+    Ok(value)
+}
+
+/// A resolver's value, or its error said and its exit code.
+pub fn settled<T>(io: &mut Io<'_>, resolved: Result<T, SettingsError>) -> Result<T, ExitCode> {
+    resolved.map_err(|e| settings(io, &e))
+}
+
 /// A runtime for one command (multi-threaded for the controller and image transfers).
 pub fn runtime(io: &mut Io<'_>, threads: bool) -> Result<tokio::runtime::Runtime, ExitCode> {
     let mut builder = if threads {
@@ -313,7 +400,7 @@ pub fn runtime(io: &mut Io<'_>, threads: bool) -> Result<tokio::runtime::Runtime
 mod tests {
     use super::{lifecycle_hint, with_hints};
     use snow_api::Finding;
-    use snow_lifecycle::LifecycleError;
+    use snow_provision::LifecycleError;
 
     #[test]
     fn findings_get_the_cli_hint_by_check_and_keep_the_rest() {

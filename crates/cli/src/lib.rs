@@ -2,8 +2,9 @@
 //! ([`settings`]), one function per command ([`commands`]), and the printing of reports
 //! ([`output`]); what `--help` adds to the definitions ([`help`]: examples, headings) and the
 //! generated command-line reference ([`reference`]). The work itself is in the library crates (`snow-api`, `snow-credentials`,
-//! `snow-validate`, `capi-render`, `snow-images`, `snow-lifecycle`, `snow-controller`): other
-//! tools depend on those, not on this crate.
+//! `snow-validate`, `capi-render`, `snow-images`, `snow-provision` (the one front for cluster
+//! work, over `snow-lifecycle`), `snow-controller`): other tools depend on those, not on this
+//! crate.
 //!
 //! `main.rs` only calls [`run`]. Each command takes its parsed arguments and writers, so it can be
 //! tested without a process.

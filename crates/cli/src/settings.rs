@@ -1,15 +1,16 @@
 //! Flags, environment and files resolved once into the plain values commands use (as uv's
 //! `GlobalSettings::resolve`). Every file a command reads goes through [`read_bytes`], with one
-//! size limit and one error shape. Each resolver says what went wrong through [`Io`] and returns
-//! the exit code, so a command only decides what to do with good values.
+//! size limit and one error shape. The resolvers are pure of output: they print nothing and pick
+//! no exit code. What went wrong is a [`SettingsError`] (`exit::settings` says it in the one
+//! error form, with its hints and exit code); what a resolver wants said besides is returned as
+//! data ([`Notice`]s, in [`Noted`] or in the settings), which the command prints.
 
 use crate::{
     args::{
-        BootstrapArgs, Cli, ComponentArgs, ImageSelectionArgs, ManagementArgs, OptionalDeviceFiles,
-        ReleaseArgs, RenderArgs, SourceArgs, WaitArgs,
+        BootstrapArgs, Cli, ComponentArgs, ImageSelectionArgs, InitArgs, ManagementArgs,
+        OptionalDeviceFiles, ReleaseArgs, RenderArgs, SourceArgs, WaitArgs,
     },
-    env, exit,
-    output::{self, Io},
+    env, output,
 };
 use capi_render::{Contract, RenderOptions, SecretInputs};
 use snow_api::{
@@ -18,10 +19,9 @@ use snow_api::{
 };
 use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials, SecretString, registry};
 use snow_images::assets;
-use snow_lifecycle::{
-    CniManifest, KubeconfigSource, Timeouts, WaitOptions,
+use snow_provision::{
+    CniManifest, ComponentObjects, KubeconfigSource, Timeouts, WaitOptions,
     bootstrap::{Bootstrap, Existing, Kind, KindOptions},
-    init::components::ComponentObjects,
 };
 use snow_provision::{
     DevicePaths,
@@ -32,8 +32,135 @@ use snow_provision::{
 use std::{
     io::Read,
     path::{Path, PathBuf},
-    process::ExitCode,
 };
+
+/// Something a resolver wants said on standard error, as data: the command prints it
+/// (`exit::notices`), before anything else it says.
+#[derive(Debug, Clone)]
+pub enum Notice {
+    /// Said always: a note or a warning, its text whole.
+    Note(String),
+    /// Progress, its text whole: not said with `-q`.
+    Progress(String),
+    /// Findings that do not stop the command, about `about`, pointing at the files `files`; said
+    /// with the CLI's hints.
+    Findings {
+        /// The findings.
+        findings: Vec<Finding>,
+        /// What they are about (`devices`).
+        about: String,
+        /// The files they are about.
+        files: Vec<String>,
+    },
+}
+
+/// A value resolved with what the resolver wants said about it.
+#[derive(Debug)]
+pub struct Noted<T> {
+    /// The value.
+    pub value: T,
+    /// What to say, in order.
+    pub notices: Vec<Notice>,
+}
+
+impl<T> Noted<T> {
+    /// A value with nothing to say.
+    pub fn quiet(value: T) -> Noted<T> {
+        Noted {
+            value,
+            notices: Vec::new(),
+        }
+    }
+}
+
+/// Why flags, environment or files could not be resolved, as data: `exit::settings` says it in
+/// the one error form with the CLI's hints and picks the exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// An input that cannot be used: `error: {0}`, exit 2.
+    #[error("{0}")]
+    Usage(String),
+    /// The work a resolver does (a fetch) failed: `error: {0}`, exit 1.
+    #[error("{0}")]
+    Failed(String),
+    /// An offline archive that is not what the command needs: `error: {0}` with the archive
+    /// hint, exit 2.
+    #[error("{0}")]
+    Archive(String),
+    /// An input with findings of severity error: all of them said, then `conclusion` when
+    /// there is one; exit 1.
+    #[error("{about} has errors")]
+    Findings {
+        /// Every finding (warnings too).
+        findings: Vec<Finding>,
+        /// The input's name.
+        about: String,
+        /// Its text, for the findings' lines.
+        text: Option<String>,
+        /// What the command then says.
+        conclusion: Option<String>,
+    },
+    /// One finding that makes an input unusable, said with its source: exit 2.
+    #[error("{}", .finding.message)]
+    Diagnostic {
+        /// The finding.
+        finding: Box<Finding>,
+        /// The input's name.
+        about: String,
+        /// Its text, for the finding's line.
+        text: Option<String>,
+    },
+    /// A device file that cannot be read, with what to do: exit 2.
+    #[error("{what}")]
+    DeviceFile {
+        /// What is wrong.
+        what: String,
+        /// What to do.
+        hint: &'static str,
+    },
+    /// A kubeconfig or bootstrap cluster that cannot be used, in the lifecycle's words.
+    #[error(transparent)]
+    Lifecycle(#[from] snow_provision::LifecycleError),
+    /// The facade refused an input (the controller's catalog too large).
+    #[error(transparent)]
+    Provision(#[from] snow_provision::ProvisionError),
+    /// The async runtime a resolver needs could not start: exit 1.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// An error after things the resolver wanted said: those first, then the error.
+    #[error("{error}")]
+    Noted {
+        /// Said first.
+        notices: Vec<Notice>,
+        /// Then this.
+        error: Box<SettingsError>,
+    },
+}
+
+impl SettingsError {
+    /// `self`, with `notices` said before it (itself when there are none).
+    fn after(self, notices: Vec<Notice>) -> SettingsError {
+        match notices.is_empty() {
+            true => self,
+            false => SettingsError::Noted {
+                notices,
+                error: Box::new(self),
+            },
+        }
+    }
+
+    fn usage(what: impl std::fmt::Display) -> SettingsError {
+        SettingsError::Usage(what.to_string())
+    }
+}
+
+/// A runtime for a resolver's async work (a fetch).
+fn runtime() -> Result<tokio::runtime::Runtime, SettingsError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(SettingsError::Runtime)
+}
 
 /// The most bytes snowctl reads from one input file or standard input: far above any spec,
 /// bundle or certificate file, low enough that `-f /dev/zero` is refused, not a memory hog.
@@ -103,15 +230,15 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, ReadError> {
     Ok(bytes)
 }
 
-/// Reads a text input; on failure says which input (`what`) could not be read and why.
-pub fn read_text(path: &Path, what: &str, io: &mut Io<'_>) -> Result<String, ExitCode> {
+/// Reads a text input; its error says which input (`what`) could not be read and why.
+pub fn read_text(path: &Path, what: &str) -> Result<String, SettingsError> {
     read_bytes(path)
         .and_then(|b| String::from_utf8(b).map_err(|_| ReadError::NotText))
         .map_err(|err| {
-            exit::usage(
-                io,
-                format!("cannot read {what} {}: {err}", output::source_name(path)),
-            )
+            SettingsError::Usage(format!(
+                "cannot read {what} {}: {err}",
+                output::source_name(path)
+            ))
         })
 }
 
@@ -144,34 +271,27 @@ pub fn registry_env() -> (Option<String>, Option<SecretString>) {
     )
 }
 
-/// [`registry_login`] for a command that cannot go on without it: an unset variable is said
-/// (exit 1).
+/// [`registry_login`] for a command that cannot go on without it: an unset variable is a
+/// finding about the environment.
 pub fn required_registry_login(
     spec: &snow_api::ClusterSpec,
-    io: &mut Io<'_>,
-) -> Result<Option<RegistryCredentials>, ExitCode> {
-    registry_login(spec).map_err(|unset| {
-        io.err(&snow_api::finding_text::text(
-            &exit::with_hints(&unset),
-            "environment",
-            None,
-            &[],
-        ));
-        ExitCode::from(exit::FAILURE)
+) -> Result<Option<RegistryCredentials>, SettingsError> {
+    registry_login(spec).map_err(|unset| SettingsError::Findings {
+        findings: unset,
+        about: "environment".into(),
+        text: None,
+        conclusion: None,
     })
 }
 
-/// Reads and checks a spec; with error findings, shows them all and returns exit 1.
-pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
+/// Reads and checks a spec; with error findings, all of them are the error.
+pub fn load_spec(path: &Path) -> Result<SpecFile, SettingsError> {
     let name = output::source_name(path);
-    let text = read_text(path, "the cluster spec", io)?;
-    let mut report = snow_api::check(&text).map_err(|err| {
-        io.err(&output::diagnostic(
-            &exit::with_hint(&err.to_finding(&name)),
-            &name,
-            Some(&text),
-        ));
-        ExitCode::from(exit::USAGE)
+    let text = read_text(path, "the cluster spec")?;
+    let mut report = snow_api::check(&text).map_err(|err| SettingsError::Diagnostic {
+        finding: Box::new(err.to_finding(&name)),
+        about: name.clone(),
+        text: Some(text.clone()),
     })?;
     // EKS Anywhere's default: an empty mirror caCertContent is the file EKSA_REGISTRY_MIRROR_CA names.
     if let (Some(spec), Some(ca)) = (&mut report.spec, std::env::var_os(MIRROR_CA_VAR))
@@ -181,22 +301,17 @@ pub fn load_spec(path: &Path, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
         let ca = read_text(
             Path::new(&ca),
             "the registry mirror CA (EKSA_REGISTRY_MIRROR_CA)",
-            io,
         )?;
         registry::fill_mirror_ca(spec, ca);
     }
     match report.into_valid() {
         Ok(spec) => Ok(SpecFile { text, spec }),
-        Err(report) => {
-            io.err(&snow_api::finding_text::text(
-                &exit::with_hints(&report.findings),
-                &name,
-                Some(&text),
-                &[],
-            ));
-            exit::say(io, "the spec has errors and was not rendered", None);
-            Err(ExitCode::from(exit::FAILURE))
-        }
+        Err(report) => Err(SettingsError::Findings {
+            findings: report.findings,
+            about: name,
+            text: Some(text),
+            conclusion: Some("the spec has errors and was not rendered".into()),
+        }),
     }
 }
 
@@ -236,12 +351,11 @@ pub use snow_provision::catalog::Catalog;
 
 /// The one source of the release catalog the flags name: `--artifacts`, `--bundles` (with
 /// `--eksd-release`), else as `default` says. The cache directory and `--ca-cert` files of a
-/// published release are checked here (exit 2).
+/// published release are checked here.
 pub fn catalog_source(
     args: &ReleaseArgs,
     default: ReleaseDefault<'_>,
-    io: &mut Io<'_>,
-) -> Result<CatalogSource, ExitCode> {
+) -> Result<CatalogSource, SettingsError> {
     // `-` is standard input, as for every input snowctl reads.
     let path = |p: &Path| match p.as_os_str() == "-" {
         true => PathBuf::from("/dev/stdin"),
@@ -290,8 +404,8 @@ pub fn catalog_source(
         .as_deref()
         .unwrap_or(snow_api::release::eksa::DEFAULT_RELEASE_MANIFEST);
     let fetch = assets::FetchConfig {
-        ca_certs_pem: self::ca_certs(ca_certs, io)?,
-        ..assets::FetchConfig::new(cache(cache_dir, io)?)
+        ca_certs_pem: self::ca_certs(ca_certs)?,
+        ..assets::FetchConfig::new(cache(cache_dir)?)
     };
     Ok(CatalogSource::Published {
         manifest_url: manifest_url.to_owned(),
@@ -302,53 +416,59 @@ pub fn catalog_source(
     })
 }
 
-/// The release catalog ([`catalog_source`]), resolved once; the embedded sample said on stderr,
-/// and a published release said (from the cache when the network failed).
+/// The release catalog ([`catalog_source`]), resolved once; the embedded sample noted, and a
+/// published release said (noted when from the cache because the network failed).
 pub fn catalog(
     args: &ReleaseArgs,
     default: ReleaseDefault<'_>,
-    io: &mut Io<'_>,
-) -> Result<Catalog, ExitCode> {
-    let source = catalog_source(args, default, io)?;
+) -> Result<Noted<Catalog>, SettingsError> {
+    let source = catalog_source(args, default)?;
+    let mut notices = Vec::new();
     if let CatalogSource::EmbeddedSample { .. } = source {
-        io.err(SAMPLE_NOTE);
+        notices.push(Notice::Note(SAMPLE_NOTE.into()));
     }
-    let resolved = exit::runtime(io, false)?.block_on(source.resolve());
-    let catalog = resolved.map_err(|e| match e {
-        CatalogError::Archive(e) => exit::archive(io, output::printable_lines(&e.to_string())),
-        e @ CatalogError::Fetch(_) => exit::failed(
-            io,
-            format!(
+    let resolved = runtime().map_err(|e| e.after(notices.clone()))?;
+    let resolved = resolved.block_on(source.resolve());
+    let catalog = resolved.map_err(|e| {
+        let error = match e {
+            CatalogError::Archive(e) => {
+                SettingsError::Archive(output::printable_lines(&e.to_string()))
+            }
+            e @ CatalogError::Fetch(_) => SettingsError::Failed(format!(
                 "{e}\nhint: offline, pass --bundles FILE (an EKS Anywhere Bundles manifest) or --artifacts FILE (from `snowctl download artifacts`); or --release-manifest URL to read another Release manifest"
-            ),
-        ),
-        e => exit::usage(io, e),
+            )),
+            e => SettingsError::usage(e),
+        };
+        error.after(notices.clone())
     })?;
     if let Origin::Published(release) = &catalog.origin {
         let url = &release.manifest_url;
         if let Some(reason) = &release.stale {
-            io.err(&format!(
+            notices.push(Notice::Note(format!(
                 "note: {url} could not be fetched ({reason}): the copy in the cache {} is used\n",
                 release.cache_dir.display()
-            ));
+            )));
         }
-        io.progress(&format!(
+        notices.push(Notice::Progress(format!(
             "release: EKS Anywhere {} ({}), from {url}\n",
             release.version, release.bundles_url
-        ));
+        )));
     }
-    Ok(catalog)
+    Ok(Noted {
+        value: catalog,
+        notices,
+    })
 }
 
 /// Said once when the embedded sample is used.
 const SAMPLE_NOTE: &str = "note: using the embedded sample catalog (a development build of EKS Anywhere's sample Bundles; its images and components are not published): pass --bundles FILE, --artifacts FILE or --release-manifest URL for a real release\n";
 
 /// `--cache-dir`, else `$XDG_CACHE_HOME/snowctl` or `~/.cache/snowctl`.
-fn cache(dir: Option<&Path>, io: &mut Io<'_>) -> Result<PathBuf, ExitCode> {
+fn cache(dir: Option<&Path>) -> Result<PathBuf, SettingsError> {
     let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
     (dir.map(Path::to_path_buf))
         .or_else(|| assets::default_cache_dir(var(env::XDG_CACHE_HOME), var(env::HOME)))
-        .ok_or_else(|| exit::usage(io, "no cache directory: pass --cache-dir"))
+        .ok_or_else(|| SettingsError::usage("no cache directory: pass --cache-dir"))
 }
 
 /// The device files' paths (flags or environment).
@@ -361,24 +481,29 @@ pub fn device_paths(files: &OptionalDeviceFiles) -> DevicePaths<'_> {
 
 /// The device clients of `devices` (every profile when empty) for a command whose device files
 /// are optional (`import cluster`, `get clusters`): `None` without `--credentials`; the files'
-/// findings on stderr, exit 2 for files that cannot be used.
+/// findings noted; files that cannot be used are the error.
 pub fn optional_fleet(
     devices: &[snow_api::DeviceIp],
     files: &OptionalDeviceFiles,
     timeout: std::time::Duration,
-    io: &mut Io<'_>,
-) -> Result<Option<snow_validate::FilesFleet>, ExitCode> {
+) -> Result<Noted<Option<snow_validate::FilesFleet>>, SettingsError> {
     if files.credentials.is_none() {
-        return Ok(None);
+        return Ok(Noted::quiet(None));
     }
     let loaded = preflight::device_files(device_paths(files), timeout);
     let fleet = loaded.and_then(|f| snow_validate::fleet_from_files(f, devices));
-    let fleet = fleet.map_err(|f| {
-        io.err(&output::diagnostic(&exit::with_hint(&f), "devices", None));
-        ExitCode::from(exit::USAGE)
+    let fleet = fleet.map_err(|f| SettingsError::Diagnostic {
+        finding: f,
+        about: "devices".into(),
+        text: None,
     })?;
-    file_findings(&fleet.findings, "devices", files, io);
-    Ok(Some(fleet))
+    let notices = file_findings(&fleet.findings, "devices", files)
+        .into_iter()
+        .collect();
+    Ok(Noted {
+        value: Some(fleet),
+        notices,
+    })
 }
 
 /// What rendering needs besides the spec: release inputs, a forced contract, identity files.
@@ -395,6 +520,8 @@ pub struct RenderSettings {
     pub secrets: Option<(CredentialsFile, CaBundle)>,
     /// The registry mirror's login (`authenticate: true`), like the identity Secret a secret.
     pub registry: Option<RegistryCredentials>,
+    /// What to say: the catalog's notes and progress, and what is left out.
+    pub notices: Vec<Notice>,
 }
 
 impl RenderSettings {
@@ -403,9 +530,11 @@ impl RenderSettings {
         args: &RenderArgs,
         spec: &ValidSpec,
         default: ReleaseDefault<'_>,
-        io: &mut Io<'_>,
-    ) -> Result<RenderSettings, ExitCode> {
-        let catalog = catalog(&args.release, default, io)?;
+    ) -> Result<RenderSettings, SettingsError> {
+        let Noted {
+            value: catalog,
+            mut notices,
+        } = catalog(&args.release, default)?;
         let release_files = catalog.release_files();
         let (inputs, archive) = (catalog.inputs, catalog.archive);
         let contract = args
@@ -413,7 +542,8 @@ impl RenderSettings {
             .as_deref()
             .map(str::parse::<Contract>)
             .transpose()
-            .map_err(|err| exit::usage(io, format_args!("--contract: {err}")))?;
+            .map_err(|err| SettingsError::usage(format_args!("--contract: {err}")))
+            .map_err(|e| e.after(notices.clone()))?;
         // The identity Secret needs both files; without them it is left out, and said so.
         let secrets = match (args.no_secrets, &args.device_files) {
             (true, _) => None,
@@ -423,9 +553,9 @@ impl RenderSettings {
                     credentials: Some(c),
                     ca_bundle: Some(b),
                 },
-            ) => Some(load_secrets(c, b, io)?),
+            ) => Some(load_secrets(c, b).map_err(|e| e.after(notices.clone()))?),
             (false, _) => {
-                io.err("note: the CAPAS identity Secret is left out: set EKSA_AWS_CREDENTIALS_FILE and EKSA_AWS_CA_BUNDLES_FILE (or --credentials/--ca-bundle), or pass --no-secrets\n");
+                notices.push(Notice::Note("note: the CAPAS identity Secret is left out: set EKSA_AWS_CREDENTIALS_FILE and EKSA_AWS_CA_BUNDLES_FILE (or --credentials/--ca-bundle), or pass --no-secrets\n".into()));
                 None
             }
         };
@@ -433,7 +563,7 @@ impl RenderSettings {
             (true, _) => None,
             (false, Ok(login)) => login,
             (false, Err(_)) => {
-                io.err("note: the registry-credentials Secret is left out: set REGISTRY_USERNAME and REGISTRY_PASSWORD, or pass --no-secrets\n");
+                notices.push(Notice::Note("note: the registry-credentials Secret is left out: set REGISTRY_USERNAME and REGISTRY_PASSWORD, or pass --no-secrets\n".into()));
                 None
             }
         };
@@ -444,6 +574,7 @@ impl RenderSettings {
             contract,
             secrets,
             registry,
+            notices,
         })
     }
 
@@ -476,53 +607,47 @@ impl RenderSettings {
     }
 }
 
-/// Loads the credentials file and CA bundle; with error findings, shows them and returns exit 1.
+/// Loads the credentials file and CA bundle; error findings are the error.
 pub fn load_secrets(
     credentials: &Path,
     ca_bundle: &Path,
-    io: &mut Io<'_>,
-) -> Result<(CredentialsFile, CaBundle), ExitCode> {
+) -> Result<(CredentialsFile, CaBundle), SettingsError> {
     let creds = snow_credentials::load_credentials(credentials);
     let bundle = snow_credentials::load_ca_bundle(ca_bundle);
     match (creds, bundle) {
         (Ok((c, cf)), Ok((b, bf))) => {
             let findings: Vec<_> = cf.into_iter().chain(bf).collect();
             if snow_api::has_errors(&findings) {
-                io.err(&snow_api::finding_text::text(
-                    &exit::with_hints(&findings),
-                    "credentials",
-                    None,
-                    &[],
-                ));
-                exit::say(
-                    io,
-                    "fix the credentials file or CA bundle (see `snowctl credentials check`), or pass --no-secrets",
-                    None,
-                );
-                return Err(ExitCode::from(exit::FAILURE));
+                return Err(SettingsError::Findings {
+                    findings,
+                    about: "credentials".into(),
+                    text: None,
+                    conclusion: Some("fix the credentials file or CA bundle (see `snowctl credentials check`), or pass --no-secrets".into()),
+                });
             }
             Ok((c, b))
         }
-        (Err(e), _) | (_, Err(e)) => {
-            exit::say(io, &e, Some(e.hint()));
-            Err(ExitCode::from(exit::USAGE))
-        }
+        (Err(e), _) | (_, Err(e)) => Err(SettingsError::DeviceFile {
+            what: e.to_string(),
+            hint: e.hint(),
+        }),
     }
 }
 
 /// Checks a kubeconfig given on the command line before anything connects with it: its files
-/// read, parsed and merged (exit 2 naming the file when one cannot be), and said once on stderr
-/// when the cluster of the context used turns TLS verification off (its API server's identity
-/// is not checked).
-pub fn check_kubeconfig(source: &KubeconfigSource, io: &mut Io<'_>) -> Result<(), ExitCode> {
-    let file = source.read().map_err(|e| exit::lifecycle(io, &e.into()))?;
+/// read, parsed and merged (the error names the file when one cannot be), and a warning when
+/// the cluster of the context used turns TLS verification off (its API server's identity is not
+/// checked).
+pub fn check_kubeconfig(source: &KubeconfigSource) -> Result<Noted<()>, SettingsError> {
+    let file = source.read()?;
+    let mut notices = Vec::new();
     if file.skips_tls_verify(source.context.as_deref()) {
-        io.err(&format!(
+        notices.push(Notice::Note(format!(
             "⚠️  warning: {} has insecure-skip-tls-verify: true: the API server's certificate is not checked, so anyone on the network path can stand in for it\n",
             source.shown()
-        ));
+        )));
     }
-    Ok(())
+    Ok(Noted { value: (), notices })
 }
 
 /// The management cluster's kubeconfig as kubectl finds it: `--kubeconfig FILE`, else the
@@ -568,15 +693,17 @@ fn kubeconfig_paths(
 }
 
 /// The management cluster's kubeconfig and context ([`find_kubeconfig`], checked:
-/// [`check_kubeconfig`]); without one, says how to give it.
-pub fn management(args: &ManagementArgs, io: &mut Io<'_>) -> Result<Management, ExitCode> {
+/// [`check_kubeconfig`]); without one, the error says how to give it.
+pub fn management(args: &ManagementArgs) -> Result<Noted<Management>, SettingsError> {
     match find_kubeconfig(args) {
         Some(source) => {
-            check_kubeconfig(&source, io)?;
-            Ok(Management { source })
+            let notices = check_kubeconfig(&source)?.notices;
+            Ok(Noted {
+                value: Management { source },
+                notices,
+            })
         }
-        None => Err(exit::usage(
-            io,
+        None => Err(SettingsError::usage(
             "this command works on a management cluster and found no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or write ~/.kube/config",
         )),
     }
@@ -589,21 +716,11 @@ pub struct Management {
 }
 
 impl Management {
-    /// Connects (and says where, on stderr).
-    pub async fn connect(
-        &self,
-        io: &mut Io<'_>,
-    ) -> Result<snow_lifecycle::Management, snow_lifecycle::LifecycleError> {
-        let mgmt = self.connect_quietly().await?;
-        io.progress(&format!("Management cluster: {}\n", mgmt.server()));
-        Ok(mgmt)
-    }
-
     /// Connects.
     pub async fn connect_quietly(
         &self,
-    ) -> Result<snow_lifecycle::Management, snow_lifecycle::LifecycleError> {
-        Ok(snow_lifecycle::Management::connect(&self.source).await?)
+    ) -> Result<snow_provision::Management, snow_provision::LifecycleError> {
+        Ok(snow_provision::Management::connect(&self.source).await?)
     }
 
     /// Which kubeconfig and context, for a progress line: `FILES (context NAME)`.
@@ -615,20 +732,20 @@ impl Management {
     }
 }
 
-/// `--cni-manifest FILE`, read and parsed (exit 2 naming the document that is wrong).
-pub fn read_cni_manifest(path: &Path, io: &mut Io<'_>) -> Result<CniManifest, ExitCode> {
-    let text = read_text(path, "the CNI manifest", io)?;
+/// `--cni-manifest FILE`, read and parsed (the error names the document that is wrong).
+pub fn read_cni_manifest(path: &Path) -> Result<CniManifest, SettingsError> {
+    let text = read_text(path, "the CNI manifest")?;
     let name = output::source_name(path);
-    CniManifest::parse(&text).map_err(|e| exit::usage(io, format!("{name}: {e}")))
+    CniManifest::parse(&text).map_err(|e| SettingsError::Usage(format!("{name}: {e}")))
 }
 
-/// Says why charts could not be taken out of an archive: exit 2 when the archive cannot be used,
-/// else 1.
-pub fn charts_error(io: &mut Io<'_>, e: &snow_images::charts::ChartsError) -> ExitCode {
+/// Why charts could not be taken out of an archive: an input error when the archive cannot be
+/// used, else a failure.
+pub fn charts_error(e: &snow_images::charts::ChartsError) -> SettingsError {
     if e.is_input() {
-        exit::usage(io, e)
+        SettingsError::usage(e)
     } else {
-        exit::failed(io, e)
+        SettingsError::Failed(e.to_string())
     }
 }
 
@@ -649,13 +766,12 @@ pub fn waits(args: &WaitArgs) -> WaitOptions {
 /// The images `--image` and `--images-file` (one a line, `#` comments) name, when given.
 pub fn user_images(
     args: &ImageSelectionArgs,
-    io: &mut Io<'_>,
-) -> Result<Option<Vec<snow_images::ListedImage>>, ExitCode> {
+) -> Result<Option<Vec<snow_images::ListedImage>>, SettingsError> {
     if args.images.is_empty() && args.images_file.is_none() {
         return Ok(None);
     }
     let list = match &args.images_file {
-        Some(path) => Some(read_text(path, "the image list", io)?),
+        Some(path) => Some(read_text(path, "the image list")?),
         None => None,
     };
     Ok(Some(snow_images::ListedImage::from_user(
@@ -670,8 +786,7 @@ pub fn selection_catalog(
     args: &ImageSelectionArgs,
     cache_dir: Option<&Path>,
     ca_certs: &[PathBuf],
-    io: &mut Io<'_>,
-) -> Result<Catalog, ExitCode> {
+) -> Result<Noted<Catalog>, SettingsError> {
     let kube_version = match args.kubernetes_versions.as_slice() {
         [one] => Some(one.as_str()),
         _ => None,
@@ -681,7 +796,7 @@ pub fn selection_catalog(
         cache_dir,
         ca_certs,
     };
-    catalog(&args.release, default, io)
+    catalog(&args.release, default)
 }
 
 /// The images of the release bundle for the selection's Kubernetes versions and node OS
@@ -689,31 +804,30 @@ pub fn selection_catalog(
 pub fn image_selection(
     args: &ImageSelectionArgs,
     catalog: &Catalog,
-    io: &mut Io<'_>,
-) -> Result<Vec<snow_images::ListedImage>, ExitCode> {
+) -> Result<Vec<snow_images::ListedImage>, SettingsError> {
     use snow_images::{BundleData, Selection};
     // The Bundles manifest holds sections the release catalog does not keep (the management
     // components' images): they are read from the text itself.
-    let bundle = BundleData::from_yaml(&catalog.bundles).map_err(|e| exit::usage(io, e))?;
+    let bundle = BundleData::from_yaml(&catalog.bundles).map_err(SettingsError::usage)?;
     let os_families = args.os.iter().map(|&os| os.into());
     let selection = Selection {
         kube_versions: args.kubernetes_versions.clone(),
         os_families: os_families.collect(),
     };
     snow_images::image_list(&bundle, &catalog.inputs.distros, &selection)
-        .map_err(|e| exit::usage(io, e))
+        .map_err(SettingsError::usage)
 }
 
 /// The PEM CA certificates of `--ca-cert`, each checked to hold one.
-pub fn ca_certs(paths: &[PathBuf], io: &mut Io<'_>) -> Result<Vec<Vec<u8>>, ExitCode> {
+pub fn ca_certs(paths: &[PathBuf]) -> Result<Vec<Vec<u8>>, SettingsError> {
     let mut pems = Vec::new();
     for path in paths {
-        let pem = read_text(path, "the CA certificate", io)?;
+        let pem = read_text(path, "the CA certificate")?;
         if !pem.contains("-----BEGIN CERTIFICATE-----") {
-            return Err(exit::usage(
-                io,
-                format!("{} holds no PEM certificate", path.display()),
-            ));
+            return Err(SettingsError::Usage(format!(
+                "{} holds no PEM certificate",
+                path.display()
+            )));
         }
         pems.push(pem.into_bytes());
     }
@@ -726,60 +840,61 @@ pub fn fetch_components(
     assets: &[ComponentAssets],
     cache_dir: Option<&Path>,
     ca_certs_pem: Vec<Vec<u8>>,
-    io: &mut Io<'_>,
-) -> Result<Vec<ComponentFiles>, ExitCode> {
-    let dir = cache(cache_dir, io)?;
+) -> Result<Noted<Vec<ComponentFiles>>, SettingsError> {
+    let dir = cache(cache_dir)?;
     let config = assets::FetchConfig {
         ca_certs_pem,
         ..assets::FetchConfig::new(dir)
     };
-    let fetched = exit::runtime(io, false)?.block_on(assets::fetch_components(assets, &config));
-    let fetched = fetched.map_err(|e| exit::failed(io, e))?;
-    io.progress(&format!(
-        "components: {} file(s) fetched, {} from the cache {}\n",
-        fetched.fetched,
-        fetched.cached,
-        config.cache_dir.display()
-    ));
-    Ok(fetched.files)
+    let fetched = runtime()?.block_on(assets::fetch_components(assets, &config));
+    let fetched = fetched.map_err(|e| SettingsError::Failed(e.to_string()))?;
+    let said = components_fetched(fetched.fetched, fetched.cached, &config.cache_dir);
+    Ok(Noted {
+        value: fetched.files,
+        notices: vec![said],
+    })
 }
 
-/// Both device files loaded when both are given (their errors said, exit 2), else `None`.
+/// How many component files were fetched and how many came from the cache.
+fn components_fetched(fetched: usize, cached: usize, dir: &Path) -> Notice {
+    Notice::Progress(format!(
+        "components: {fetched} file(s) fetched, {cached} from the cache {}\n",
+        dir.display()
+    ))
+}
+
+/// Both device files loaded when both are given, else `None`.
 pub fn optional_secrets(
     files: &OptionalDeviceFiles,
-    io: &mut Io<'_>,
-) -> Result<Option<(CredentialsFile, CaBundle)>, ExitCode> {
+) -> Result<Option<(CredentialsFile, CaBundle)>, SettingsError> {
     match files {
         OptionalDeviceFiles {
             credentials: Some(c),
             ca_bundle: Some(b),
-        } => load_secrets(c, b, io).map(Some),
+        } => load_secrets(c, b).map(Some),
         _ => Ok(None),
     }
 }
 
-/// Findings about the device files, said on stderr pointing at those files.
+/// Findings about the device files, to say pointing at those files (none without findings).
 pub fn file_findings(
     findings: &[Finding],
     about: &str,
     files: &OptionalDeviceFiles,
-    io: &mut Io<'_>,
-) {
+) -> Option<Notice> {
     if findings.is_empty() {
-        return;
+        return None;
     }
     let names: Vec<String> = [&files.credentials, &files.ca_bundle]
         .into_iter()
         .flatten()
         .map(|p| p.display().to_string())
         .collect();
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    io.err(&snow_api::finding_text::text(
-        &exit::with_hints(findings),
-        about,
-        None,
-        &names,
-    ));
+    Some(Notice::Findings {
+        findings: findings.to_vec(),
+        about: about.to_owned(),
+        files: names,
+    })
 }
 
 /// The provider stack `init` installs, ready to apply (`snow_provision::components`): the bundle
@@ -793,14 +908,13 @@ pub fn components(
     inputs: &ReleaseInputs,
     kubernetes_version: Option<&str>,
     secrets: Option<(&CredentialsFile, &CaBundle)>,
-    io: &mut Io<'_>,
-) -> Result<Vec<ComponentObjects>, ExitCode> {
+) -> Result<Noted<Vec<ComponentObjects>>, SettingsError> {
     let source = match (&args.components_dir, archive) {
         (Some(dir), _) => ComponentsSource::Dir(dir),
         (None, Some(archive)) => ComponentsSource::Opened(archive),
         (None, None) => ComponentsSource::Fetch(assets::FetchConfig {
-            ca_certs_pem: ca_certs(&args.ca_certs, io)?,
-            ..assets::FetchConfig::new(cache(args.cache_dir.as_deref(), io)?)
+            ca_certs_pem: ca_certs(&args.ca_certs)?,
+            ..assets::FetchConfig::new(cache(args.cache_dir.as_deref())?)
         }),
     };
     let cache_dir = match &source {
@@ -814,56 +928,89 @@ pub fn components(
         environment: std::env::vars().collect(),
         source,
     };
-    let made = exit::runtime(io, false)?.block_on(snow_provision::components::components(options));
+    let made = runtime()?.block_on(snow_provision::components::components(options));
     let made = made.map_err(|e| match e {
-        ComponentsError::Lifecycle(e) => exit::lifecycle(io, &e),
-        e if e.is_input() => exit::usage(io, crate::output::printable_lines(&e.to_string())),
-        e => exit::failed(io, e),
+        ComponentsError::Lifecycle(e) => SettingsError::Lifecycle(e),
+        e if e.is_input() => SettingsError::Usage(output::printable_lines(&e.to_string())),
+        e => SettingsError::Failed(e.to_string()),
     })?;
-    if let (Some((fetched, cached)), Some(dir)) = (made.fetched, cache_dir) {
-        io.progress(&format!(
-            "components: {fetched} file(s) fetched, {cached} from the cache {}\n",
-            dir.display()
-        ));
-    }
-    Ok(made.objects)
+    let notices = match (made.fetched, cache_dir) {
+        (Some((fetched, cached)), Some(dir)) => vec![components_fetched(fetched, cached, &dir)],
+        _ => Vec::new(),
+    };
+    Ok(Noted {
+        value: made.objects,
+        notices,
+    })
 }
 
-/// The snowctl controller component: with `image` (`--controller-image`), else, for a spec
-/// with a registry mirror, `<mirror endpoint>:<port>/snowctl/controller:v<version>` (where
-/// `import-images` pushes it); the spec's proxy settings given to it. Without either, `None`,
-/// said once on stderr: no registry publishes the image, so none is made up.
+/// The snowctl controller component (`snow_provision::management::controller_component`): with
+/// `image` (`--controller-image`), else, for a spec with a registry mirror, where
+/// `import-images` pushes it. Without either, `None`, said once on stderr: no registry publishes
+/// the image, so none is made up.
 pub fn controller(
     image: Option<&str>,
     spec: Option<&ValidSpec>,
     release: &capi_render::controller::ReleaseFiles,
-    io: &mut Io<'_>,
-) -> Result<Option<ComponentObjects>, ExitCode> {
-    let mirror = spec
-        .and_then(|s| s.cluster.spec.registry_mirror_configuration.as_ref())
-        .map(|m| snow_api::release::controller_image(capi_render::RegistryMirror::new(m).base()));
-    let Some(image) = image.map(str::to_owned).or(mirror) else {
-        io.err(
-            "ℹ️ The snowctl controller is not installed: no image is known (no registry publishes it). Push the controller image to a registry the cluster pulls from and pass --controller-image REF (or, for a spec with a registry mirror, import it there with snowctl import-images).\n",
-        );
-        return Ok(None);
-    };
-    let max = capi_render::controller::MAX_RELEASE_BYTES;
-    if release.size() > max {
-        let why = format!(
-            "the release catalog ({} bytes) is larger than the {max} bytes of the ConfigMap the controller reads it from",
-            release.size()
-        );
-        return Err(exit::usage(io, why));
+) -> Result<Noted<Option<ComponentObjects>>, SettingsError> {
+    let component = snow_provision::management::controller_component(image, spec, release)?;
+    let mut notices = Vec::new();
+    if component.is_none() {
+        notices.push(Notice::Note(
+            "ℹ️ The snowctl controller is not installed: no image is known (no registry publishes it). Push the controller image to a registry the cluster pulls from and pass --controller-image REF (or, for a spec with a registry mirror, import it there with snowctl import-images).\n".into(),
+        ));
     }
-    let component = capi_render::controller::ControllerComponent {
-        image,
-        proxy: spec.and_then(capi_render::controller::Proxy::of),
-        release: release.clone(),
-    };
-    Ok(Some(snow_lifecycle::init::controller::component(
-        &component,
-    )))
+    Ok(Noted {
+        value: component,
+        notices,
+    })
+}
+
+/// What `init` and `upgrade management-components` install, resolved once from their flags: the
+/// provider stack of the release (`--kubernetes-version`'s bundle, else the newest) from
+/// [`components`], and the snowctl controller from [`controller`], with what each wants said, in
+/// order. The command puts them in install order with `snow_provision::management::stack`.
+pub struct InitSettings {
+    /// The provider stack, in install order.
+    pub providers: Vec<ComponentObjects>,
+    /// The controller, when an image is known.
+    pub controller: Option<ComponentObjects>,
+    /// What to say: the catalog's, the components' and the controller's notices.
+    pub notices: Vec<Notice>,
+}
+
+impl InitSettings {
+    /// From `init`'s flags.
+    pub fn resolve(args: &InitArgs) -> Result<InitSettings, SettingsError> {
+        let default = ReleaseDefault::Published {
+            kube_version: args.kubernetes_version.as_deref(),
+            cache_dir: args.components.cache_dir.as_deref(),
+            ca_certs: &args.components.ca_certs,
+        };
+        let Noted {
+            value: catalog,
+            mut notices,
+        } = catalog(&args.release, default)?;
+        let release_files = catalog.release_files();
+        let secrets = optional_secrets(&args.device_files).map_err(|e| e.after(notices.clone()))?;
+        let providers = components(
+            &args.components,
+            catalog.archive.as_deref(),
+            &catalog.inputs,
+            args.kubernetes_version.as_deref(),
+            secrets.as_ref().map(|(c, b)| (c, b)),
+        )
+        .map_err(|e| e.after(notices.clone()))?;
+        notices.extend(providers.notices);
+        let controller = controller(args.controller_image.as_deref(), None, &release_files)
+            .map_err(|e| e.after(notices.clone()))?;
+        notices.extend(controller.notices);
+        Ok(InitSettings {
+            providers: providers.value,
+            controller: controller.value,
+            notices,
+        })
+    }
 }
 
 /// The bootstrap cluster: `--bootstrap-kubeconfig`'s, else a kind cluster for `spec` (none
@@ -873,19 +1020,20 @@ pub fn bootstrap(
     args: &BootstrapArgs,
     spec: Option<(&ValidSpec, &ClusterRelease<'_>)>,
     login: Option<&RegistryCredentials>,
-    io: &mut Io<'_>,
-) -> Result<Bootstrap, ExitCode> {
+) -> Result<Noted<Bootstrap>, SettingsError> {
     match (&args.bootstrap_kubeconfig, spec) {
         (Some(file), _) => {
-            check_kubeconfig(&KubeconfigSource::file(file), io)?;
-            Ok(Bootstrap::Existing(Existing::new(file, None)))
+            let notices = check_kubeconfig(&KubeconfigSource::file(file))?.notices;
+            Ok(Noted {
+                value: Bootstrap::Existing(Existing::new(file, None)),
+                notices,
+            })
         }
         (None, Some((spec, release))) => Kind::new(spec, release, KindOptions::default())
             .map(|kind| kind.with_registry_login(login.cloned()))
-            .map(|kind| Bootstrap::Kind(Box::new(kind)))
-            .map_err(|err| exit::lifecycle(io, &err)),
-        (None, None) => Err(exit::usage(
-            io,
+            .map(|kind| Noted::quiet(Bootstrap::Kind(Box::new(kind))))
+            .map_err(SettingsError::Lifecycle),
+        (None, None) => Err(SettingsError::usage(
             "a self-managed cluster is deleted through a bootstrap cluster: pass -f FILE (its spec, for a kind cluster) or --bootstrap-kubeconfig FILE",
         )),
     }
@@ -896,9 +1044,8 @@ pub fn bootstrap(
 /// `$DOCKER_CONFIG/config.json` or `~/.docker/config.json` when present; none otherwise).
 pub fn registry_access(
     args: &SourceArgs,
-    io: &mut Io<'_>,
-) -> Result<(Vec<Vec<u8>>, snow_images::Credentials), ExitCode> {
-    let pems = ca_certs(&args.ca_certs, io)?;
+) -> Result<(Vec<Vec<u8>>, snow_images::Credentials), SettingsError> {
+    let pems = ca_certs(&args.ca_certs)?;
     let path = args.docker_config.clone().or_else(|| {
         let dir = std::env::var_os(env::DOCKER_CONFIG)
             .map(PathBuf::from)
@@ -909,9 +1056,9 @@ pub fn registry_access(
     let Some(path) = path else {
         return Ok((pems, snow_images::Credentials::default()));
     };
-    let text = read_text(&path, "the Docker config", io)?;
+    let text = read_text(&path, "the Docker config")?;
     let credentials = snow_images::Credentials::from_docker_config(&text)
-        .map_err(|e| exit::usage(io, format!("{}: {e}", path.display())))?;
+        .map_err(|e| SettingsError::Usage(format!("{}: {e}", path.display())))?;
     Ok((pems, credentials))
 }
 

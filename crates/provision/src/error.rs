@@ -47,6 +47,16 @@ pub enum ProvisionError {
         /// The cluster.
         cluster: String,
     },
+    /// The release catalog is larger than the ConfigMap the snowctl controller reads it from.
+    #[error(
+        "the release catalog ({bytes} bytes) is larger than the {max} bytes of the ConfigMap the controller reads it from"
+    )]
+    CatalogTooLarge {
+        /// The catalog's size.
+        bytes: usize,
+        /// The most the ConfigMap holds.
+        max: usize,
+    },
     /// A step of the first cluster's create failed: what is left and how to go on.
     #[error("{step} failed: {source}")]
     Interrupted {
@@ -75,6 +85,7 @@ impl ProvisionError {
         match self.cause() {
             ProvisionError::Input(_)
             | ProvisionError::HelmManifest(_)
+            | ProvisionError::CatalogTooLarge { .. }
             | ProvisionError::Helm(HelmError::NotFound { .. }) => true,
             ProvisionError::Lifecycle(e) => e.is_input(),
             _ => false,

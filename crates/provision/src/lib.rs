@@ -17,16 +17,27 @@
 //! [`refusal`] says what a command will not do to a cluster before anything it needs to do it.
 //! [`target`] decides where a create or a delete runs: on a management cluster, or from nothing
 //! and through a bootstrap cluster for a cluster that manages itself.
+//! [`cluster`] describes a cluster, plans its upgrade (with the default key a create recorded),
+//! renews its control plane's certificates, moves, backs up and restores it, and removes an
+//! imported cluster's records. [`management`] installs and upgrades the management components
+//! (the provider stack, then the snowctl controller) and makes the controller's component.
+//! [`store_cilium`] stores a cluster's Cilium manifests for a controller without helm.
+//!
+//! This crate is the one front for everything that composes steps: a tool that embeds the
+//! libraries calls these functions, as the CLI does, and names the `snow-lifecycle` types it
+//! needs through the re-exports below.
 //!
 //! Nothing here prints or reads flags or the environment: progress goes to a callback as
 //! [`Event`]s, failures are [`ProvisionError`]s.
 
 pub mod catalog;
 pub mod cleanup;
+pub mod cluster;
 mod cni;
 pub mod components;
 mod error;
 pub mod import;
+pub mod management;
 pub mod preflight;
 pub mod self_managed;
 pub mod support_bundle;
@@ -41,10 +52,39 @@ pub use snow_lifecycle::cni::CniSource;
 pub use snow_lifecycle::standing::Action;
 pub use workflow::{CreateOptions, Provisioned, UpgradeOptions, create, default_key, upgrade};
 
+/// The bootstrap cluster of a create from nothing and of a self-managed cluster's delete.
+pub use snow_lifecycle::bootstrap;
+/// helm's errors and options (the Cilium render).
+pub use snow_lifecycle::cni::helm;
+/// Where stored Cilium manifests come from and what storing them did ([`store_cilium`]).
+pub use snow_lifecycle::cni::stored::{
+    Outcome as StoredOutcome, Source as StoredCiliumSource, StoreReport,
+};
+/// An imported cluster's observation and its kubeconfig ([`import`]).
+pub use snow_lifecycle::import::{Observation, WorkloadKubeconfig};
+/// The management components' options, objects and results ([`management`]).
+pub use snow_lifecycle::init::{
+    InitOptions, Initialized,
+    components::ComponentObjects,
+    to_yaml as components_yaml,
+    upgrade::{UpgradePlan as ComponentsPlan, Upgraded as ComponentsUpgraded},
+};
+/// What a render or dry run says about the default SSH key a create would use.
+pub use snow_lifecycle::ssh_key::dry_run_note as default_key_note;
+/// A support bundle's bounds ([`support_bundle`]).
+pub use snow_lifecycle::support_bundle::BundleOptions;
+/// The `snow-lifecycle` types a caller of these workflows names: their options, results,
+/// progress events and errors, re-exported so that a caller needs no other front.
+pub use snow_kube::KubeError;
+pub use snow_lifecycle::{
+    Backup, ClusterPlan, CniManifest, DeleteOptions, Deleted, Described, Event, KubeconfigSource,
+    LifecycleError, Management, Milestones, MoveOptions, Moved, RenewOptions, Renewed, Timeouts,
+    WaitOptions,
+};
+
 use capi_render::SecretInputs;
 use snow_api::{ValidSpec, release::ClusterRelease};
 use snow_credentials::RegistryCredentials;
-use snow_kube::Event;
 use snow_lifecycle::ClusterRequest;
 use std::{path::Path, time::Duration};
 
@@ -126,6 +166,23 @@ pub async fn refusal(
     let mgmt = snow_kube::Management::connect(management).await?;
     snow_lifecycle::standing::refusal(&mgmt, cluster, action).await?;
     Ok(())
+}
+
+/// Stores the Cilium manifests of `spec`'s cluster on `mgmt` for a controller that cannot run
+/// helm (`CniSource::Stored`): the cluster's own settings and, but for a given manifest, the
+/// default settings of every Kubernetes version of `inputs`' bundle, from `source`. One report
+/// per manifest, stored or why not.
+pub async fn store_cilium(
+    mgmt: &Management,
+    spec: &ValidSpec,
+    release: &ClusterRelease<'_>,
+    inputs: Option<&snow_api::release::ReleaseInputs>,
+    source: &StoredCiliumSource,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Vec<StoreReport>, ProvisionError> {
+    let stored =
+        snow_lifecycle::cni::stored::store_all(mgmt, spec, release, inputs, None, source, on_event);
+    Ok(stored.await?)
 }
 
 /// Says a step, as a progress line.

@@ -78,6 +78,29 @@ pub fn automatic_path(dir: &Path, cluster: &str) -> PathBuf {
         .join(format!("support-bundle-{now}.tar.gz"))
 }
 
+/// The support bundle of `cluster` after a create, upgrade or delete on the management cluster
+/// of `management` failed: written to a new file beside the cluster's files
+/// ([`automatic_path`] under `dir`), with the default bounds and no device called (a failure
+/// may be a device that does not answer). The failure stands whether the bundle was written or
+/// not: the caller says this result and returns its failure.
+pub async fn after_failure(
+    management: &snow_lifecycle::KubeconfigSource,
+    dir: &Path,
+    cluster: &str,
+) -> Result<Written, BundleError> {
+    let path = automatic_path(dir, cluster);
+    let request = BundleRequest {
+        cluster,
+        output: &path,
+        replace: false,
+        devices: DevicePaths::default(),
+        device_timeout: snow_validate::limits::REQUEST_TIMEOUT,
+        options: BundleOptions::default(),
+    };
+    let mgmt = Management::connect(management).await?;
+    write(&mgmt, &request).await
+}
+
 /// Collects the bundle of `req.cluster` and writes it. The target is checked first, so a file
 /// already there is refused before anything is read.
 pub async fn write(mgmt: &Management, req: &BundleRequest<'_>) -> Result<Written, BundleError> {

@@ -9,72 +9,24 @@
 // Progress goes to stderr: the test harness shows it when a test fails.
 #![allow(clippy::print_stderr)]
 
-#[path = "../../lifecycle/tests/common/mod.rs"]
-mod common;
+mod support;
+
+use support::{Site, cni, create, site, wait, with_request};
 
 use serde_json::Value;
-use snow_lifecycle::{DeleteOptions, Event, LifecycleError, Management, Timeouts, WaitOptions};
+use snow_lifecycle::{DeleteOptions, Event, LifecycleError, Management};
 use snow_provision::{
-    Checks, CniSource, CreateOptions, DevicePaths, ProvisionError, Provisioned, Request,
-    UpgradeOptions,
+    Checks, ProvisionError, UpgradeOptions,
     cleanup::{self, CleanupOptions},
     import::Devices,
 };
-use snow_test_devices::{TestCa, fleet};
-use snow_test_kube::{CapiHandle, KubeStandIn};
+use snow_test_devices::fleet;
 use snow_validate::aws_sdk_ec2::types::Tag;
-use std::{path::PathBuf, time::Duration};
+use std::time::Duration;
 
 const NS: &str = "eksa-system";
 const CORE: &str = "cluster.x-k8s.io/v1beta2";
 const INFRA: &str = "infrastructure.cluster.x-k8s.io/v1beta1";
-const CILIUM: &str = include_str!("../../lifecycle/tests/fixtures/cilium.yaml");
-
-/// The management cluster, the two devices and the files of a run (`dir` is the cluster's
-/// local directory: `dir/edge/` gets the default key and the kubeconfig).
-struct Site {
-    api: KubeStandIn,
-    _capi: CapiHandle,
-    kubeconfig: PathBuf,
-    fleet: fleet::Fleet,
-    credentials_path: PathBuf,
-    ca_bundle_path: PathBuf,
-    credentials: snow_credentials::CredentialsFile,
-    ca_bundle: snow_credentials::CaBundle,
-    dir: tempfile::TempDir,
-}
-
-async fn site() -> Site {
-    let (api, capi) = common::with_capi().await;
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
-    let ca = TestCa::new("devices").unwrap();
-    let fleet = fleet::fleet(&ca, 2, &[]).await;
-    let (credentials_path, ca_bundle_path) = fleet.write_files(&ca, &[], dir.path());
-    let (credentials, _) = snow_credentials::load_credentials(&credentials_path).unwrap();
-    let (ca_bundle, _) = snow_credentials::load_ca_bundle(&ca_bundle_path).unwrap();
-    Site {
-        api,
-        _capi: capi,
-        kubeconfig,
-        fleet,
-        credentials_path,
-        ca_bundle_path,
-        credentials,
-        ca_bundle,
-        dir,
-    }
-}
-
-impl Site {
-    /// The spec of `edge` on the two devices, with one control-plane machine and `workers`.
-    fn spec(&self, workers: u32) -> String {
-        let ips = &self.fleet.ips;
-        (common::edge_spec(1, workers))
-            .replace("192.168.1.11", &ips[0].to_string())
-            .replace("192.168.1.12", &ips[1].to_string())
-    }
-}
 
 /// Registers on every device the AMI preflight looks for when `amiID` is empty: tagged with the
 /// cluster's Kubernetes version (1.33) and OS family.
@@ -94,18 +46,6 @@ async fn register_amis(site: &Site) {
     }
 }
 
-fn wait() -> WaitOptions {
-    WaitOptions {
-        poll: Duration::from_millis(20),
-        timeouts: Timeouts {
-            control_plane: Some(Duration::from_secs(60)),
-            external_etcd: Some(Duration::from_secs(60)),
-            per_machine: Some(Duration::from_secs(60)),
-            deletion: Some(Duration::from_secs(60)),
-        },
-    }
-}
-
 /// Preflight against the devices; the endpoint is not probed (192.168.1.100 is nobody's here).
 fn run_checks() -> Checks {
     Checks::Run {
@@ -113,72 +53,6 @@ fn run_checks() -> Checks {
         timeout: Duration::from_secs(10),
         device_lines: false,
     }
-}
-
-fn cni() -> CniSource {
-    CniSource::Manifest(snow_lifecycle::CniManifest::parse(CILIUM).expect("fixture"))
-}
-
-/// Runs `work` with the request of `text` (the device files given, the cluster's files in the
-/// site's directory), its events recorded (and shown when a test fails).
-async fn with_request<T>(
-    site: &Site,
-    text: &str,
-    work: impl AsyncFnOnce(&Request<'_>, &mut dyn FnMut(Event)) -> T,
-) -> (T, Vec<Event>) {
-    let spec = snow_api::check(text)
-        .expect("spec reads")
-        .into_valid()
-        .unwrap_or_else(|r| panic!("spec findings: {:?}", r.findings));
-    let inputs = snow_api::release::ReleaseInputs::embedded().expect("catalog");
-    let release = inputs.resolve(&spec, None).expect("release");
-    let request = Request {
-        spec: &spec,
-        spec_text: text,
-        release: &release,
-        secrets: Some(capi_render::SecretInputs {
-            credentials: &site.credentials,
-            ca_bundle: &site.ca_bundle,
-        }),
-        registry_credentials: None,
-        devices: DevicePaths {
-            credentials: Some(&site.credentials_path),
-            ca_bundle: Some(&site.ca_bundle_path),
-        },
-        inputs: None,
-        dir: site.dir.path(),
-    };
-    let mut events = Vec::new();
-    let done = work(&request, &mut |e| {
-        eprintln!("{e}");
-        events.push(e);
-    })
-    .await;
-    (done, events)
-}
-
-async fn create(
-    site: &Site,
-    text: &str,
-    checks: Checks,
-    force: bool,
-) -> (Result<Provisioned, ProvisionError>, Vec<Event>) {
-    let options = CreateOptions {
-        checks,
-        cni: cni(),
-        wait: wait(),
-        force,
-    };
-    with_request(site, text, async |req, on_event| {
-        snow_provision::create(
-            &snow_lifecycle::KubeconfigSource::file(&site.kubeconfig),
-            req,
-            &options,
-            on_event,
-        )
-        .await
-    })
-    .await
 }
 
 fn get(site: &Site, api_version: &str, kind: &str, name: &str) -> Option<Value> {

@@ -6,40 +6,21 @@
 // Progress goes to stderr: the test harness shows it when a test fails.
 #![allow(clippy::print_stderr)]
 
+mod support;
+
 use serde_json::Value;
 use snow_lifecycle::{
-    Event, Inventory, Management, MoveOptions, WaitOptions,
-    bootstrap::Existing,
-    init::{
-        self, InitOptions,
-        components::{ComponentSource, STACK},
-        envsubst::Values,
-    },
+    Event, Inventory, Management, MoveOptions, WaitOptions, bootstrap::Existing, init::InitOptions,
 };
 use snow_provision::{
     Checks, CniSource, CreateOptions, DevicePaths, ProvisionError, Request,
     self_managed::{self, Options, SelfManaged},
 };
 use snow_test_devices::TestCa;
-use snow_test_kube::components::{SHIPPED, TEST_VALUES};
 use snow_test_kube::{CapiHandle, CapiOptions, KubeStandIn, WorkloadHandle, WorkloadOptions};
 use std::{net::IpAddr, path::PathBuf, sync::Arc, time::Duration};
 
 const NS: &str = "eksa-system";
-
-/// The shipped components manifests, in install order.
-fn sources() -> Vec<ComponentSource> {
-    STACK
-        .iter()
-        .zip(&SHIPPED)
-        .map(|(component, shipped)| ComponentSource {
-            component: *component,
-            version: shipped.version.into(),
-            origin: shipped.path().display().to_string(),
-            components: shipped.text().expect("reference data"),
-        })
-        .collect()
-}
 
 /// The spec created: three control-plane machines and two workers, on one device.
 fn spec() -> String {
@@ -106,10 +87,6 @@ async fn site() -> Site {
 }
 
 fn options() -> Options {
-    let mut values = Values::default();
-    for (name, value) in TEST_VALUES {
-        values.set(name, value);
-    }
     let cilium = include_str!("../../lifecycle/tests/fixtures/cilium.yaml");
     Options {
         create: CreateOptions {
@@ -126,7 +103,7 @@ fn options() -> Options {
             },
             force: false,
         },
-        components: init::prepare(&sources(), &values).expect("prepare"),
+        components: support::providers(),
         init: InitOptions {
             crd_timeout: Duration::from_secs(20),
             deployment_timeout: Some(Duration::from_secs(20)),

@@ -14,13 +14,13 @@ use crate::{
     settings::{self, GlobalSettings, Management, RenderSettings, SpecFile},
 };
 use snow_api::release::ClusterRelease;
-use snow_lifecycle::init::InitOptions;
-use snow_lifecycle::{
-    self as lifecycle, DeleteOptions, Event, LifecycleError, Timeouts, WaitOptions,
-};
-use snow_lifecycle::{KubeconfigSource, bootstrap::Bootstrap};
+use snow_provision::cluster::{self as operations, MoveTarget};
 use snow_provision::target::{self, Create, CreateTarget, Delete, DeleteTarget};
-use snow_provision::{self as provision, Action, Checks, CniSource, ProvisionError, self_managed};
+use snow_provision::{
+    self as provision, Action, Checks, CniSource, DeleteOptions, Deleted, Event, InitOptions,
+    KubeconfigSource, LifecycleError, Milestones, MoveOptions, ProvisionError, Timeouts,
+    WaitOptions, bootstrap::Bootstrap, self_managed,
+};
 use std::{path::PathBuf, process::ExitCode};
 
 /// Runs `snowctl create cluster` (its `--dry-run` is `render`): on the management cluster found
@@ -40,7 +40,7 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
     let name = spec.spec.name();
     let management = match target {
         CreateTarget::Management(source) => {
-            settings::check_kubeconfig(&source, io)?;
+            exit::noted(io, settings::check_kubeconfig(&source))?;
             let management = Management { source };
             io.progress(&format!(
                 "Creating cluster {name} on the management cluster of kubeconfig {}\n",
@@ -117,22 +117,29 @@ fn create_self_managed(
     io: &mut Io<'_>,
 ) -> Outcome {
     let login = req.registry_credentials;
-    let bootstrap = settings::bootstrap(&args.bootstrap, Some((req.spec, req.release)), login, io)?;
+    let bootstrap = exit::noted(
+        io,
+        settings::bootstrap(&args.bootstrap, Some((req.spec, req.release)), login),
+    )?;
     let secrets = req.secrets.map(|s| (s.credentials, s.ca_bundle));
     let version = req.spec.kubernetes_version();
-    let components = settings::components(
-        &args.bootstrap.components,
-        render.archive.as_deref(),
-        &render.inputs,
-        Some(version),
-        secrets,
+    let components = exit::noted(
         io,
+        settings::components(
+            &args.bootstrap.components,
+            render.archive.as_deref(),
+            &render.inputs,
+            Some(version),
+            secrets,
+        ),
     )?;
-    let controller = settings::controller(
-        args.controller_image.as_deref(),
-        Some(req.spec),
-        &render.release_files,
+    let controller = exit::noted(
         io,
+        settings::controller(
+            args.controller_image.as_deref(),
+            Some(req.spec),
+            &render.release_files,
+        ),
     )?;
     let opts = self_managed::Options {
         create,
@@ -142,7 +149,7 @@ fn create_self_managed(
             poll: args.waits.poll_interval,
             ..InitOptions::default()
         },
-        moving: lifecycle::MoveOptions::default(),
+        moving: MoveOptions::default(),
         keep_bootstrap: args.bootstrap.keep_bootstrap,
     };
     run(io, async move |io| {
@@ -166,7 +173,7 @@ fn create_self_managed(
 
 /// Runs `snowctl upgrade cluster`.
 pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let management = settings::management(&args.management, io)?;
+    let management = exit::noted(io, settings::management(&args.management))?;
     let spec = open_spec(&args.render, io)?;
     refuse(io, &management, spec.spec.name(), Action::Upgrade)?;
     let render = render_settings(&args.render, &spec, (None, &[]), io)?;
@@ -210,28 +217,28 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
     bundle_on_failure(outcome, io, &management, spec.spec.name(), skip)
 }
 
-/// Runs `snowctl upgrade plan cluster`: `snow_lifecycle::upgrade_plan`, as a table or JSON.
+/// Runs `snowctl upgrade plan cluster`: `snow_provision::cluster::upgrade_plan`, as a table or
+/// JSON.
 pub fn upgrade_plan(
     args: UpgradePlanClusterArgs,
     global: GlobalSettings,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let management = settings::management(&args.management, io)?;
+    let management = exit::noted(io, settings::management(&args.management))?;
     let spec = open_spec(&args.render, io)?;
     refuse(io, &management, spec.spec.name(), Action::UpgradePlan)?;
     let render = render_settings(&args.render, &spec, (None, &[]), io)?;
     let files = &args.render.device_files;
     let format = args.output;
-    block_on(io, async move |io| {
+    run(io, async move |io| {
         let release = render
             .release(&spec.spec)
             .map_err(LifecycleError::Release)?;
         let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        let mgmt = management.connect_quietly().await?;
-        // The key a create recorded for machine configs without one, as `upgrade` renders it.
-        let key = lifecycle::ssh_key::recorded_name(&mgmt, spec.spec.name()).await?;
-        let req = request(&spec, &render, &release, files, &dir).cluster(key.as_deref());
-        let plan = lifecycle::upgrade_plan(&mgmt, &req, &mut printer(io, global.verbose)).await?;
+        let req = request(&spec, &render, &release, files, &dir);
+        let mut events = printer(io, global.verbose);
+        let plan = operations::upgrade_plan(&management.source, &req, &mut events).await?;
+        drop(events);
         io.out(&crate::output::structured(format, &plan).unwrap_or_else(|| plan.to_text()));
         Ok(())
     })
@@ -241,7 +248,7 @@ pub fn upgrade_plan(
 /// itself, through a bootstrap cluster (`snow_provision::target`).
 pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let spec = match &args.file {
-        Some(file) => Some(settings::load_spec(file, io)?),
+        Some(file) => Some(exit::settled(io, settings::load_spec(file))?),
         None => None,
     };
     let name = match (&args.name, &spec) {
@@ -254,7 +261,7 @@ pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
             ));
         }
     };
-    let management = settings::management(&args.management, io)?;
+    let management = exit::noted(io, settings::management(&args.management))?;
     let wait = WaitOptions {
         timeouts: Timeouts {
             deletion: (!args.no_timeouts).then_some(args.delete_timeout),
@@ -263,9 +270,9 @@ pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         poll: args.poll_interval,
     };
     if args.records_only {
-        return block_on(io, async move |io| {
-            let mgmt = management.connect_quietly().await?;
-            let removed = lifecycle::import::remove_records(&mgmt, &name, &wait).await?;
+        return run(io, async move |io| {
+            let removed =
+                operations::remove_import_records(&management.source, &name, &wait).await?;
             for object in &removed {
                 io.progress(&format!("removed {object}\n"));
             }
@@ -328,22 +335,14 @@ fn bundle_on_failure(
         return outcome;
     }
     let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let path = provision::support_bundle::automatic_path(&dir, cluster);
-    let request = provision::support_bundle::BundleRequest {
-        cluster,
-        output: &path,
-        replace: false,
-        devices: provision::DevicePaths::default(),
-        device_timeout: snow_validate::limits::REQUEST_TIMEOUT,
-        options: lifecycle::support_bundle::BundleOptions::default(),
-    };
     let Ok(runtime) = exit::runtime(io, false) else {
         return outcome;
     };
-    let written = runtime.block_on(async {
-        let mgmt = management.connect_quietly().await?;
-        provision::support_bundle::write(&mgmt, &request).await
-    });
+    let written = runtime.block_on(provision::support_bundle::after_failure(
+        &management.source,
+        &dir,
+        cluster,
+    ));
     match written {
         Ok(written) => {
             let shown = written.path.strip_prefix(&dir).unwrap_or(&written.path);
@@ -375,7 +374,7 @@ fn delete_self_managed(
         cache_dir: components.cache_dir.as_deref(),
         ca_certs: &components.ca_certs,
     };
-    let catalog = settings::catalog(&args.release, default, io)?;
+    let catalog = exit::noted(io, settings::catalog(&args.release, default))?;
     let inputs = &catalog.inputs;
     let release = match spec {
         Some(spec) => Some(
@@ -388,18 +387,23 @@ fn delete_self_managed(
     let cluster = spec.zip(release.as_ref()).map(|(s, r)| (&s.spec, r));
     // kind pulls through the spec's mirror, with its login when it authenticates.
     let login = match spec {
-        Some(spec) => settings::required_registry_login(&spec.spec, io)?,
+        Some(spec) => exit::settled(io, settings::required_registry_login(&spec.spec))?,
         None => None,
     };
-    let bootstrap = settings::bootstrap(&args.bootstrap, cluster, login.as_ref(), io)?;
-    let secrets = settings::optional_secrets(&args.device_files, io)?;
-    let components = settings::components(
-        &args.bootstrap.components,
-        catalog.archive.as_deref(),
-        inputs,
-        spec.map(|s| s.spec.kubernetes_version()),
-        secrets.as_ref().map(|(c, b)| (c, b)),
+    let bootstrap = exit::noted(
         io,
+        settings::bootstrap(&args.bootstrap, cluster, login.as_ref()),
+    )?;
+    let secrets = exit::settled(io, settings::optional_secrets(&args.device_files))?;
+    let components = exit::noted(
+        io,
+        settings::components(
+            &args.bootstrap.components,
+            catalog.archive.as_deref(),
+            inputs,
+            spec.map(|s| s.spec.kubernetes_version()),
+            secrets.as_ref().map(|(c, b)| (c, b)),
+        ),
     )?;
     let opts = self_managed::DeleteOptions {
         components,
@@ -407,7 +411,7 @@ fn delete_self_managed(
             poll: args.poll_interval,
             ..InitOptions::default()
         },
-        moving: lifecycle::MoveOptions::default(),
+        moving: MoveOptions::default(),
         delete: DeleteOptions { wait },
         keep_bootstrap: args.bootstrap.keep_bootstrap,
     };
@@ -425,7 +429,7 @@ fn delete_self_managed(
 }
 
 /// What a delete did, said.
-fn say_deleted(io: &mut Io<'_>, name: &str, deleted: &lifecycle::Deleted) {
+fn say_deleted(io: &mut Io<'_>, name: &str, deleted: &Deleted) {
     if !deleted.found {
         io.err(&format!(
             "cluster {name} is not on the management cluster; nothing to delete\n"
@@ -447,16 +451,10 @@ fn say_deleted(io: &mut Io<'_>, name: &str, deleted: &lifecycle::Deleted) {
 
 /// Runs `snowctl describe cluster`.
 pub fn describe(args: DescribeClusterArgs, io: &mut Io<'_>) -> Outcome {
-    let management = settings::management(&args.management, io)?;
+    let management = exit::noted(io, settings::management(&args.management))?;
     let (name, format) = (args.name, args.output);
-    block_on(io, async move |io| {
-        let mgmt = management.connect_quietly().await?;
-        let described = lifecycle::describe(&mgmt, &name).await?;
-        if described.root.is_none() {
-            return Err(LifecycleError::NotFound {
-                what: format!("cluster {name}"),
-            });
-        }
+    run(io, async move |io| {
+        let described = operations::describe(&management.source, &name).await?;
         io.out(
             &crate::output::structured(format, &described).unwrap_or_else(|| described.to_text()),
         );
@@ -464,22 +462,24 @@ pub fn describe(args: DescribeClusterArgs, io: &mut Io<'_>) -> Outcome {
     })
 }
 
-/// Runs `snowctl renew certificates`: the control plane rolled by `snow_lifecycle`.
+/// Runs `snowctl renew certificates`: the control plane rolled
+/// (`snow_provision::cluster::renew_certificates`).
 pub fn renew_certificates(
     args: RenewCertificatesArgs,
     global: GlobalSettings,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let management = settings::management(&args.management, io)?;
+    let management = exit::noted(io, settings::management(&args.management))?;
     refuse(io, &management, &args.name, Action::RenewCertificates)?;
-    let options = lifecycle::RenewOptions {
+    let options = provision::RenewOptions {
         wait: settings::waits(&args.waits),
     };
     let name = args.name;
-    block_on(io, async move |io| {
-        let mgmt = management.connect_quietly().await?;
+    run(io, async move |io| {
         let mut events = printer(io, global.verbose);
-        let renewed = lifecycle::renew_certificates(&mgmt, &name, &options, &mut events).await?;
+        let renewed =
+            operations::renew_certificates(&management.source, &name, &options, &mut events)
+                .await?;
         drop(events);
         io.progress(&format!(
             "✅ Control-plane machines replaced: {} → {}\n",
@@ -503,15 +503,15 @@ pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'
         source: KubeconfigSource::file(kubeconfig).with_context(args.to_context.as_deref()),
     });
     if let Some(to) = &to {
-        settings::check_kubeconfig(&to.source, io)?;
+        exit::noted(io, settings::check_kubeconfig(&to.source))?;
     }
     let source = match args.from_directory {
         Some(_) => None,
-        None => Some(settings::management(&args.management, io)?),
+        None => Some(exit::noted(io, settings::management(&args.management))?),
     };
-    let options = lifecycle::MoveOptions {
+    let options = MoveOptions {
         namespace: args.namespace,
-        ..lifecycle::MoveOptions::default()
+        ..MoveOptions::default()
     };
     let (name, to_dir, from_dir) = (
         args.name.unwrap_or_default(),
@@ -525,34 +525,29 @@ pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'
         };
         refuse(io, source, &name, action)?;
     }
-    block_on(io, async move |io| {
-        let target = match &to {
-            Some(to) => Some(to.connect_quietly().await?),
-            None => None,
-        };
+    run(io, async move |io| {
         let mut events = printer(io, global.verbose);
-        let (moved, what) = match (source, &from_dir, &target, &to_dir) {
-            (_, Some(dir), Some(target), _) => (
-                lifecycle::restore(dir, target, &options, &mut events).await?,
+        let (moved, what) = match (source, &from_dir, &to, &to_dir) {
+            (_, Some(dir), Some(to), _) => (
+                operations::restore(dir, &to.source, &options, &mut events).await?,
                 format!("Restored {}", dir.display()),
             ),
-            (Some(source), _, target, dir) => {
-                let from = source.connect_quietly().await?;
-                let (to, what) = match (target, dir) {
-                    (Some(target), _) => (
-                        lifecycle::Destination::Cluster(target),
+            (Some(source), _, to, dir) => {
+                let (target, what) = match (to, dir) {
+                    (Some(to), _) => (
+                        MoveTarget::Cluster(&to.source),
                         format!("Cluster {name} moved"),
                     ),
                     (None, Some(dir)) => (
-                        lifecycle::Destination::Directory(dir),
+                        MoveTarget::Directory(dir),
                         format!("Cluster {name} written to {}", dir.display()),
                     ),
                     (None, None) => unreachable!("clap requires --to-kubeconfig or --to-directory"),
                 };
-                (
-                    lifecycle::move_cluster(&from, &name, to, &options, &mut events).await?,
-                    what,
-                )
+                let from = &source.source;
+                let moved =
+                    operations::move_cluster(from, &name, target, &options, &mut events).await?;
+                (moved, what)
             }
             (None, None, ..) | (None, Some(_), None, _) => unreachable!("clap requires a source"),
         };
@@ -566,8 +561,8 @@ pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'
 
 /// What create and upgrade read first: the spec (with the mirror login when it authenticates).
 fn open_spec(render: &RenderArgs, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
-    let spec = settings::load_spec(&render.file, io)?;
-    settings::required_registry_login(&spec.spec, io)?;
+    let spec = exit::settled(io, settings::load_spec(&render.file))?;
+    exit::settled(io, settings::required_registry_login(&spec.spec))?;
     Ok(spec)
 }
 
@@ -584,7 +579,9 @@ fn render_settings(
         cache_dir,
         ca_certs,
     };
-    RenderSettings::resolve(render, &spec.spec, default, io)
+    let settings = exit::settled(io, RenderSettings::resolve(render, &spec.spec, default))?;
+    exit::notices(io, &settings.notices);
+    Ok(settings)
 }
 
 /// What `action` will not do to cluster `name` ([`snow_provision::refusal`]: not there, imported,
@@ -645,7 +642,8 @@ fn cni(
     io: &mut Io<'_>,
 ) -> Result<(CniSource, Option<snow_images::charts::ChartFiles>), ExitCode> {
     if let Some(path) = path {
-        return settings::read_cni_manifest(path, io).map(|m| (CniSource::Manifest(m), None));
+        return exit::settled(io, settings::read_cni_manifest(path))
+            .map(|m| (CniSource::Manifest(m), None));
     }
     let Some(archive) = &render.archive else {
         return Ok((CniSource::Helm(Default::default()), None));
@@ -653,7 +651,7 @@ fn cni(
     let release = render.release(&spec.spec).map_err(|e| exit::usage(io, e))?;
     let chart = release.bundle.cilium().map_err(|e| exit::usage(io, e))?;
     let charts = snow_images::charts::chart_files(archive, &[&chart.helm_chart]);
-    let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
+    let charts = charts.map_err(|e| exit::settings(io, &settings::charts_error(&e)))?;
     io.progress(&format!(
         "Cilium chart {} taken from {}\n",
         chart.helm_chart.uri,
@@ -667,9 +665,9 @@ fn cni(
     Ok((source, Some(charts)))
 }
 
-/// Prints milestones, and detail with `-v` (`snow_lifecycle::Milestones`).
+/// Prints milestones, and detail with `-v` (`snow_provision::Milestones`).
 fn printer<'a, 'b>(io: &'a mut Io<'b>, verbose: u8) -> impl FnMut(Event) + 'a {
-    let mut milestones = lifecycle::Milestones::new(verbose > 0);
+    let mut milestones = Milestones::new(verbose > 0);
     move |event| {
         if let Some(line) = milestones.line(&event) {
             io.progress(&format!("{line}\n"));
@@ -686,17 +684,5 @@ fn run<'b>(
     match runtime.block_on(body(&mut *io)) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(err) => Err(exit::provision(io, &err)),
-    }
-}
-
-/// Runs an async command body on a fresh runtime; an error is said with its hint.
-fn block_on<'b>(
-    io: &mut Io<'b>,
-    body: impl AsyncFnOnce(&mut Io<'b>) -> Result<(), LifecycleError>,
-) -> Outcome {
-    let runtime = exit::runtime(io, false)?;
-    match runtime.block_on(body(&mut *io)) {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(err) => Err(exit::lifecycle(io, &err)),
     }
 }

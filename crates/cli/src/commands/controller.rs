@@ -11,7 +11,7 @@ use snow_controller::{
     RunOptions,
     webhook::{WebhookError, WebhookOptions},
 };
-use snow_lifecycle::Management;
+use snow_provision::Management;
 use std::{process::ExitCode, sync::Arc};
 use tracing_subscriber::EnvFilter;
 
@@ -19,25 +19,25 @@ use tracing_subscriber::EnvFilter;
 pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let source = settings::find_kubeconfig(&args.management);
     if let Some(source) = &source {
-        settings::check_kubeconfig(source, io)?;
+        exit::noted(io, settings::check_kubeconfig(source))?;
     }
     let default = settings::ReleaseDefault::Published {
         kube_version: None,
         cache_dir: None,
         ca_certs: &[],
     };
-    let catalog = settings::catalog(&args.release, default, io)?;
+    let catalog = exit::noted(io, settings::catalog(&args.release, default))?;
     // Kept for the controller's lifetime: the chart files are removed when it returns. The
     // charts come from the archive the catalog was read from, opened once.
     let (cni, charts) = match (&args.cni_manifest, &catalog.archive) {
         _ if args.cni_stored => (CniSource::Stored, None),
         (Some(path), _) => (
-            CniSource::Manifest(settings::read_cni_manifest(path, io)?),
+            CniSource::Manifest(exit::settled(io, settings::read_cni_manifest(path))?),
             None,
         ),
         (None, Some(archive)) => {
             let charts = snow_images::charts::cilium_charts_of(archive, &catalog.inputs);
-            let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
+            let charts = charts.map_err(|e| exit::settings(io, &settings::charts_error(&e)))?;
             let from = archive.path().display().to_string();
             let cni = CniSource::chart_files_on_path(charts.files.clone(), from);
             (cni, Some(charts))

@@ -105,7 +105,8 @@ fn create_scoped_user(args: &CreateScopedUserArgs, io: &mut Io<'_>) -> Outcome {
     }
     let devices = match &args.targets.spec {
         Some(path) => {
-            snow_validate::Plan::from_spec(&settings::load_spec(path, io)?.spec).devices()
+            snow_validate::Plan::from_spec(&exit::settled(io, settings::load_spec(path))?.spec)
+                .devices()
         }
         None => loaded.chosen(&args.targets.devices),
     };
@@ -171,6 +172,9 @@ fn load_root_files(
         ));
         ExitCode::from(exit::USAGE)
     })?;
-    settings::file_findings(&loaded.findings, "credentials", &targets.device_files, io);
+    exit::notices(
+        io,
+        settings::file_findings(&loaded.findings, "credentials", &targets.device_files).as_slice(),
+    );
     Ok(loaded)
 }

@@ -35,7 +35,7 @@ pub fn run(cmd: DevicesCommand, io: &mut Io<'_>) -> Outcome {
             found.has_gaps()
         }
         DevicesCommand::ImportKey(args) => {
-            let bytes = settings::read_text(&args.public_key, "the public key", io)?;
+            let bytes = exit::settled(io, settings::read_text(&args.public_key, "the public key"))?;
             let key = chores::PublicKey::parse(bytes.as_bytes()).map_err(|e| {
                 exit::usage(
                     io,
@@ -66,9 +66,9 @@ fn clean(args: &DevicesCleanupArgs, runtime: &tokio::runtime::Runtime, io: &mut 
     };
     let mgmt = match settings::find_kubeconfig(&management) {
         Some(source) => {
-            settings::check_kubeconfig(&source, io)?;
-            let mgmt = runtime.block_on(snow_lifecycle::Management::connect(&source));
-            Some(mgmt.map_err(|e| exit::lifecycle(io, &e.into()))?)
+            exit::noted(io, settings::check_kubeconfig(&source))?;
+            let mgmt = runtime.block_on(snow_provision::cluster::connect(&source));
+            Some(mgmt.map_err(|e| exit::provision(io, &e))?)
         }
         None => None,
     };
@@ -110,7 +110,9 @@ fn clean(args: &DevicesCleanupArgs, runtime: &tokio::runtime::Runtime, io: &mut 
 /// The clients of the chosen devices; the files' findings on stderr.
 fn fleet(targets: &DeviceTargets, io: &mut Io<'_>) -> Result<FilesFleet, ExitCode> {
     let devices = match &targets.spec {
-        Some(path) => Plan::from_spec(&settings::load_spec(path, io)?.spec).devices(),
+        Some(path) => {
+            Plan::from_spec(&exit::settled(io, settings::load_spec(path))?.spec).devices()
+        }
         None => targets.devices.clone(),
     };
     let paths = settings::device_paths(&targets.device_files);
@@ -120,6 +122,9 @@ fn fleet(targets: &DeviceTargets, io: &mut Io<'_>) -> Result<FilesFleet, ExitCod
         io.err(&output::diagnostic(&exit::with_hint(&f), "devices", None));
         ExitCode::from(exit::USAGE)
     })?;
-    settings::file_findings(&fleet.findings, "devices", &targets.device_files, io);
+    exit::notices(
+        io,
+        settings::file_findings(&fleet.findings, "devices", &targets.device_files).as_slice(),
+    );
     Ok(fleet)
 }

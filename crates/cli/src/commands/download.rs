@@ -54,8 +54,11 @@ fn components(
     }
     let mut seen = std::collections::HashSet::new();
     wanted.retain(|a| seen.insert(a.clone()));
-    let pems = settings::ca_certs(&args.source.ca_certs, io)?;
-    let files = settings::fetch_components(&wanted, args.cache_dir.as_deref(), pems, io)?;
+    let pems = exit::settled(io, settings::ca_certs(&args.source.ca_certs))?;
+    let files = exit::noted(
+        io,
+        settings::fetch_components(&wanted, args.cache_dir.as_deref(), pems),
+    )?;
     Ok(snow_images::assets::archive_files(&wanted, &files))
 }
 
@@ -94,19 +97,21 @@ fn controller_image(
 pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
     let platforms = Platforms::parse(&args.platforms)
         .map_err(|e| exit::usage(io, format!("--platform: {e}")))?;
-    let catalog = settings::selection_catalog(
-        &args.selection,
-        args.cache_dir.as_deref(),
-        &args.source.ca_certs,
+    let catalog = exit::noted(
         io,
+        settings::selection_catalog(
+            &args.selection,
+            args.cache_dir.as_deref(),
+            &args.source.ca_certs,
+        ),
     )?;
-    let images = match settings::user_images(&args.selection, io)? {
+    let images = match exit::settled(io, settings::user_images(&args.selection))? {
         Some(images) => images,
-        None => settings::image_selection(&args.selection, &catalog, io)?,
+        None => exit::settled(io, settings::image_selection(&args.selection, &catalog))?,
     };
     let from_archives = controller_image(&args, io)?;
     let files = files(&args, &catalog, &images, io)?;
-    let (ca_certs_pem, credentials) = settings::registry_access(&args.source, io)?;
+    let (ca_certs_pem, credentials) = exit::settled(io, settings::registry_access(&args.source))?;
     let uris: Vec<String> = images.into_iter().map(|i| i.uri).collect();
     let source = &args.source.source_registry;
     let plan = snow_images::plan_download(&uris, source.as_deref())

@@ -57,7 +57,7 @@ fn catalog_has(
 ) -> Result<(), ExitCode> {
     let (catalog, named) = match bundles {
         Some(path) => {
-            let text = settings::read_text(path, "the bundles manifest", io)?;
+            let text = exit::settled(io, settings::read_text(path, "the bundles manifest"))?;
             let bundles = Bundles::from_yaml(&text).map_err(|e| {
                 exit::usage(io, format!("{}: {e}", crate::output::source_name(path)))
             })?;

@@ -7,17 +7,20 @@ use crate::{
     output::Io,
     settings,
 };
-use snow_lifecycle::import::{Observation, WorkloadKubeconfig};
 use snow_provision::import::{self, Devices, Site};
+use snow_provision::{Observation, WorkloadKubeconfig};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
 /// Runs `snowctl import cluster`.
 pub fn cluster(args: ImportClusterArgs, io: &mut Io<'_>) -> Outcome {
-    let management = settings::management(&args.management, io)?;
+    let management = exit::noted(io, settings::management(&args.management))?;
     let workload =
         WorkloadKubeconfig::read(&args.workload_kubeconfig).map_err(|e| exit::lifecycle(io, &e))?;
-    let fleet = settings::optional_fleet(&args.devices, &args.device_files, args.timeout, io)?;
+    let fleet = exit::noted(
+        io,
+        settings::optional_fleet(&args.devices, &args.device_files, args.timeout),
+    )?;
     let runtime = exit::runtime(io, false)?;
     let name = args.name;
     let result = runtime.block_on(async {
@@ -88,8 +91,11 @@ fn observation_text(o: &Observation) -> String {
 
 /// Runs `snowctl get clusters`.
 pub fn clusters(args: GetClustersArgs, io: &mut Io<'_>) -> Outcome {
-    let management = settings::management(&args.management, io)?;
-    let fleet = settings::optional_fleet(&args.devices, &args.device_files, args.timeout, io)?;
+    let management = exit::noted(io, settings::management(&args.management))?;
+    let fleet = exit::noted(
+        io,
+        settings::optional_fleet(&args.devices, &args.device_files, args.timeout),
+    )?;
     let runtime = exit::runtime(io, false)?;
     let result = runtime.block_on(async {
         let mgmt = management.connect_quietly().await?;

@@ -28,10 +28,14 @@ fn config(args: &ImportImagesArgs, io: &mut Io<'_>) -> Result<CopyConfig, ExitCo
         exit::say(io, format_args!("--registry: {e}"), hint);
         ExitCode::from(exit::USAGE)
     })?;
-    let (ca_certs_pem, mut credentials) = settings::registry_access(&args.source, io)?;
+    let (ca_certs_pem, mut credentials) =
+        exit::settled(io, settings::registry_access(&args.source))?;
     if let (Some(user), true) = (&args.username, args.password_stdin) {
         // Bounded like every input (settings::read_bytes): stdin may be endless.
-        let password = settings::read_text(std::path::Path::new("-"), "the password from", io)?;
+        let password = exit::settled(
+            io,
+            settings::read_text(std::path::Path::new("-"), "the password from"),
+        )?;
         let password = password.trim_end_matches(['\r', '\n']).to_owned();
         credentials.insert(&target.host, user.clone(), password);
     }
@@ -65,12 +69,14 @@ pub fn run(args: ImportImagesArgs, global: GlobalSettings, io: &mut Io<'_>) -> O
         true => None,
         false => Some(config(&args, io)?),
     };
-    let images = match settings::user_images(&args.selection, io)? {
+    let images = match exit::settled(io, settings::user_images(&args.selection))? {
         Some(images) => images,
         None => {
-            let catalog =
-                settings::selection_catalog(&args.selection, None, &args.source.ca_certs, io)?;
-            settings::image_selection(&args.selection, &catalog, io)?
+            let catalog = exit::noted(
+                io,
+                settings::selection_catalog(&args.selection, None, &args.source.ca_certs),
+            )?;
+            exit::settled(io, settings::image_selection(&args.selection, &catalog))?
         }
     };
     let Some(config) = config else {

@@ -1,14 +1,14 @@
-//! `snowctl init` and `upgrade management-components` (the work is `snow_lifecycle::init`).
+//! `snowctl init` and `upgrade management-components` (the work is `snow_provision::management`).
 
 use crate::{
     args::{InitArgs, OutputFormat, UpgradePlanManagementArgs},
     exit::{self, Outcome},
     output::Io,
-    settings::{self, GlobalSettings},
+    settings::{self, GlobalSettings, InitSettings},
 };
-use snow_lifecycle::{
-    Event, Milestones,
-    init::{self, InitOptions},
+use snow_provision::{
+    ComponentObjects, Event, InitOptions, Milestones, ProvisionError, components_yaml,
+    management as stack,
 };
 use std::process::ExitCode;
 
@@ -33,21 +33,22 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, mode: Mode) 
     };
     let prepared = prepare(&args, io)?;
     if args.dry_run && !upgrade {
-        io.out(&init::to_yaml(&prepared, args.show_secrets));
+        io.out(&components_yaml(&prepared, args.show_secrets));
         return Ok(ExitCode::SUCCESS);
     }
-    let management = settings::management(&args.management, io)?;
+    let management = exit::noted(io, settings::management(&args.management))?;
     let options = InitOptions {
         deployment_timeout: Some(args.wait_timeout),
         poll: args.poll_interval,
         ..InitOptions::default()
     };
     let outcome = exit::runtime(io, false)?.block_on(async {
-        let mgmt = management.connect(io).await?;
+        let mgmt = management.connect_quietly().await?;
+        io.progress(&format!("Management cluster: {}\n", mgmt.server()));
         if upgrade {
             io.out(&format!(
                 "{}\n",
-                init::upgrade::plan(&mgmt, &prepared).await?
+                stack::upgrade_plan(&mgmt, &prepared).await?
             ));
             if args.dry_run {
                 return Ok(None);
@@ -59,29 +60,26 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, mode: Mode) 
                 io.progress(&format!("{line}\n"));
             }
         };
-        if backup {
+        Ok::<_, ProvisionError>(Some(if upgrade {
             let dir = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
-            let moving = snow_lifecycle::MoveOptions::default();
-            let written =
-                snow_lifecycle::backup_all_before_upgrade(&mgmt, &dir, &moving, &mut print).await?;
-            for backup in &written {
-                print(Event::Note(format!(
+            let backup = backup.then_some(dir.as_path());
+            let say = |backup: &snow_provision::Backup| {
+                format!(
                     "Backup of cluster {}: {} (restore: snowctl move cluster --from-directory {} --to-kubeconfig MGMT)",
                     backup.cluster,
                     backup.dir.display(),
                     backup.dir.display()
-                )));
-            }
-        }
-        Ok(Some(if upgrade {
-            let done = init::upgrade::apply(&mgmt, &prepared, &options, &mut print).await?;
+                )
+            };
+            let done =
+                stack::upgrade(&mgmt, &prepared, &options, backup, &mut print, &say).await?;
             (done.to_string(), done.unchanged())
         } else {
-            let done = init::init(&mgmt, &prepared, &options, &mut print).await?;
+            let done = stack::init(&mgmt, &prepared, &options, &mut print).await?;
             (done.to_string(), done.unchanged())
         }))
     });
-    let Some((done, unchanged)) = outcome.map_err(|err| exit::lifecycle(io, &err))? else {
+    let Some((done, unchanged)) = outcome.map_err(|err| exit::provision(io, &err))? else {
         return Ok(ExitCode::SUCCESS);
     };
     io.out(&done);
@@ -95,35 +93,11 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, mode: Mode) 
     Ok(ExitCode::SUCCESS)
 }
 
-/// The stack's components from the release, the controller last.
-fn prepare(
-    args: &InitArgs,
-    io: &mut Io<'_>,
-) -> Result<Vec<init::components::ComponentObjects>, ExitCode> {
-    let default = settings::ReleaseDefault::Published {
-        kube_version: args.kubernetes_version.as_deref(),
-        cache_dir: args.components.cache_dir.as_deref(),
-        ca_certs: &args.components.ca_certs,
-    };
-    let catalog = settings::catalog(&args.release, default, io)?;
-    let release_files = catalog.release_files();
-    let secrets = settings::optional_secrets(&args.device_files, io)?;
-    let mut prepared = settings::components(
-        &args.components,
-        catalog.archive.as_deref(),
-        &catalog.inputs,
-        args.kubernetes_version.as_deref(),
-        secrets.as_ref().map(|(c, b)| (c, b)),
-        io,
-    )?;
-    // The controller goes last: its webhooks and roles concern the providers' kinds.
-    prepared.extend(settings::controller(
-        args.controller_image.as_deref(),
-        None,
-        &release_files,
-        io,
-    )?);
-    Ok(prepared)
+/// The stack's components from the release, the controller last (`snow_provision::management`).
+fn prepare(args: &InitArgs, io: &mut Io<'_>) -> Result<Vec<ComponentObjects>, ExitCode> {
+    let resolved = exit::settled(io, InitSettings::resolve(args))?;
+    exit::notices(io, &resolved.notices);
+    Ok(stack::stack(resolved.providers, resolved.controller))
 }
 
 /// Runs `snowctl upgrade plan management-components`: the plan of `upgrade
@@ -135,12 +109,12 @@ pub fn plan(args: UpgradePlanManagementArgs, global: GlobalSettings, io: &mut Io
         return run(init, global, io, Mode::Upgrade { backup: false });
     }
     let prepared = prepare(&init, io)?;
-    let management = settings::management(&init.management, io)?;
+    let management = exit::noted(io, settings::management(&init.management))?;
     let outcome = exit::runtime(io, false)?.block_on(async {
         let mgmt = management.connect_quietly().await?;
-        init::upgrade::plan(&mgmt, &prepared).await
+        stack::upgrade_plan(&mgmt, &prepared).await
     });
-    let plan = outcome.map_err(|err| exit::lifecycle(io, &err))?;
+    let plan = outcome.map_err(|err| exit::provision(io, &err))?;
     io.out(&crate::output::structured(args.output, &plan.to_json()).unwrap_or_default());
     Ok(ExitCode::SUCCESS)
 }

@@ -20,7 +20,7 @@ pub fn run(
     published: Option<(Option<&std::path::Path>, &[std::path::PathBuf])>,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let spec = settings::load_spec(&args.file, io)?.spec;
+    let spec = exit::settled(io, settings::load_spec(&args.file))?.spec;
     let default = match published {
         None => settings::ReleaseDefault::Sample,
         Some((cache_dir, ca_certs)) => settings::ReleaseDefault::Published {
@@ -29,8 +29,9 @@ pub fn run(
             ca_certs,
         },
     };
-    let loaded = RenderSettings::resolve(args, &spec, default, io)?;
-    if let Some(note) = snow_lifecycle::ssh_key::dry_run_note(&spec) {
+    let loaded = exit::settled(io, RenderSettings::resolve(args, &spec, default))?;
+    exit::notices(io, &loaded.notices);
+    if let Some(note) = snow_provision::default_key_note(&spec) {
         io.err(&format!(
             "note: {note}
 "
@@ -41,7 +42,7 @@ pub fn run(
         None => capi_render::render(&spec, &release, &loaded.options())
             .map_err(|e| exit::failed(io, e))?,
         Some(path) => {
-            let live = settings::read_text(path, "the existing objects", io)?;
+            let live = exit::settled(io, settings::read_text(path, "the existing objects"))?;
             let existing = upgrade::Existing::from_yaml(&live)
                 .map_err(|err| exit::usage(io, format!("{}: {err}", output::source_name(path))))?;
             let plan = upgrade::plan(&spec, &release, &loaded.options(), &existing)

@@ -8,24 +8,21 @@ use crate::{
     output::Io,
     settings::{self, GlobalSettings},
 };
-use snow_lifecycle::{
-    CniManifest, Milestones,
-    cni::{
-        helm::HelmOptions,
-        stored::{Outcome as Stored, Source, store_all},
-    },
+use snow_provision::{
+    CniManifest, Milestones, StoredCiliumSource as Source, StoredOutcome as Stored,
+    helm::HelmOptions, store_cilium,
 };
 use std::process::ExitCode;
 
 /// Runs `snowctl store cilium`.
 pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let management = settings::management(&args.management, io)?;
-    let spec = settings::load_spec(&args.file, io)?.spec;
-    let login = settings::required_registry_login(&spec, io)?;
+    let management = exit::noted(io, settings::management(&args.management))?;
+    let spec = exit::settled(io, settings::load_spec(&args.file))?.spec;
+    let login = exit::settled(io, settings::required_registry_login(&spec))?;
     // A given manifest is read and checked before anything is fetched: a usage error first.
     let given = match &args.cni_manifest {
         Some(path) => {
-            let text = settings::read_text(path, "the CNI manifest", io)?;
+            let text = exit::settled(io, settings::read_text(path, "the CNI manifest"))?;
             let name = crate::output::source_name(path);
             CniManifest::parse(&text).map_err(|e| exit::usage(io, format!("{name}: {e}")))?;
             Some(text)
@@ -37,7 +34,7 @@ pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) ->
         cache_dir: None,
         ca_certs: &[],
     };
-    let catalog = settings::catalog(&args.release, default, io)?;
+    let catalog = exit::noted(io, settings::catalog(&args.release, default))?;
     let inputs = &catalog.inputs;
     let release = inputs
         .resolve(&spec, None)
@@ -53,7 +50,7 @@ pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) ->
         (Some(_), _) => Source::Given(given.unwrap_or_default()),
         (None, Some(archive)) => {
             let charts = snow_images::charts::cilium_charts_of(archive, inputs);
-            let charts = charts.map_err(|e| settings::charts_error(io, &e))?;
+            let charts = charts.map_err(|e| exit::settings(io, &settings::charts_error(&e)))?;
             let source = Source::ChartFiles {
                 charts: charts.files.clone(),
                 options,
@@ -65,25 +62,17 @@ pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) ->
     };
     let runtime = exit::runtime(io, false)?;
     let outcome = runtime.block_on(async {
-        let mgmt = management.connect(io).await?;
+        let mgmt = management.connect_quietly().await?;
+        io.progress(&format!("Management cluster: {}\n", mgmt.server()));
         let mut milestones = Milestones::new(global.verbose > 0);
         let mut events = |event| {
             if let Some(line) = milestones.line(&event) {
                 io.progress(&format!("{line}\n"));
             }
         };
-        store_all(
-            &mgmt,
-            &spec,
-            &release,
-            Some(inputs),
-            None,
-            &source,
-            &mut events,
-        )
-        .await
+        store_cilium(&mgmt, &spec, &release, Some(inputs), &source, &mut events).await
     });
-    let reports = outcome.map_err(|e| exit::lifecycle(io, &e))?;
+    let reports = outcome.map_err(|e| exit::provision(io, &e))?;
     let mut failed = 0;
     for report in reports {
         let what = match report.own {

@@ -8,13 +8,13 @@ use crate::{
     settings,
 };
 use snow_images::support_archive::SupportArchiveError;
-use snow_lifecycle::support_bundle::BundleOptions;
+use snow_provision::BundleOptions;
 use snow_provision::support_bundle::{self as bundle, BundleError, BundleRequest};
 use std::process::ExitCode;
 
 /// Runs `snowctl support-bundle`.
 pub fn run(args: SupportBundleArgs, io: &mut Io<'_>) -> Outcome {
-    let management = settings::management(&args.management, io)?;
+    let management = exit::noted(io, settings::management(&args.management))?;
     let request = BundleRequest {
         cluster: &args.name,
         output: &args.output_file,

@@ -145,7 +145,7 @@ fn catalog(
             ca_certs: &args.ca_certs,
         },
     };
-    let catalog = settings::catalog(release, default, io)?;
+    let catalog = exit::noted(io, settings::catalog(release, default))?;
     Ok(Some((catalog, Severity::Error)))
 }
 

@@ -7,7 +7,7 @@ use crate::{
     output::{self, Io},
 };
 use snow_api::release::{ReleaseInputs, eksa::DEFAULT_RELEASE_MANIFEST};
-use snow_lifecycle::bootstrap::find_executable;
+use snow_provision::bootstrap::find_executable;
 use std::{path::Path, process::ExitCode};
 
 /// What `snowctl version` reports.
