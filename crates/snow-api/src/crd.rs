@@ -146,13 +146,24 @@ fn flux_config_schema(crd: &mut CustomResourceDefinition) {
         .filter_map(|s| s.properties.as_mut());
     for spec in specs {
         if let Some(branch) = spec.get_mut("branch") {
-            branch.default = Some(k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON(
-                serde_json::Value::String(crate::gitops::DEFAULT_BRANCH.into()),
-            ));
+            branch.default = Some(
+                k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON(
+                    serde_json::Value::String(crate::gitops::DEFAULT_BRANCH.into()),
+                ),
+            );
         }
-        for (provider, required) in [("github", &["owner", "repository"][..]), ("git", &["repositoryUrl"][..])] {
+        for (provider, required) in [
+            ("github", &["owner", "repository"][..]),
+            ("git", &["repositoryUrl"][..]),
+        ] {
             if let Some(p) = spec.get_mut(provider) {
                 p.required = Some(required.iter().map(|r| (*r).to_owned()).collect());
+                // The derive writes the Rust default (`""`) out; a required field has none.
+                for field in p.properties.iter_mut().flat_map(|props| props.values_mut()) {
+                    if field.type_.as_deref() == Some("string") {
+                        field.default = None;
+                    }
+                }
             }
         }
     }

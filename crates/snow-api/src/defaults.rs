@@ -217,7 +217,9 @@ impl ClusterSpec {
                 gitops::DEFAULT_SYSTEM_NAMESPACE,
             );
             // An https repository authenticates without an SSH key.
-            if let Some(git) = (s.git.as_mut()).filter(|g| !g.repository_url.starts_with("https://")) {
+            if let Some(git) =
+                (s.git.as_mut()).filter(|g| !g.repository_url.starts_with("https://"))
+            {
                 fill(
                     &mut git.ssh_key_algorithm,
                     "spec.git.sshKeyAlgorithm",

@@ -204,17 +204,15 @@ impl GitUrl {
                 url: shorten(text).into_owned(),
             });
         }
-        let port = match port {
-            None => None,
-            Some(p) => Some(
-                p.parse::<u16>()
-                    .ok()
-                    .filter(|p| *p > 0)
-                    .ok_or_else(|| GitUrlError::Port {
+        let port =
+            match port {
+                None => None,
+                Some(p) => Some(p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
+                    GitUrlError::Port {
                         port: shorten(p).into_owned(),
-                    })?,
-            ),
-        };
+                    }
+                })?),
+            };
         if path.trim_matches('/').is_empty() {
             return Err(GitUrlError::NoPath {
                 url: shorten(text).into_owned(),
@@ -378,7 +376,9 @@ impl RepoPath {
             return Err("it is absolute; the path is relative to the repository's root");
         }
         if path.split('/').any(|p| p == "..") {
-            return Err("it has a `..` part, which leaves the repository or another cluster's folder");
+            return Err(
+                "it has a `..` part, which leaves the repository or another cluster's folder",
+            );
         }
         if path.chars().any(|c| c.is_control() || c == '\\') {
             return Err("it contains a control character or a backslash");
@@ -557,7 +557,9 @@ impl GitOps {
                         "clusterConfigPath `{}` cannot be used: {problem}",
                         shorten(path)
                     ),
-                    format!("write a path relative to the repository's root, such as `{default_path}`"),
+                    format!(
+                        "write a path relative to the repository's root, such as `{default_path}`"
+                    ),
                 );
                 None
             }
@@ -660,28 +662,68 @@ pub fn flux_config_changes(
     from: &str,
 ) -> Vec<Finding> {
     let fields = |s: &FluxConfigSpec| -> Vec<(&'static str, String)> {
-        let text = |v: Option<&str>, default: &str| v.filter(|v| !v.is_empty()).unwrap_or(default).to_owned();
+        let text = |v: Option<&str>, default: &str| {
+            v.filter(|v| !v.is_empty()).unwrap_or(default).to_owned()
+        };
         vec![
             ("spec.branch", text(s.branch.as_deref(), DEFAULT_BRANCH)),
-            ("spec.clusterConfigPath", text(s.cluster_config_path.as_deref(), "")),
-            ("spec.systemNamespace", text(s.system_namespace.as_deref(), DEFAULT_SYSTEM_NAMESPACE)),
-            ("spec.github.owner", s.github.as_ref().map(|g| g.owner.clone()).unwrap_or_default()),
-            ("spec.github.repository", s.github.as_ref().map(|g| g.repository.clone()).unwrap_or_default()),
+            (
+                "spec.clusterConfigPath",
+                text(s.cluster_config_path.as_deref(), ""),
+            ),
+            (
+                "spec.systemNamespace",
+                text(s.system_namespace.as_deref(), DEFAULT_SYSTEM_NAMESPACE),
+            ),
+            (
+                "spec.github.owner",
+                s.github
+                    .as_ref()
+                    .map(|g| g.owner.clone())
+                    .unwrap_or_default(),
+            ),
+            (
+                "spec.github.repository",
+                s.github
+                    .as_ref()
+                    .map(|g| g.repository.clone())
+                    .unwrap_or_default(),
+            ),
             (
                 "spec.github.personal",
-                s.github.as_ref().map(|g| g.personal.unwrap_or(false).to_string()).unwrap_or_default(),
+                s.github
+                    .as_ref()
+                    .map(|g| g.personal.unwrap_or(false).to_string())
+                    .unwrap_or_default(),
             ),
-            ("spec.git.repositoryUrl", s.git.as_ref().map(|g| g.repository_url.clone()).unwrap_or_default()),
+            (
+                "spec.git.repositoryUrl",
+                s.git
+                    .as_ref()
+                    .map(|g| g.repository_url.clone())
+                    .unwrap_or_default(),
+            ),
             (
                 "spec.git.sshKeyAlgorithm",
                 s.git
                     .as_ref()
-                    .map(|g| text(g.ssh_key_algorithm.as_deref(), SshKeyAlgorithm::default().as_str()))
+                    .map(|g| {
+                        text(
+                            g.ssh_key_algorithm.as_deref(),
+                            SshKeyAlgorithm::default().as_str(),
+                        )
+                    })
                     .unwrap_or_default(),
             ),
         ]
     };
-    let show = |v: &str| if v.is_empty() { "none".to_owned() } else { format!("`{}`", shorten(v)) };
+    let show = |v: &str| {
+        if v.is_empty() {
+            "none".to_owned()
+        } else {
+            format!("`{}`", shorten(v))
+        }
+    };
     fields(old)
         .into_iter()
         .zip(fields(new))
@@ -715,18 +757,29 @@ pub fn workload_matches_management(management: &GitOps, workload: &GitOps) -> Ve
                 owner,
                 repository,
                 personal,
-            } => ("github", format!("{owner}/{repository} (personal: {personal})"), String::new()),
+            } => (
+                "github",
+                format!("{owner}/{repository} (personal: {personal})"),
+                String::new(),
+            ),
             GitProvider::Git {
                 url,
                 ssh_key_algorithm,
-            } => ("git", url.as_str().to_owned(), ssh_key_algorithm.as_str().to_owned()),
+            } => (
+                "git",
+                url.as_str().to_owned(),
+                ssh_key_algorithm.as_str().to_owned(),
+            ),
         };
         vec![
             ("spec", kind.to_owned()),
             ("spec.git.repositoryUrl", repository),
             ("spec.git.sshKeyAlgorithm", algorithm),
             ("spec.branch", g.branch().as_str().to_owned()),
-            ("spec.clusterConfigPath", g.cluster_config_path().as_str().to_owned()),
+            (
+                "spec.clusterConfigPath",
+                g.cluster_config_path().as_str().to_owned(),
+            ),
             ("spec.systemNamespace", g.system_namespace().to_owned()),
         ]
     };
@@ -764,7 +817,13 @@ mod tests {
         let u = GitUrl::parse("ssh://git@git.example:2222/org/fleet.git").unwrap();
         assert_eq!(
             (u.scheme(), u.user(), u.host(), u.port(), u.path()),
-            (GitScheme::Ssh, Some("git"), "git.example", Some(2222), "/org/fleet.git")
+            (
+                GitScheme::Ssh,
+                Some("git"),
+                "git.example",
+                Some(2222),
+                "/org/fleet.git"
+            )
         );
         assert_eq!(u.repository_name(), "fleet");
         let u = GitUrl::parse("https://[::1]:8443/fleet").unwrap();
@@ -773,13 +832,34 @@ mod tests {
             GitUrl::parse("git@github.com:org/repo.git"),
             Err(GitUrlError::ScpLike { ssh, .. }) if ssh == "ssh://git@github.com/org/repo.git"
         ));
-        assert!(matches!(GitUrl::parse("example.com/repo"), Err(GitUrlError::NoScheme { .. })));
-        assert!(matches!(GitUrl::parse("ssh:///repo"), Err(GitUrlError::NoHost { .. })));
-        assert!(matches!(GitUrl::parse("ssh://host"), Err(GitUrlError::NoPath { .. })));
-        assert!(matches!(GitUrl::parse("http://host/r"), Err(GitUrlError::Scheme { .. })));
-        assert!(matches!(GitUrl::parse("https://user:tok@host/r"), Err(GitUrlError::Credentials)));
-        assert!(matches!(GitUrl::parse("ssh://git:pw@host/r"), Err(GitUrlError::Credentials)));
-        assert!(matches!(GitUrl::parse("ssh://host:0/r"), Err(GitUrlError::Port { .. })));
+        assert!(matches!(
+            GitUrl::parse("example.com/repo"),
+            Err(GitUrlError::NoScheme { .. })
+        ));
+        assert!(matches!(
+            GitUrl::parse("ssh:///repo"),
+            Err(GitUrlError::NoHost { .. })
+        ));
+        assert!(matches!(
+            GitUrl::parse("ssh://host"),
+            Err(GitUrlError::NoPath { .. })
+        ));
+        assert!(matches!(
+            GitUrl::parse("http://host/r"),
+            Err(GitUrlError::Scheme { .. })
+        ));
+        assert!(matches!(
+            GitUrl::parse("https://user:tok@host/r"),
+            Err(GitUrlError::Credentials)
+        ));
+        assert!(matches!(
+            GitUrl::parse("ssh://git:pw@host/r"),
+            Err(GitUrlError::Credentials)
+        ));
+        assert!(matches!(
+            GitUrl::parse("ssh://host:0/r"),
+            Err(GitUrlError::Port { .. })
+        ));
         // The error never shows the credentials.
         let err = GitUrl::parse("https://user:s3cret@host/r").unwrap_err();
         assert!(!err.to_string().contains("s3cret") && !err.hint().contains("s3cret"));
@@ -787,10 +867,21 @@ mod tests {
 
     #[test]
     fn branches_follow_git() {
-        for ok in ["main", "my-branch", "feature/my-thing", "v1.2", "release-1.2", "x", "a/b/c"] {
+        for ok in [
+            "main",
+            "my-branch",
+            "feature/my-thing",
+            "v1.2",
+            "release-1.2",
+            "x",
+            "a/b/c",
+        ] {
             assert!(BranchName::parse(ok).is_ok(), "{ok}");
         }
-        for bad in ["", "-x", "a..b", "a b", "a:b", "a/", "/a", "a//b", ".a", "a.lock", "a.", "a@{b", "HEAD", "a~1", "a\\b"] {
+        for bad in [
+            "", "-x", "a..b", "a b", "a:b", "a/", "/a", "a//b", ".a", "a.lock", "a.", "a@{b",
+            "HEAD", "a~1", "a\\b",
+        ] {
             assert!(BranchName::parse(bad).is_err(), "{bad}");
         }
     }

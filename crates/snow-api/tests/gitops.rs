@@ -196,7 +196,10 @@ fn unknown_fields_have_positions() {
 fn a_missing_required_field_is_one_finding() {
     let text = spec_with(
         FLUX,
-        &[("    repositoryUrl: ssh://git@git.example/fleet/edge.git\n", "    sshKeyAlgorithm: rsa\n")],
+        &[(
+            "    repositoryUrl: ssh://git@git.example/fleet/edge.git\n",
+            "    sshKeyAlgorithm: rsa\n",
+        )],
     );
     let found = errors(&text);
     assert_eq!(found.len(), 1, "{found:#?}");
@@ -209,7 +212,10 @@ fn a_missing_required_field_is_one_finding() {
 fn bad_urls() {
     let url = "ssh://git@git.example/fleet/edge.git";
     for (bad, says) in [
-        ("git@git.example:fleet/edge.git", "ssh://git@git.example/fleet/edge.git"),
+        (
+            "git@git.example:fleet/edge.git",
+            "ssh://git@git.example/fleet/edge.git",
+        ),
         ("git.example/fleet/edge.git", "no scheme"),
         ("ssh:///fleet/edge.git", "no host"),
         ("http://git.example/fleet/edge.git", "not supported"),
@@ -240,18 +246,38 @@ fn bad_key_algorithm_branch_path_and_namespace() {
         "sshKeyAlgorithm",
     );
     for branch in ["\"\"", "a..b", "\"-x\"", "a/", "\"my branch\""] {
-        let text = spec_with(FLUX, &[("spec:\n  git:", &format!("spec:\n  branch: {branch}\n  git:"))]);
+        let text = spec_with(
+            FLUX,
+            &[(
+                "spec:\n  git:",
+                &format!("spec:\n  branch: {branch}\n  git:"),
+            )],
+        );
         // An empty branch is the default's to fill: EKS Anywhere's SetDefaults does the same.
         if branch == "\"\"" {
             assert!(check(&text).unwrap().is_valid());
             continue;
         }
-        one_error(&text, "flux.branch", "FluxConfig/edge-flux", "spec.branch", "branch:");
+        one_error(
+            &text,
+            "flux.branch",
+            "FluxConfig/edge-flux",
+            "spec.branch",
+            "branch:",
+        );
     }
-    for path in ["../other", "/clusters/edge", "clusters/../../x", "clusters//edge"] {
+    for path in [
+        "../other",
+        "/clusters/edge",
+        "clusters/../../x",
+        "clusters//edge",
+    ] {
         let text = spec_with(
             FLUX,
-            &[("spec:\n  git:", &format!("spec:\n  clusterConfigPath: {path}\n  git:"))],
+            &[(
+                "spec:\n  git:",
+                &format!("spec:\n  clusterConfigPath: {path}\n  git:"),
+            )],
         );
         one_error(
             &text,
@@ -261,7 +287,13 @@ fn bad_key_algorithm_branch_path_and_namespace() {
             "clusterConfigPath",
         );
     }
-    let text = spec_with(FLUX, &[("spec:\n  git:", "spec:\n  systemNamespace: Flux_System\n  git:")]);
+    let text = spec_with(
+        FLUX,
+        &[(
+            "spec:\n  git:",
+            "spec:\n  systemNamespace: Flux_System\n  git:",
+        )],
+    );
     one_error(
         &text,
         "flux.system-namespace",
@@ -273,34 +305,79 @@ fn bad_key_algorithm_branch_path_and_namespace() {
 
 #[test]
 fn exactly_one_provider() {
-    let both = spec_with(FLUX, &[("spec:\n  git:", "spec:\n  github: {owner: a, repository: b}\n  git:")]);
-    let f = one_error(&both, "flux.provider", "FluxConfig/edge-flux", "spec", "spec:\n  github");
+    let both = spec_with(
+        FLUX,
+        &[(
+            "spec:\n  git:",
+            "spec:\n  github: {owner: a, repository: b}\n  git:",
+        )],
+    );
+    let f = one_error(
+        &both,
+        "flux.provider",
+        "FluxConfig/edge-flux",
+        "spec",
+        "spec:\n  github",
+    );
     assert!(f.message.contains("only one provider"));
     let neither = spec_with(
         FLUX,
-        &[("  git:\n    repositoryUrl: ssh://git@git.example/fleet/edge.git\n", "  branch: main\n")],
+        &[(
+            "  git:\n    repositoryUrl: ssh://git@git.example/fleet/edge.git\n",
+            "  branch: main\n",
+        )],
     );
-    let f = one_error(&neither, "flux.provider", "FluxConfig/edge-flux", "spec", "spec:\n  branch");
+    let f = one_error(
+        &neither,
+        "flux.provider",
+        "FluxConfig/edge-flux",
+        "spec",
+        "spec:\n  branch",
+    );
     assert!(f.message.contains("must specify a provider"));
     let bad_repo = spec_with(
         FLUX,
-        &[("  git:\n    repositoryUrl: ssh://git@git.example/fleet/edge.git\n", "  github:\n    owner: acme\n    repository: acme/fleet\n")],
+        &[(
+            "  git:\n    repositoryUrl: ssh://git@git.example/fleet/edge.git\n",
+            "  github:\n    owner: acme\n    repository: acme/fleet\n",
+        )],
     );
-    one_error(&bad_repo, "flux.github", "FluxConfig/edge-flux", "spec.github.repository", "repository: acme");
+    one_error(
+        &bad_repo,
+        "flux.github",
+        "FluxConfig/edge-flux",
+        "spec.github.repository",
+        "repository: acme",
+    );
 }
 
 #[test]
 fn gitops_ref_must_name_a_flux_config_of_the_file() {
-    let missing = spec_with(FLUX, &[("    name: edge-flux\n  workerNode", "    name: other\n  workerNode")]);
+    let missing = spec_with(
+        FLUX,
+        &[(
+            "    name: edge-flux\n  workerNode",
+            "    name: other\n  workerNode",
+        )],
+    );
     let errors = errors(&missing);
-    let f = errors.iter().find(|f| f.check == "cluster.gitops-ref").expect("a finding");
+    let f = errors
+        .iter()
+        .find(|f| f.check == "cluster.gitops-ref")
+        .expect("a finding");
     assert_eq!(f.field.as_deref(), Some("spec.gitOpsRef.name"));
     assert!(f.message.contains("unable to find FluxConfig other"));
     assert!(f.hint.as_deref().unwrap().contains("edge-flux"));
     let (line, column) = at(&missing, "name: other");
     assert_eq!((f.line, f.column), (Some(line), Some(column)));
 
-    let legacy = spec_with(FLUX, &[("    kind: FluxConfig\n    name: edge-flux", "    kind: GitOpsConfig\n    name: edge-flux")]);
+    let legacy = spec_with(
+        FLUX,
+        &[(
+            "    kind: FluxConfig\n    name: edge-flux",
+            "    kind: GitOpsConfig\n    name: edge-flux",
+        )],
+    );
     let report = check(&legacy).unwrap();
     let f = (report.findings.iter())
         .find(|f| f.check == "cluster.gitops-ref")
@@ -328,8 +405,20 @@ fn an_unreferenced_flux_config_is_a_warning() {
 
 #[test]
 fn a_flux_config_in_another_namespace() {
-    let text = spec_with(FLUX, &[("  name: edge-flux\n  namespace: default", "  name: edge-flux\n  namespace: fleet")]);
-    one_error(&text, "namespace.mismatch", "FluxConfig/edge-flux", "metadata.namespace", "namespace: fleet");
+    let text = spec_with(
+        FLUX,
+        &[(
+            "  name: edge-flux\n  namespace: default",
+            "  name: edge-flux\n  namespace: fleet",
+        )],
+    );
+    one_error(
+        &text,
+        "namespace.mismatch",
+        "FluxConfig/edge-flux",
+        "metadata.namespace",
+        "namespace: fleet",
+    );
 }
 
 #[test]
@@ -337,7 +426,10 @@ fn upgrade_keeps_the_flux_config_and_the_reference() {
     let old = check(&spec_with(FLUX, &[])).unwrap().into_valid().unwrap();
     let new_text = spec_with(
         FLUX,
-        &[("ssh://git@git.example/fleet/edge.git", "ssh://git@git.example/fleet/other.git")],
+        &[(
+            "ssh://git@git.example/fleet/edge.git",
+            "ssh://git@git.example/fleet/other.git",
+        )],
     );
     let new = check(&new_text).unwrap().into_valid().unwrap();
     let found = immutable_changes(&old, &new);
@@ -373,23 +465,35 @@ fn admission_checks_a_flux_config_and_keeps_its_spec() {
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0].check, "flux.repository-url");
 
-    let moved = flux_object(json!({"git": {"repositoryUrl": "ssh://git@h/r.git"}, "branch": "dev"}));
+    let moved =
+        flux_object(json!({"git": {"repositoryUrl": "ssh://git@h/r.git"}, "branch": "dev"}));
     let found = admission::review(&moved, Some(&good));
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(
         (found[0].check.as_str(), found[0].field.as_deref()),
         ("flux.immutable", Some("spec.branch"))
     );
-    assert!(found[0].message.contains("`main` in the stored FluxConfig, `dev`"));
-    let defaults_written = flux_object(json!({"git": {"repositoryUrl": "ssh://git@h/r.git", "sshKeyAlgorithm": "ecdsa"}, "branch": "main"}));
+    assert!(
+        found[0]
+            .message
+            .contains("`main` in the stored FluxConfig, `dev`")
+    );
+    let defaults_written = flux_object(
+        json!({"git": {"repositoryUrl": "ssh://git@h/r.git", "sshKeyAlgorithm": "ecdsa"}, "branch": "main"}),
+    );
     assert!(admission::review(&defaults_written, Some(&good)).is_empty());
 }
 
 #[test]
 fn admission_of_a_cluster_naming_a_flux_config() {
     let text = spec_with(FLUX, &[]);
-    let cluster: serde_json::Value = serde_saphyr::from_str(text.split("\n---\n").next().unwrap()).unwrap();
-    assert!(admission::review(&cluster, None).is_empty(), "{:#?}", admission::review(&cluster, None));
+    let cluster: serde_json::Value =
+        serde_saphyr::from_str(text.split("\n---\n").next().unwrap()).unwrap();
+    assert!(
+        admission::review(&cluster, None).is_empty(),
+        "{:#?}",
+        admission::review(&cluster, None)
+    );
 }
 
 #[test]
@@ -398,7 +502,10 @@ fn a_workload_must_say_what_the_management_cluster_says() {
     let workload_text = spec_with(
         FLUX,
         &[
-            ("  kubernetesVersion: 1.33\n", "  kubernetesVersion: 1.33\n  managementCluster:\n    name: edge\n"),
+            (
+                "  kubernetesVersion: 1.33\n",
+                "  kubernetesVersion: 1.33\n  managementCluster:\n    name: edge\n",
+            ),
             ("spec:\n  git:", "spec:\n  branch: dev\n  git:"),
         ],
     );
@@ -412,7 +519,10 @@ fn a_workload_must_say_what_the_management_cluster_says() {
     let same = workload_text.replace("  branch: dev\n", "");
     let same = check(&same).unwrap().into_valid().unwrap();
     assert!(
-        snow_api::gitops::workload_matches_management(management.gitops().unwrap(), same.gitops().unwrap())
-            .is_empty()
+        snow_api::gitops::workload_matches_management(
+            management.gitops().unwrap(),
+            same.gitops().unwrap()
+        )
+        .is_empty()
     );
 }

@@ -203,6 +203,7 @@ fn crds_completion_and_version() {
         "snowdatacenterconfigs",
         "snowmachineconfigs",
         "snowippools",
+        "fluxconfigs",
     ] {
         assert!(
             r.stdout
@@ -212,7 +213,7 @@ fn crds_completion_and_version() {
     }
     assert_eq!(
         r.stdout.matches("kind: CustomResourceDefinition").count(),
-        4
+        5
     );
     for shell in ["bash", "zsh", "fish"] {
         let r = run(snowctl().args(["completion", shell]));

@@ -178,7 +178,11 @@ fn unreferenced(spec: &ClusterSpec) -> Vec<Finding> {
     let flux_ref = (spec.cluster.spec.git_ops_ref.as_ref())
         .filter(|r| r.kind() == Kind::FluxConfig.as_str())
         .map(|r| r.name());
-    for name in spec.flux_configs.keys().filter(|n| Some(n.as_str()) != flux_ref) {
+    for name in spec
+        .flux_configs
+        .keys()
+        .filter(|n| Some(n.as_str()) != flux_ref)
+    {
         let mut f = Findings::new(object_id(Kind::FluxConfig.as_str(), name));
         f.warning(
             "document.unreferenced",
