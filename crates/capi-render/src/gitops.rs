@@ -286,7 +286,13 @@ pub fn flux_install(install: &str, flux: &FluxBundle) -> Result<(Vec<Value>, Str
     let images = flux.controller_images();
     let mut replaced = 0;
     for object in &mut objects {
-        let pod = &mut object["spec"]["template"]["spec"];
+        // `get_mut`, not indexing: indexing a JSON object inserts the keys it does not find.
+        let Some(pod) = ["spec", "template", "spec"]
+            .into_iter()
+            .try_fold(&mut *object, |v, key| v.get_mut(key))
+        else {
+            continue;
+        };
         for list in ["containers", "initContainers"] {
             let Some(containers) = pod.get_mut(list).and_then(Value::as_array_mut) else {
                 continue;
