@@ -368,6 +368,7 @@ mod tests {
             kubernetes_version: Some("1.33".into()),
             instance_type: Some("sbe-c.xlarge".into()),
             ssh_key_name: Some("my-key".into()),
+            gitops_url: None,
         };
         let report = crate::check(&cluster_config(&opts).unwrap()).unwrap();
         assert!(report.findings.is_empty(), "{:#?}", report.findings);
