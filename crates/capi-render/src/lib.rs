@@ -23,6 +23,7 @@ pub mod contract;
 pub mod controller;
 pub mod diff;
 mod engine;
+pub mod gitops;
 pub mod names;
 mod objects;
 pub mod stored_cilium;

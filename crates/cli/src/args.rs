@@ -919,6 +919,11 @@ pub struct GenerateClusterconfigArgs {
     /// Name of an SSH key pair on the devices.
     #[arg(long)]
     pub ssh_key_name: Option<String>,
+    /// Adds GitOps: a FluxConfig of this git repository (ssh://[user@]host[:port]/path, or
+    /// https://host[:port]/path, which EKS Anywhere does not accept), named after the cluster,
+    /// and the Cluster's gitOpsRef to it.
+    #[arg(long, value_name = "URL")]
+    pub gitops_url: Option<String>,
 }
 
 /// Output formats for reports.

@@ -7,8 +7,12 @@
 //!   `<cluster>-snow-credentials`: their *values* are the base64 text, so serialised `data` is
 //!   base64(base64(file)). CAPAS decodes the value once more.
 //!
+//! - Flux's source Secret (the GitOps repository's key or login), in [`git`].
+//!
 //! [`decode_eksa_credentials_secret`] reads the latter two back as EKS Anywhere's controller
 //! does (the snowctl controller reads a declared cluster's identity Secret with it).
+
+pub mod git;
 
 use crate::bundle::CaBundle;
 use crate::ini::CredentialsFile;

@@ -58,12 +58,13 @@ impl ListedImage {
 }
 
 /// Sections of a versions bundle that only other providers (or EKS-A's own controllers, which
-/// snowctl replaces) use. Everything else that holds an image is part of a Snow cluster.
+/// snowctl replaces) use. Everything else that holds an image is part of a Snow cluster, Flux's
+/// controllers too (a cluster with GitOps runs them; EKS Anywhere lists them among its shared
+/// images, so that they travel with the offline archive).
 const OTHER_SECTIONS: &[&str] = &[
     "cloudStack",
     "docker",
     "eksa",
-    "flux",
     "haproxy",
     "kindnetd",
     "nutanix",

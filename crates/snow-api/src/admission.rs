@@ -1,8 +1,8 @@
 //! What an admission webhook decides about one object of a Snow cluster (EKS Anywhere's
 //! `anywhere.eks.amazonaws.com/v1alpha1` webhooks for Cluster, SnowMachineConfig,
-//! SnowDatacenterConfig and SnowIPPool), as findings: the same rules as `snowctl validate
-//! --offline`, and on update EKS Anywhere's update rules ([`crate::immutable`], a SnowIPPool's
-//! pools).
+//! SnowDatacenterConfig, SnowIPPool and FluxConfig), as findings: the same rules as `snowctl
+//! validate --offline`, and on update EKS Anywhere's update rules ([`crate::immutable`], a
+//! SnowIPPool's pools, a FluxConfig's spec).
 //!
 //! An API server hands a webhook one object at a time, in whatever order `kubectl apply` or a
 //! GitOps tool writes them: a Cluster may arrive before its SnowMachineConfigs. So each object is
@@ -19,9 +19,10 @@ use crate::{
     Finding, Report, check,
     crd::Kind,
     finding::shorten,
+    gitops::flux_config_changes,
     immutable::{Facts, changes},
     spec::{ClusterSpec, DEFAULT_NAMESPACE, object_id},
-    types::API_VERSION,
+    types::{API_VERSION, flux::FluxConfigSpec},
 };
 use serde_json::{Map, Value, json};
 
@@ -147,6 +148,7 @@ fn context(object: &Value, kind: Kind) -> Vec<Value> {
                 reference(r, Kind::OIDCConfig, json!({}));
                 reference(r, Kind::AWSIamConfig, json!({}));
             }
+            reference(&spec["gitOpsRef"], Kind::FluxConfig, json!({}));
         }
         Kind::SnowMachineConfig => {
             let dnis = spec["network"]["directNetworkInterfaces"].as_array();
@@ -170,7 +172,7 @@ fn context(object: &Value, kind: Kind) -> Vec<Value> {
             let cluster = json!({"datacenterRef": {"kind": kind.as_str(), "name": name}});
             out.push(placeholder(Kind::Cluster, CONTEXT, namespace, cluster));
         }
-        Kind::SnowIPPool | Kind::OIDCConfig | Kind::AWSIamConfig => {
+        Kind::SnowIPPool | Kind::OIDCConfig | Kind::AWSIamConfig | Kind::FluxConfig => {
             out.push(placeholder(Kind::Cluster, CONTEXT, namespace, json!({})));
         }
     }
@@ -244,7 +246,8 @@ pub fn machine_config_defaults(object: &Value) -> Vec<(String, String)> {
 
 /// The findings of EKS Anywhere's update rules, from `old` (the stored object) to `new`: a
 /// Cluster's [`crate::immutable`] rules, none while the stored Cluster is paused
-/// ([`is_paused`]); a SnowIPPool's pools, which may not change (in any order).
+/// ([`is_paused`]); a SnowIPPool's pools, which may not change (in any order); a FluxConfig's
+/// spec, no field of which may change ([`flux_config_changes`], defaults filled).
 pub fn update_findings(old: &Value, new: &Value) -> Vec<Finding> {
     match identity(new).0 {
         Some(Kind::Cluster) if !is_paused(old) => {
@@ -257,6 +260,15 @@ pub fn update_findings(old: &Value, new: &Value) -> Vec<Finding> {
             changes(&Facts::of(&was), &is, "in the stored Cluster")
         }
         Some(Kind::SnowIPPool) => pool_changes(old, new),
+        Some(Kind::FluxConfig) => {
+            let spec = |object: &Value| {
+                serde_json::from_value::<FluxConfigSpec>(object["spec"].clone()).ok()
+            };
+            let (Some(was), Some(is)) = (spec(old), spec(new)) else {
+                return Vec::new();
+            };
+            flux_config_changes(&was, &is, &identity(new).1, "in the stored FluxConfig")
+        }
         _ => Vec::new(),
     }
 }

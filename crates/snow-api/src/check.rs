@@ -3,6 +3,7 @@
 use crate::{
     defaults::AppliedDefault,
     finding::{Finding, cap_per_check},
+    gitops::GitOps,
     limits::MAX_FINDINGS_PER_CHECK,
     spec::{ClusterSpec, InputError},
 };
@@ -30,6 +31,7 @@ impl Report {
     pub fn into_valid(self) -> Result<ValidSpec, Box<Report>> {
         match self.spec {
             Some(spec) if !crate::has_errors(&self.findings) => Ok(ValidSpec {
+                gitops: crate::validate::gitops::referenced(&spec),
                 spec,
                 warnings: self.findings,
             }),
@@ -47,6 +49,7 @@ impl Report {
 pub struct ValidSpec {
     spec: ClusterSpec,
     warnings: Vec<Finding>,
+    gitops: Option<GitOps>,
 }
 
 impl ValidSpec {
@@ -63,6 +66,11 @@ impl ValidSpec {
             .kubernetes_version
             .as_deref()
             .unwrap_or_default()
+    }
+
+    /// The checked FluxConfig the Cluster's `gitOpsRef` names (`None`: no GitOps).
+    pub fn gitops(&self) -> Option<&GitOps> {
+        self.gitops.as_ref()
     }
 
     /// The spec, for code that needs to own it.
@@ -89,6 +97,7 @@ impl TryFrom<ClusterSpec> for ValidSpec {
             return Err(findings);
         }
         Ok(ValidSpec {
+            gitops: crate::validate::gitops::referenced(&spec),
             spec,
             warnings: findings,
         })

@@ -1,7 +1,8 @@
-//! The CRDs of the four EKS Anywhere Snow kinds, generated from the Rust types.
+//! The CRDs of the four EKS Anywhere Snow kinds and of FluxConfig, generated from the Rust types.
 
 use crate::types::{
     cluster::Cluster,
+    flux::FluxConfig,
     identity::{AWSIamConfig, OIDCConfig},
     snow::{SnowDatacenterConfig, SnowIPPool, SnowMachineConfig},
 };
@@ -26,17 +27,20 @@ pub enum Kind {
     OIDCConfig,
     /// `AWSIamConfig` (an identity provider the Cluster may reference).
     AWSIamConfig,
+    /// `FluxConfig` (the GitOps repository the Cluster's `gitOpsRef` names).
+    FluxConfig,
 }
 
 impl Kind {
     /// Every kind a Snow cluster spec may hold, in the order documents are usually written.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Cluster,
         Kind::SnowDatacenterConfig,
         Kind::SnowMachineConfig,
         Kind::SnowIPPool,
         Kind::OIDCConfig,
         Kind::AWSIamConfig,
+        Kind::FluxConfig,
     ];
 
     /// The four kinds of the Snow provider, whose CRDs snowctl serves (`snowctl crds`).
@@ -56,6 +60,7 @@ impl Kind {
             Kind::SnowIPPool => "SnowIPPool",
             Kind::OIDCConfig => "OIDCConfig",
             Kind::AWSIamConfig => "AWSIamConfig",
+            Kind::FluxConfig => "FluxConfig",
         }
     }
 
@@ -73,14 +78,18 @@ impl Kind {
             Kind::SnowIPPool => SnowIPPool::crd(),
             Kind::OIDCConfig => OIDCConfig::crd(),
             Kind::AWSIamConfig => AWSIamConfig::crd(),
+            Kind::FluxConfig => FluxConfig::crd(),
         };
         add_object_meta_fields(&mut crd);
+        if self == Kind::FluxConfig {
+            flux_config_schema(&mut crd);
+        }
         crd
     }
 
     /// The OpenAPI v3 schema of this kind, as JSON (built once).
     pub fn schema(self) -> &'static serde_json::Value {
-        static SCHEMAS: LazyLock<[serde_json::Value; 6]> =
+        static SCHEMAS: LazyLock<[serde_json::Value; 7]> =
             LazyLock::new(|| Kind::ALL.map(|kind| openapi_schema(&kind.crd())));
         let index = Kind::ALL.iter().position(|k| *k == self).unwrap_or(0);
         &SCHEMAS[index]
@@ -121,6 +130,45 @@ fn add_object_meta_fields(crd: &mut CustomResourceDefinition) {
     }
 }
 
+/// What EKS Anywhere's FluxConfig CRD (`anywhere.eks.amazonaws.com_fluxconfigs.yaml`) says that
+/// the derive cannot: `branch` defaults to `main`, `github` requires `owner` and `repository`,
+/// `git` requires `repositoryUrl` (the Rust fields default to `""` so that a missing one is one
+/// finding, not an unreadable object).
+fn flux_config_schema(crd: &mut CustomResourceDefinition) {
+    let specs = crd
+        .spec
+        .versions
+        .iter_mut()
+        .filter_map(|v| v.schema.as_mut())
+        .filter_map(|s| s.open_api_v3_schema.as_mut())
+        .filter_map(|s| s.properties.as_mut())
+        .filter_map(|p| p.get_mut("spec"))
+        .filter_map(|s| s.properties.as_mut());
+    for spec in specs {
+        if let Some(branch) = spec.get_mut("branch") {
+            branch.default = Some(
+                k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON(
+                    serde_json::Value::String(crate::gitops::DEFAULT_BRANCH.into()),
+                ),
+            );
+        }
+        for (provider, required) in [
+            ("github", &["owner", "repository"][..]),
+            ("git", &["repositoryUrl"][..]),
+        ] {
+            if let Some(p) = spec.get_mut(provider) {
+                p.required = Some(required.iter().map(|r| (*r).to_owned()).collect());
+                // The derive writes the Rust default (`""`) out; a required field has none.
+                for field in p.properties.iter_mut().flat_map(|props| props.values_mut()) {
+                    if field.type_.as_deref() == Some("string") {
+                        field.default = None;
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn openapi_schema(crd: &CustomResourceDefinition) -> serde_json::Value {
     crd.spec
         .versions
@@ -131,9 +179,13 @@ fn openapi_schema(crd: &CustomResourceDefinition) -> serde_json::Value {
         .unwrap_or(serde_json::Value::Null)
 }
 
-/// The CRDs of the four Snow kinds.
+/// The CRDs `snowctl crds` prints: the four Snow kinds and FluxConfig.
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    Kind::SNOW.into_iter().map(Kind::crd).collect()
+    Kind::SNOW
+        .into_iter()
+        .chain([Kind::FluxConfig])
+        .map(Kind::crd)
+        .collect()
 }
 
 /// A CRD could not be written as YAML (a bug: they are built from code).

@@ -3,6 +3,7 @@
 
 use crate::{
     crd::Kind,
+    gitops,
     spec::{ClusterSpec, object_id},
     types::NamedRef,
 };
@@ -38,6 +39,20 @@ pub fn default_identity_secret_name(datacenter: &str) -> String {
 }
 
 impl ClusterSpec {
+    /// The management cluster's name: `spec.managementCluster.name`, else the cluster's own.
+    pub fn management_cluster_name(&self) -> String {
+        (self.cluster.spec.management_cluster.as_ref())
+            .and_then(|m| m.name.as_deref())
+            .filter(|n| !n.is_empty())
+            .unwrap_or(self.name())
+            .to_owned()
+    }
+
+    /// Whether the cluster manages itself (it is its own management cluster).
+    pub fn is_self_managed(&self) -> bool {
+        self.management_cluster_name() == self.name()
+    }
+
     /// Applies the defaults and returns what was filled, in a stable order.
     pub fn apply_defaults(&mut self) -> Vec<AppliedDefault> {
         let mut applied = Vec::new();
@@ -179,6 +194,38 @@ impl ClusterSpec {
                 "spec.registryMirrorConfiguration.port",
                 DEFAULT_REGISTRY_MIRROR_PORT.into(),
             );
+        }
+
+        // FluxConfig: EKS Anywhere's SetDefaults (branch, namespace), its cluster path default
+        // (`clusters/<management cluster>`, for a workload cluster too), and the key algorithm
+        // an empty value means (`ecdsa`).
+        let path = gitops::default_cluster_config_path(&self.management_cluster_name());
+        for (name, flux) in &mut self.flux_configs {
+            let id = object_id(Kind::FluxConfig.as_str(), name);
+            let s = &mut flux.spec;
+            let mut fill = |field: &mut Option<String>, path: &str, value: &str| {
+                if field.as_deref().unwrap_or("").is_empty() {
+                    *field = Some(value.to_owned());
+                    note(id.clone(), path, value.to_owned());
+                }
+            };
+            fill(&mut s.branch, "spec.branch", gitops::DEFAULT_BRANCH);
+            fill(&mut s.cluster_config_path, "spec.clusterConfigPath", &path);
+            fill(
+                &mut s.system_namespace,
+                "spec.systemNamespace",
+                gitops::DEFAULT_SYSTEM_NAMESPACE,
+            );
+            // An https repository authenticates without an SSH key.
+            if let Some(git) =
+                (s.git.as_mut()).filter(|g| !g.repository_url.starts_with("https://"))
+            {
+                fill(
+                    &mut git.ssh_key_algorithm,
+                    "spec.git.sshKeyAlgorithm",
+                    gitops::SshKeyAlgorithm::default().as_str(),
+                );
+            }
         }
         applied
     }

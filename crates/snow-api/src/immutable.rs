@@ -1,8 +1,8 @@
 //! What an existing cluster may not change (the EKS Anywhere Cluster webhook on update): the
 //! management cluster, the datacenter, the control-plane endpoint, the pod and service CIDRs,
 //! the node CIDR mask, the DNS resolv.conf, the proxy, the etcd topology and the external etcd
-//! count, the GitOps reference (unless the cluster manages itself), the AWS IAM authenticator
-//! reference; and Kubernetes (of the cluster, and of each worker group that names its own) may
+//! count, the GitOps reference (unless the cluster manages itself; then once it is set, and the
+//! fields of its FluxConfig, in [`gitops_changes`]), the AWS IAM authenticator reference; and Kubernetes (of the cluster, and of each worker group that names its own) may
 //! only go up, one minor at a time.
 //!
 //! The old values are [`Facts`]: read from a spec ([`Facts::of`]: the spec `snowctl upgrade` last
@@ -340,7 +340,52 @@ fn version_skew(
 }
 
 /// Every change from `old` (the spec last applied) to `new` that an existing cluster cannot
-/// take, located in `new`'s source.
+/// take, located in `new`'s source: [`changes`], and EKS Anywhere's GitOps rules of `upgrade`
+/// ([`gitops_changes`]).
 pub fn immutable_changes(old: &ClusterSpec, new: &ClusterSpec) -> Vec<Finding> {
-    new.locate(changes(&Facts::of(old), new, "in the spec last applied"))
+    let from = "in the spec last applied";
+    let mut findings = changes(&Facts::of(old), new, from);
+    findings.extend(gitops_changes(old, new, from));
+    new.locate(findings)
+}
+
+/// EKS Anywhere's GitOps rules of `upgrade` (`ValidateGitOpsImmutableFields`): GitOps may be
+/// added to a cluster that manages itself, but once its `gitOpsRef` is set, the reference stays
+/// (a workload cluster's is already one of [`changes`]) and no field of the FluxConfig it names
+/// changes ([`crate::gitops::flux_config_changes`]).
+pub fn gitops_changes(old: &ClusterSpec, new: &ClusterSpec, from: &str) -> Vec<Finding> {
+    let Some(was) = &old.cluster.spec.git_ops_ref else {
+        return Vec::new();
+    };
+    let is = new.cluster.spec.git_ops_ref.as_ref();
+    let mut findings = Vec::new();
+    if old.is_self_managed() && is != Some(was) {
+        let show = |r: Option<&crate::types::NamedRef>| {
+            r.map_or("none".to_owned(), |r| format!("{} {}", r.kind(), r.name()))
+        };
+        findings.push(
+            Finding::error(
+                "upgrade.immutable",
+                format!(
+                    "the GitOps reference cannot change once set: it is {} {from}, {} in the spec",
+                    show(Some(was)),
+                    show(is)
+                ),
+            )
+            .object(object_id("Cluster", new.name()))
+            .field("spec.gitOpsRef")
+            .hint(format!("set it back to {}", show(Some(was)))),
+        );
+    }
+    if let (Some(was_flux), Some(is_ref)) = (old.flux_configs.get(was.name()), is)
+        && let Some(is_flux) = new.flux_configs.get(is_ref.name())
+    {
+        findings.extend(crate::gitops::flux_config_changes(
+            &was_flux.spec,
+            &is_flux.spec,
+            &object_id("FluxConfig", is_ref.name()),
+            from,
+        ));
+    }
+    findings
 }

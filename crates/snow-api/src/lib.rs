@@ -30,6 +30,7 @@ pub mod duration;
 mod error_chain;
 pub mod finding;
 pub mod finding_text;
+pub mod gitops;
 // The fuzz targets' bodies: public only for `fuzz/` (a separate package) and this crate's
 // never-panic tests, not API (hidden from the docs; a feature would make every test build
 // select it).

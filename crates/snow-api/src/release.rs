@@ -249,6 +249,43 @@ pub struct VersionsBundle {
     /// The Snow provider (CAPAS).
     #[serde(default)]
     pub snow: Option<SnowBundle>,
+    /// Flux, the GitOps Toolkit: its version and the images of its four controllers.
+    #[serde(default)]
+    pub flux: Option<FluxBundle>,
+}
+
+/// The Flux part of a versions bundle (EKS Anywhere's `FluxBundle`): no manifests, only the
+/// images that replace the upstream ones in Flux's install manifest.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FluxBundle {
+    /// The Flux version, e.g. `v2.8.8+abcdef1`.
+    #[serde(default)]
+    pub version: String,
+    /// source-controller.
+    #[serde(default)]
+    pub source_controller: Image,
+    /// kustomize-controller.
+    #[serde(default)]
+    pub kustomize_controller: Image,
+    /// helm-controller.
+    #[serde(default)]
+    pub helm_controller: Image,
+    /// notification-controller.
+    #[serde(default)]
+    pub notification_controller: Image,
+}
+
+impl FluxBundle {
+    /// The four controllers' images, as `(controller, image)`, in Flux's install order.
+    pub fn controller_images(&self) -> [(&'static str, &Image); 4] {
+        [
+            ("source-controller", &self.source_controller),
+            ("kustomize-controller", &self.kustomize_controller),
+            ("helm-controller", &self.helm_controller),
+            ("notification-controller", &self.notification_controller),
+        ]
+    }
 }
 
 /// The EKS-D release of a versions bundle.
@@ -469,6 +506,33 @@ impl VersionsBundle {
             require_tagged(image, &manifest, item)?;
         }
         Ok(cilium)
+    }
+}
+
+impl VersionsBundle {
+    /// The Flux section, or an error naming what is missing: the section, a controller image's
+    /// URI or its tag, or the version.
+    pub fn flux(&self) -> Result<&FluxBundle, ReleaseError> {
+        let manifest = format!("Bundles {}", self.kube_version);
+        let flux = self.flux.as_ref().ok_or_else(|| ReleaseError::Missing {
+            manifest: manifest.clone(),
+            item: "the flux section".into(),
+        })?;
+        for (image, item) in [
+            (&flux.source_controller, "flux.sourceController"),
+            (&flux.kustomize_controller, "flux.kustomizeController"),
+            (&flux.helm_controller, "flux.helmController"),
+            (&flux.notification_controller, "flux.notificationController"),
+        ] {
+            require_tagged(image, &manifest, item)?;
+        }
+        if flux.version.is_empty() {
+            return Err(ReleaseError::Missing {
+                manifest,
+                item: "flux.version".into(),
+            });
+        }
+        Ok(flux)
     }
 }
 

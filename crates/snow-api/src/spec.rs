@@ -7,6 +7,7 @@ use crate::{
     types::{
         API_VERSION,
         cluster::Cluster,
+        flux::FluxConfig,
         identity::{AWSIamConfig, OIDCConfig},
         snow::{SnowDatacenterConfig, SnowIPPool, SnowMachineConfig},
     },
@@ -20,7 +21,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// The check of a file with no Cluster object.
 pub const MISSING_CLUSTER_CHECK: &str = "document.missing-cluster";
 
-const OTHER_EKSA_KINDS: &[&str] = &["GitOpsConfig", "FluxConfig"];
+const OTHER_EKSA_KINDS: &[&str] = &[crate::gitops::LEGACY_KIND];
 
 /// The namespace of an object that names none.
 pub const DEFAULT_NAMESPACE: &str = "default";
@@ -103,6 +104,8 @@ pub struct ClusterSpec {
     pub oidc_configs: BTreeMap<String, OIDCConfig>,
     /// Every AWSIamConfig in the file, by name.
     pub aws_iam_configs: BTreeMap<String, AWSIamConfig>,
+    /// Every FluxConfig in the file, by name.
+    pub flux_configs: BTreeMap<String, FluxConfig>,
     sources: HashMap<String, Source>,
 }
 
@@ -125,6 +128,7 @@ enum Typed {
     Pool(SnowIPPool),
     Oidc(OIDCConfig),
     AwsIam(AWSIamConfig),
+    Flux(FluxConfig),
 }
 
 /// `Kind/name`, the object identity used in findings.
@@ -160,6 +164,7 @@ impl ClusterSpec {
         let mut ip_pools = BTreeMap::new();
         let mut oidc_configs = BTreeMap::new();
         let mut aws_iam_configs = BTreeMap::new();
+        let mut flux_configs = BTreeMap::new();
 
         for document in &documents {
             let Some((id, typed, source)) = read_document(document, &mut findings) else {
@@ -195,6 +200,9 @@ impl ClusterSpec {
                 }
                 Typed::AwsIam(a) => {
                     aws_iam_configs.insert(a.metadata.name.clone().unwrap_or_default(), a);
+                }
+                Typed::Flux(x) => {
+                    flux_configs.insert(x.metadata.name.clone().unwrap_or_default(), x);
                 }
             }
         }
@@ -259,6 +267,7 @@ impl ClusterSpec {
             ip_pools,
             oidc_configs,
             aws_iam_configs,
+            flux_configs,
             sources,
         };
         Ok(Parsed {
@@ -392,7 +401,8 @@ fn read_document(
                     format!("{kind_name} is not handled by snowctl and is ignored"),
                 )
                 .object(&id)
-                .at(at),
+                .at(at)
+                .hint("GitOpsConfig is EKS Anywhere's legacy GitHub-only kind: write a FluxConfig with the same owner, repository, branch, clusterConfigPath and fluxSystemNamespace (as systemNamespace) under spec.github"),
             );
         } else {
             findings.push(
@@ -450,6 +460,7 @@ fn read_document(
         Kind::SnowIPPool => from_value(value, &id, findings).map(Typed::Pool),
         Kind::OIDCConfig => from_value(value, &id, findings).map(Typed::Oidc),
         Kind::AWSIamConfig => from_value(value, &id, findings).map(Typed::AwsIam),
+        Kind::FluxConfig => from_value(value, &id, findings).map(Typed::Flux),
     }?;
     if name.is_empty() {
         return None;

@@ -26,6 +26,9 @@ pub struct TemplateOptions {
     pub instance_type: Option<String>,
     /// SSH key pair name.
     pub ssh_key_name: Option<String>,
+    /// The GitOps repository's URL (`ssh://` or `https://`): adds a FluxConfig of that
+    /// repository, named after the cluster, and the Cluster's `gitOpsRef` to it.
+    pub gitops_url: Option<String>,
 }
 
 /// The cluster name cannot be used.
@@ -92,6 +95,11 @@ impl TemplateOptions {
                 format!("`{t}` is not a Snow instance type (e.g. sbe-c.large, sbe-c.xlarge)"),
             ));
         }
+        if let Some(url) = self.gitops_url.as_deref()
+            && let Err(err) = crate::gitops::GitUrl::parse(url)
+        {
+            problems.push(("gitops-url", format!("{err}; {}", err.hint())));
+        }
         problems
     }
 }
@@ -154,6 +162,11 @@ pub fn cluster_config(opts: &TemplateOptions) -> Result<String, InvalidClusterNa
     let _ = writeln!(w, "  datacenterRef:");
     let _ = writeln!(w, "    kind: SnowDatacenterConfig");
     let _ = writeln!(w, "    name: {name}");
+    if opts.gitops_url.is_some() {
+        let _ = writeln!(w, "  gitOpsRef:");
+        let _ = writeln!(w, "    kind: FluxConfig");
+        let _ = writeln!(w, "    name: {name}");
+    }
     let _ = writeln!(
         w,
         "  # 1.NN, quoted. The release bundle decides which versions are available."
@@ -182,6 +195,10 @@ pub fn cluster_config(opts: &TemplateOptions) -> Result<String, InvalidClusterNa
         let _ = writeln!(w, "---");
         machine_config(w, &machine, opts);
     }
+    if let Some(url) = &opts.gitops_url {
+        let _ = writeln!(w, "---");
+        flux_config(w, name, url);
+    }
     Ok(out)
 }
 
@@ -206,6 +223,27 @@ fn cluster_cidrs(opts: &TemplateOptions) -> (&'static str, &'static str) {
             .unwrap_or(cidrs[0])
     };
     (free(PODS), free(SERVICES))
+}
+
+/// The FluxConfig of `--gitops-url`: the repository, the defaults written as comments.
+fn flux_config(w: &mut String, name: &str, url: &str) {
+    let _ = writeln!(w, "apiVersion: {API_VERSION}");
+    let _ = writeln!(w, "kind: FluxConfig");
+    let _ = writeln!(w, "metadata:");
+    let _ = writeln!(w, "  name: {name}");
+    let _ = writeln!(w, "spec:");
+    let _ = writeln!(
+        w,
+        "  # Defaults: branch {}, clusterConfigPath clusters/{name}, systemNamespace {}.",
+        crate::gitops::DEFAULT_BRANCH,
+        crate::gitops::DEFAULT_SYSTEM_NAMESPACE
+    );
+    let _ = writeln!(w, "  git:");
+    let _ = writeln!(w, "    repositoryUrl: {}", quoted(url));
+    if !url.starts_with("https://") {
+        let _ = writeln!(w, "    # rsa, ecdsa (the default) or ed25519.");
+        let _ = writeln!(w, "    sshKeyAlgorithm: ecdsa");
+    }
 }
 
 fn machine_config(w: &mut String, name: &str, opts: &TemplateOptions) {
@@ -283,6 +321,44 @@ mod tests {
     }
 
     #[test]
+    fn gitops_template_validates_clean_and_names_its_flux_config() {
+        for url in [
+            "ssh://git@192.168.1.5/fleet/edge.git",
+            "https://git.example/fleet.git",
+        ] {
+            let opts = TemplateOptions {
+                name: "edge".into(),
+                devices: vec!["192.168.1.10".into()],
+                endpoint: Some("192.168.1.100".into()),
+                gitops_url: Some(url.into()),
+                ..Default::default()
+            };
+            assert!(opts.problems().is_empty());
+            let report = crate::check(&cluster_config(&opts).unwrap()).unwrap();
+            assert!(report.findings.is_empty(), "{:#?}", report.findings);
+            let spec = report.into_valid().unwrap();
+            let gitops = spec.gitops().expect("the FluxConfig is referenced");
+            assert_eq!(gitops.name(), "edge");
+            assert_eq!(gitops.repository_url(), url);
+            assert_eq!(gitops.cluster_config_path().as_str(), "clusters/edge");
+        }
+        let opts = TemplateOptions {
+            name: "edge".into(),
+            gitops_url: Some("git@github.com:acme/fleet.git".into()),
+            ..Default::default()
+        };
+        let problems = opts.problems();
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].0, "gitops-url");
+        assert!(
+            problems[0]
+                .1
+                .contains("ssh://git@github.com/acme/fleet.git"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
     fn bottlerocket_template_validates_clean() {
         let opts = TemplateOptions {
             name: "edge".into(),
@@ -292,6 +368,7 @@ mod tests {
             kubernetes_version: Some("1.33".into()),
             instance_type: Some("sbe-c.xlarge".into()),
             ssh_key_name: Some("my-key".into()),
+            gitops_url: None,
         };
         let report = crate::check(&cluster_config(&opts).unwrap()).unwrap();
         assert!(report.findings.is_empty(), "{:#?}", report.findings);

@@ -86,3 +86,115 @@ fn crds_have_the_reference_names_scope_and_subresources() {
         );
     }
 }
+
+/// EKS Anywhere's `anywhere.eks.amazonaws.com_fluxconfigs.yaml` (`config/crd/bases`, from
+/// `fluxconfig_types.go`), field by field: it is not among the reference CRDs, so its shape is
+/// written out here.
+const FLUX_CONFIG_FIELDS: &[&str] = &[
+    " object",
+    ".apiVersion string",
+    ".kind string",
+    ".metadata object",
+    ".spec object",
+    ".spec.branch string",
+    ".spec.clusterConfigPath string",
+    ".spec.git object",
+    ".spec.git.repositoryUrl string",
+    ".spec.git.sshKeyAlgorithm string",
+    ".spec.github object",
+    ".spec.github.owner string",
+    ".spec.github.personal boolean",
+    ".spec.github.repository string",
+    ".spec.systemNamespace string",
+    ".status object",
+];
+
+#[test]
+fn the_flux_config_crd_has_eks_anywheres_shape() {
+    let mut got = BTreeSet::new();
+    fields(Kind::FluxConfig.schema(), "", &mut got);
+    let want: BTreeSet<String> = FLUX_CONFIG_FIELDS.iter().map(|s| s.to_string()).collect();
+    assert_eq!(got, want);
+    let spec = &Kind::FluxConfig.schema()["properties"]["spec"]["properties"];
+    assert_eq!(spec["branch"]["default"], "main");
+    assert_eq!(
+        spec["github"]["required"],
+        serde_json::json!(["owner", "repository"])
+    );
+    assert_eq!(
+        spec["git"]["required"],
+        serde_json::json!(["repositoryUrl"])
+    );
+    // A required field has no default (the API server would fill it and the rule would never fire).
+    assert!(spec["git"]["properties"]["repositoryUrl"]["default"].is_null());
+    assert!(spec["github"]["properties"]["owner"]["default"].is_null());
+    let crd = Kind::FluxConfig.crd();
+    assert_eq!(
+        crd.metadata.name.as_deref(),
+        Some("fluxconfigs.anywhere.eks.amazonaws.com")
+    );
+    assert_eq!(crd.spec.names.plural, "fluxconfigs");
+    assert_eq!(crd.spec.scope, "Namespaced");
+}
+
+/// What the API server requires of a CRD's schema (structural schemas): every node has a type,
+/// and every `required` name is a property of its object.
+fn structural(schema: &Value, path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let free = schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
+        || schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
+    if schema.get("type").and_then(Value::as_str).is_none() && !free {
+        out.push(format!("{path}: no type"));
+    }
+    let props = schema.get("properties").and_then(Value::as_object);
+    for name in schema["required"].as_array().into_iter().flatten() {
+        let name = name.as_str().unwrap_or_default();
+        if !props.is_some_and(|p| p.contains_key(name)) {
+            out.push(format!("{path}: required {name} is not a property"));
+        }
+    }
+    for (name, sub) in props.into_iter().flatten() {
+        out.extend(structural(sub, &format!("{path}.{name}")));
+    }
+    if let Some(items) = schema.get("items") {
+        out.extend(structural(items, &format!("{path}[]")));
+    }
+    out
+}
+
+#[test]
+fn crds_prints_the_snow_kinds_and_flux_config_as_structural_crds() {
+    let crds = snow_api::crds();
+    let kinds: Vec<&str> = crds.iter().map(|c| c.spec.names.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "Cluster",
+            "SnowDatacenterConfig",
+            "SnowMachineConfig",
+            "SnowIPPool",
+            "FluxConfig"
+        ]
+    );
+    // The YAML reads back as CustomResourceDefinitions, each with a structural schema.
+    let text = snow_api::crds_yaml().unwrap();
+    let docs: Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        serde_saphyr::from_multiple(&text).unwrap();
+    assert_eq!(docs.len(), 5);
+    for crd in &docs {
+        let schema = serde_json::to_value(
+            crd.spec.versions[0]
+                .schema
+                .as_ref()
+                .unwrap()
+                .open_api_v3_schema
+                .as_ref()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            structural(&schema, &crd.spec.names.kind),
+            Vec::<String>::new()
+        );
+    }
+}

@@ -226,3 +226,48 @@ fn the_cilium_section_is_read_and_checked_in_the_sample_and_the_embedded_catalog
         .unwrap_err();
     assert!(matches!(err, ReleaseError::Untagged { .. }), "{err}");
 }
+
+#[test]
+fn the_sample_bundle_has_fluxs_four_controller_images() {
+    let bundles = Bundles::from_yaml(&shared("bundles/eksa-bundle-release-sample.yaml")).unwrap();
+    for version in bundles.kube_versions() {
+        let flux = bundles.versions_bundle(&version).unwrap().flux().unwrap();
+        let names: Vec<(&str, &str)> = flux
+            .controller_images()
+            .iter()
+            .map(|(controller, image)| (*controller, image.repository()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (
+                    "source-controller",
+                    "public.ecr.aws/release-container-registry/fluxcd/source-controller"
+                ),
+                (
+                    "kustomize-controller",
+                    "public.ecr.aws/release-container-registry/fluxcd/kustomize-controller"
+                ),
+                (
+                    "helm-controller",
+                    "public.ecr.aws/release-container-registry/fluxcd/helm-controller"
+                ),
+                (
+                    "notification-controller",
+                    "public.ecr.aws/release-container-registry/fluxcd/notification-controller"
+                ),
+            ]
+        );
+        assert!(!flux.version.is_empty());
+    }
+    // A bundle without the section says so.
+    let text = shared("bundles/eksa-bundle-release-sample.yaml")
+        .replace("    flux:\n", "    fluxRemoved:\n");
+    let err = Bundles::from_yaml(&text)
+        .unwrap()
+        .versions_bundle("1.30")
+        .unwrap()
+        .flux()
+        .unwrap_err();
+    assert_eq!(err.to_string(), "Bundles 1.30: missing the flux section");
+}

@@ -22,6 +22,7 @@ pub fn run(cmd: GenerateCommand, io: &mut Io<'_>) -> Outcome {
         os: args.os.into(),
         instance_type: args.instance_type,
         ssh_key_name: args.ssh_key_name,
+        gitops_url: args.gitops_url,
     };
     let problems = opts.problems();
     for (option, problem) in &problems {

@@ -111,6 +111,58 @@ fn generated_spec_with_devices_and_endpoint_validates() {
 }
 
 #[test]
+fn generate_with_a_gitops_url_adds_the_flux_config_and_the_reference() {
+    let spec = generate(&[
+        "--devices",
+        "192.168.1.11",
+        "--endpoint",
+        "192.168.1.100",
+        "--kubernetes-version",
+        "1.33",
+        "--gitops-url",
+        "ssh://git@192.168.1.5/fleet/edge.git",
+    ]);
+    assert!(
+        spec.contains("  gitOpsRef:\n    kind: FluxConfig\n    name: edge\n"),
+        "{spec}"
+    );
+    assert!(
+        spec.contains("kind: FluxConfig\nmetadata:\n  name: edge\n"),
+        "{spec}"
+    );
+    assert!(spec.contains("repositoryUrl: \"ssh://git@192.168.1.5/fleet/edge.git\""));
+    let r = validate_stdin(&spec, "json");
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        report["findings"].as_array().unwrap().len(),
+        0,
+        "{}",
+        r.stdout
+    );
+
+    // git's scp-like form is refused, naming the URL to write.
+    let r = run(snowctl().args([
+        "generate",
+        "clusterconfig",
+        "edge",
+        "--provider",
+        "snow",
+        "--gitops-url",
+        "git@github.com:acme/fleet.git",
+    ]));
+    assert_eq!(r.code, 2);
+    assert!(
+        // The CLI hides a URL's user, as every URL it shows.
+        r.stderr.contains("--gitops-url")
+            && r.stderr.contains("write it as an ssh:// URL")
+            && r.stderr.contains("@github.com/acme/fleet.git`"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
 fn generate_rejects_bad_flags_with_usage_errors() {
     let r = run(snowctl().args([
         "generate",
@@ -203,6 +255,7 @@ fn crds_completion_and_version() {
         "snowdatacenterconfigs",
         "snowmachineconfigs",
         "snowippools",
+        "fluxconfigs",
     ] {
         assert!(
             r.stdout
@@ -212,7 +265,7 @@ fn crds_completion_and_version() {
     }
     assert_eq!(
         r.stdout.matches("kind: CustomResourceDefinition").count(),
-        4
+        5
     );
     for shell in ["bash", "zsh", "fish"] {
         let r = run(snowctl().args(["completion", shell]));

@@ -2,6 +2,7 @@
 //! same types give the CRDs (`crate::crd`).
 
 pub mod cluster;
+pub mod flux;
 pub mod identity;
 pub mod snow;
 

@@ -57,6 +57,7 @@ pub(super) fn validate(spec: &ClusterSpec) -> Vec<Finding> {
         );
     }
     identity_provider_refs(spec, &mut f);
+    super::gitops::gitops_ref(spec, &mut f);
     f.out
 }
 

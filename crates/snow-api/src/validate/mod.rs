@@ -4,6 +4,7 @@
 //! stops at the first.
 
 mod cluster;
+pub(crate) mod gitops;
 mod identity;
 mod ip_pool;
 mod machine;
@@ -74,6 +75,7 @@ impl ClusterSpec {
         findings.extend(machine::validate_all(self));
         findings.extend(ip_pool::validate_all(self));
         findings.extend(identity::validate_all(self));
+        findings.extend(gitops::validate_all(self));
         findings.extend(unreferenced(self));
         self.locate(cap_per_check(findings, MAX_FINDINGS_PER_CHECK))
     }
@@ -170,6 +172,23 @@ fn unreferenced(spec: &ClusterSpec) -> Vec<Finding> {
             "",
             format!("{} {name} is not referenced by the Cluster", kind.as_str()),
             "remove it, or list it in spec.identityProviderRefs",
+        );
+        out.extend(f.out);
+    }
+    let flux_ref = (spec.cluster.spec.git_ops_ref.as_ref())
+        .filter(|r| r.kind() == Kind::FluxConfig.as_str())
+        .map(|r| r.name());
+    for name in spec
+        .flux_configs
+        .keys()
+        .filter(|n| Some(n.as_str()) != flux_ref)
+    {
+        let mut f = Findings::new(object_id(Kind::FluxConfig.as_str(), name));
+        f.warning(
+            "document.unreferenced",
+            "",
+            format!("FluxConfig {name} is not referenced by the Cluster"),
+            "remove it, or name it in spec.gitOpsRef",
         );
         out.extend(f.out);
     }
