@@ -56,6 +56,7 @@ pub mod components;
 pub mod declared;
 mod discovery;
 pub mod edge_spec;
+pub mod flux;
 mod http;
 pub mod kind;
 pub mod nodes;
@@ -72,6 +73,7 @@ mod webhook_client;
 pub mod workloads;
 
 pub use capi::{CapiHandle, CapiOptions};
+pub use flux::{FluxHandle, FluxOptions};
 pub use status::ApiError;
 pub use workloads::{WorkloadHandle, WorkloadOptions};
 
@@ -528,6 +530,13 @@ impl KubeStandIn {
     /// drops.
     pub fn start_workloads(&self, options: WorkloadOptions) -> WorkloadHandle {
         workloads::start(self.shared.clone(), options)
+    }
+
+    /// Starts the simulated Flux source-controller and kustomize-controller (see [`flux`]); they
+    /// act once Flux is installed and stop when the handle drops. Fails only when its artifact
+    /// storage (a temporary directory) cannot be made.
+    pub fn start_flux(&self, options: FluxOptions) -> std::io::Result<FluxHandle> {
+        flux::start(self.shared.clone(), options)
     }
 
     /// The CustomResourceDefinition `name`, when created or updated from now on, stays
