@@ -257,7 +257,7 @@ pub(crate) fn build(
                 "the kubectl program is not on PATH".to_owned()
             }
             snow_io::process::FailureKind::TimedOut => format!("timed out after {timeout:?}"),
-            _ => failure.stderr.trim_start_matches("error: ").to_owned(),
+            _ => kubectl_error(&failure.stderr),
         };
         fail(BUILD_FAILED, format!("kustomize build failed: {why}"), true)
     })?;
@@ -270,6 +270,18 @@ pub(crate) fn build(
         )
     })?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+/// kustomize's error in kubectl's stderr: the `err="…"` of its log line, or the text after
+/// `error: `.
+fn kubectl_error(stderr: &str) -> String {
+    match stderr.split_once(" err=\"") {
+        Some((_, quoted)) => quoted
+            .trim_end()
+            .trim_end_matches('"')
+            .replace("\\\"", "\""),
+        None => stderr.trim_start_matches("error: ").to_owned(),
+    }
 }
 
 /// One object's line of the change set.
@@ -766,6 +778,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn kustomize_s_error_is_taken_out_of_kubectl_s_log_line() {
+        let stderr = "E1207 19:35:16.215583    9955 run.go:72] \"command failed\" err=\"accumulating resources: 'x': \\\"y\\\" missing\"";
+        assert_eq!(
+            kubectl_error(stderr),
+            "accumulating resources: 'x': \"y\" missing"
+        );
+        assert_eq!(kubectl_error("error: no such dir"), "no such dir");
+    }
+
+    #[test]
     fn secure_join_stays_under_the_root() {
         let root = Path::new("/tmp/k");
         assert_eq!(
@@ -779,7 +801,7 @@ mod tests {
     #[test]
     fn objects_are_ordered_as_ssa_orders_them() {
         let o = |kind: &str, name: &str| json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": name}});
-        let mut objects = vec![
+        let mut objects = [
             o("Pod", "a"),
             o("ConfigMap", "b"),
             o("Namespace", "c"),

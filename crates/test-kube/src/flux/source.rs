@@ -141,8 +141,8 @@ fn cause(stderr: &str) -> String {
         .filter(|l| {
             l.starts_with("fatal:")
                 || l.starts_with("error:")
-                || l.contains("Host key")
-                || l.contains("host key")
+                || l.starts_with("Host key")
+                || l.contains("host key is known")
                 || l.contains("Permission denied")
         })
         .map(|l| {
@@ -150,13 +150,12 @@ fn cause(stderr: &str) -> String {
                 .trim_start_matches("error: ")
         })
         .collect();
-    let telling: Vec<&str> = if telling.len() > 1 {
-        telling
-            .into_iter()
-            .filter(|l| *l != "Could not read from remote repository.")
-            .collect()
-    } else {
-        telling
+    // The first line says what went wrong; ssh's verdict on a host key is worth adding.
+    let verdict = "Host key verification failed.";
+    let telling: Vec<&str> = match telling.first() {
+        Some(first) if *first != verdict && telling.contains(&verdict) => vec![first, verdict],
+        Some(first) => vec![first],
+        None => Vec::new(),
     };
     match telling.is_empty() {
         false => telling.join(" "),
@@ -499,7 +498,7 @@ mod tests {
 
     #[test]
     fn the_cause_is_git_and_ssh_telling_lines() {
-        let mismatch = "@@@@@@@@@@@\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\nIT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!\nHost key for [127.0.0.1]:2222 has changed and you have requested strict checking.\nHost key verification failed.\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.";
+        let mismatch = "@@@@@@@@@@@\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\nIT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!\nIt is also possible that a host key has just been changed.\nAdd correct host key in /tmp/k to get rid of this message.\nHost key for [127.0.0.1]:2222 has changed and you have requested strict checking.\nHost key verification failed.\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.";
         assert_eq!(
             cause(mismatch),
             "Host key for [127.0.0.1]:2222 has changed and you have requested strict checking. Host key verification failed."
