@@ -593,26 +593,48 @@ async fn prune(
     Ok(())
 }
 
+/// The Ready condition a reconcile ends with: whether it is True, its reason and message.
+type Verdict = (bool, &'static str, String);
+
 /// Reconciles one Kustomization and writes its status.
 pub(super) async fn reconcile(sim: &mut Sim, run: &Running, key: &Key, kustomization: &Value) {
     let generation = kustomization["metadata"]["generation"]
         .as_i64()
         .unwrap_or(0);
-    let previous = kustomization["status"].clone();
-    let mut status = previous.clone();
-    if !status.is_object() {
-        status = json!({});
-    }
+    let previous = &kustomization["status"];
+    let mut status = match previous {
+        Value::Object(_) => previous.clone(),
+        _ => json!({}),
+    };
     status["observedGeneration"] = json!(generation);
     let requested = text(kustomization, &["metadata", "annotations", REQUESTED_AT]);
     if !requested.is_empty() {
         status["lastHandledReconcileAt"] = json!(requested);
     }
-    let ready = |status: &mut Value, ok: bool, reason: &str, message: &str| {
-        status["conditions"] = json!([condition(
-            &previous, "Ready", ok, reason, message, generation
-        )]);
-    };
+    let (ok, reason, message) = attempt(sim, run, key, kustomization, &mut status).await;
+    status["conditions"] = json!([condition(
+        previous, "Ready", ok, reason, &message, generation
+    )]);
+    write_status(
+        &sim.shared,
+        KUSTOMIZE_API_VERSION,
+        "Kustomization",
+        key,
+        status,
+        KUSTOMIZE_MANAGER,
+    );
+}
+
+/// kustomize-controller's reconcile of one Kustomization: the status fields it sets in
+/// `status`, and how it ends.
+async fn attempt(
+    sim: &Sim,
+    run: &Running,
+    key: &Key,
+    kustomization: &Value,
+    status: &mut Value,
+) -> Verdict {
+    let failed = |reason: &'static str, message: String| (false, reason, message);
     let source = source_ref(key, kustomization).and_then(|(ns, name)| {
         git_repository(&sim.shared.lock(), &ns, &name)
             .map(|r| (ns.clone(), name.clone(), r))
@@ -624,29 +646,13 @@ pub(super) async fn reconcile(sim: &mut Sim, run: &Running, key: &Key, kustomiza
     });
     let (source_ns, source_name, repository) = match source {
         Ok(found) => found,
-        Err(message) => {
-            ready(&mut status, false, ARTIFACT_FAILED, &message);
-            return write_status(
-                &sim.shared,
-                KUSTOMIZE_API_VERSION,
-                "Kustomization",
-                key,
-                status,
-                KUSTOMIZE_MANAGER,
-            );
-        }
+        Err(message) => return failed(ARTIFACT_FAILED, message),
     };
     let revision = text(&repository, &["status", "artifact", "revision"]).to_owned();
     if revision.is_empty() {
-        let message = format!("Source artifact not found, retrying in {REQUEUE_DEPENDENCY}");
-        ready(&mut status, false, ARTIFACT_FAILED, &message);
-        return write_status(
-            &sim.shared,
-            KUSTOMIZE_API_VERSION,
-            "Kustomization",
-            key,
-            status,
-            KUSTOMIZE_MANAGER,
+        return failed(
+            ARTIFACT_FAILED,
+            format!("Source artifact not found, retrying in {REQUEUE_DEPENDENCY}"),
         );
     }
     let Some(artifact) = sim
@@ -654,16 +660,9 @@ pub(super) async fn reconcile(sim: &mut Sim, run: &Running, key: &Key, kustomiza
         .get(&(source_ns, source_name, revision.clone()))
         .cloned()
     else {
-        let message =
-            format!("Source is not ready, artifact not found, retrying in {REQUEUE_DEPENDENCY}");
-        ready(&mut status, false, ARTIFACT_FAILED, &message);
-        return write_status(
-            &sim.shared,
-            KUSTOMIZE_API_VERSION,
-            "Kustomization",
-            key,
-            status,
-            KUSTOMIZE_MANAGER,
+        return failed(
+            ARTIFACT_FAILED,
+            format!("Source is not ready, artifact not found, retrying in {REQUEUE_DEPENDENCY}"),
         );
     };
     let path = text(kustomization, &["spec", "path"]).to_owned();
@@ -685,15 +684,7 @@ pub(super) async fn reconcile(sim: &mut Sim, run: &Running, key: &Key, kustomiza
             if e.attempted {
                 status["lastAttemptedRevision"] = json!(revision);
             }
-            ready(&mut status, false, e.reason, &e.message);
-            return write_status(
-                &sim.shared,
-                KUSTOMIZE_API_VERSION,
-                "Kustomization",
-                key,
-                status,
-                KUSTOMIZE_MANAGER,
-            );
+            return failed(e.reason, e.message);
         }
     };
     status["lastAttemptedRevision"] = json!(revision);
@@ -707,35 +698,20 @@ pub(super) async fn reconcile(sim: &mut Sim, run: &Running, key: &Key, kustomiza
     let entries = match apply_staged(&sim.shared, &run.kustomizer, objects).await {
         Ok(entries) => entries,
         Err((error, applied)) => {
+            // As kustomize-controller words a partial apply: the error, then what was changed.
             let log: String = applied
                 .iter()
                 .filter(|e| matches!(e.action, "created" | "configured"))
                 .map(|e| format!("{} {}\n", e.subject, e.action))
                 .collect();
-            ready(
-                &mut status,
-                false,
-                RECONCILIATION_FAILED,
-                &format!("{error}\n{log}"),
-            );
-            return write_status(
-                &sim.shared,
-                KUSTOMIZE_API_VERSION,
-                "Kustomization",
-                key,
-                status,
-                KUSTOMIZE_MANAGER,
-            );
+            return failed(RECONCILIATION_FAILED, format!("{error}\n{log}"));
         }
     };
-    let old: Vec<(String, String)> = previous["inventory"]["entries"]
+    let stale: Vec<(String, String)> = status["inventory"]["entries"]
         .as_array()
         .into_iter()
         .flatten()
         .map(|e| (text(e, &["id"]).to_owned(), text(e, &["v"]).to_owned()))
-        .collect();
-    let stale: Vec<(String, String)> = old
-        .into_iter()
         .filter(|(id, _)| !entries.iter().any(|e| e.id == *id))
         .collect();
     status["inventory"] = json!({"entries": entries.iter().map(|e| json!({"id": e.id, "v": e.version})).collect::<Vec<_>>()});
@@ -746,31 +722,14 @@ pub(super) async fn reconcile(sim: &mut Sim, run: &Running, key: &Key, kustomiza
         if let Some(list) = status["inventory"]["entries"].as_array_mut() {
             list.extend(stale.iter().map(|(id, v)| json!({"id": id, "v": v})));
         }
-        ready(&mut status, false, PRUNE_FAILED, &message);
-        return write_status(
-            &sim.shared,
-            KUSTOMIZE_API_VERSION,
-            "Kustomization",
-            key,
-            status,
-            KUSTOMIZE_MANAGER,
-        );
+        return failed(PRUNE_FAILED, message);
     }
     status["lastAppliedRevision"] = json!(revision);
-    ready(
-        &mut status,
+    (
         true,
         "ReconciliationSucceeded",
-        &format!("Applied revision: {revision}"),
-    );
-    write_status(
-        &sim.shared,
-        KUSTOMIZE_API_VERSION,
-        "Kustomization",
-        key,
-        status,
-        KUSTOMIZE_MANAGER,
-    );
+        format!("Applied revision: {revision}"),
+    )
 }
 
 #[cfg(test)]

@@ -51,6 +51,8 @@ mod source;
 
 use super::Shared;
 use super::auth::User;
+use super::cert_manager::available;
+pub(crate) use super::cert_manager::text;
 use super::clock;
 use super::store::{Key, Store, Write};
 use serde_json::{Value, json};
@@ -115,21 +117,6 @@ impl Drop for FluxHandle {
 struct Running {
     namespace: String,
     kustomizer: User,
-}
-
-fn text<'a>(v: &'a Value, path: &[&str]) -> &'a str {
-    path.iter()
-        .try_fold(v, |v, k| v.get(*k))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
-fn available(d: &Value) -> bool {
-    d["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| c["type"] == "Available" && c["status"] == "True")
 }
 
 /// Whether Flux runs: both CRDs served (Established) and both Deployments Available in one
