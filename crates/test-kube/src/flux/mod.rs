@@ -34,14 +34,15 @@
 //!   `lastAppliedRevision`, `lastAttemptedRevision`, `Ready=True` `ReconciliationSucceeded`
 //!   `Applied revision: …`.
 //!
-//! Each object is reconciled again after its `spec.interval`, when its generation changes, when
+//! An object with `spec.suspend: true` is left alone. Each object is reconciled again after its
+//! `spec.interval`, when its generation changes, when
 //! its `reconcile.fluxcd.io/requestedAt` annotation changes (`status.lastHandledReconcileAt`), a
 //! Kustomization also when its source's revision changes, and everything at
 //! [`FluxHandle::reconcile_now`].
 //!
 //! Not simulated: other source kinds (OCIRepository, Bucket, HelmRepository), `ref.commit`,
 //! `ref.semver` and `ref.name`, SOPS decryption, post-build substitution, health checks and
-//! `wait`, `dependsOn`, `suspend`, impersonation (`serviceAccountName`), remote kustomize bases
+//! `wait`, `dependsOn`, impersonation (`serviceAccountName`), remote kustomize bases
 //! (there is no network), finalizers (a deleted Kustomization prunes nothing), and the CRDs'
 //! schema (the stand-in validates no schema: a URL the CRD's pattern refuses is stored, and
 //! source-controller's own check answers it).
@@ -333,7 +334,10 @@ async fn pass(sim: &mut Sim) {
         .lock()
         .raw("source.toolkit.fluxcd.io", "gitrepositories");
     for (key, repository) in repositories {
-        if !repository["metadata"]["deletionTimestamp"].is_null() {
+        // Suspended objects are left alone, as Flux leaves them.
+        if !repository["metadata"]["deletionTimestamp"].is_null()
+            || repository["spec"]["suspend"] == true
+        {
             continue;
         }
         if let Some(memo) = sim.due("GitRepository", &key, &repository, "") {
@@ -346,7 +350,9 @@ async fn pass(sim: &mut Sim) {
         .lock()
         .raw("kustomize.toolkit.fluxcd.io", "kustomizations");
     for (key, kustomization) in kustomizations {
-        if !kustomization["metadata"]["deletionTimestamp"].is_null() {
+        if !kustomization["metadata"]["deletionTimestamp"].is_null()
+            || kustomization["spec"]["suspend"] == true
+        {
             continue;
         }
         let input = kustomize::source_revision(&sim.shared.lock(), &key, &kustomization);
