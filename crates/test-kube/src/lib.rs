@@ -44,7 +44,9 @@
 //! deletion propagation (always background), and associative lists in apply (lists are atomic).
 //! [`capi`] simulates the Cluster API controllers of a management cluster, each Cluster's
 //! workload cluster being another stand-in where [`nodes`] simulates the kubelets (a Node is
-//! Ready only with a CNI) and the DaemonSet controller.
+//! Ready only with a CNI) and the DaemonSet controller. [`flux`] simulates Flux's
+//! source-controller and kustomize-controller with the real `git` and `kubectl kustomize`, its
+//! applies going through RBAC and admission as a client's do.
 
 mod admission;
 mod apply;
