@@ -188,6 +188,14 @@ impl World {
         }
     }
 
+    /// Waits until `name`'s Ready condition is False with `reason`; returns its message.
+    async fn failure(&self, api: &str, kind: &str, name: &str, reason: &str) -> Result<String> {
+        let o = self
+            .until(api, kind, name, |o| ready_is(o, "False", reason))
+            .await?;
+        Ok(message(&o))
+    }
+
     fn config_map(&self, name: &str) -> Option<Value> {
         self.stand_in.get("v1", "ConfigMap", Some("default"), name)
     }
@@ -519,17 +527,14 @@ async fn wrong_host_key_missing_branch_secret_or_path_and_a_failed_build_say_so(
         world.apply(kustomization("no-source", "absent", "./"))?;
 
         let wrong = world
-            .until(SOURCE, "GitRepository", "wrong-host-key", |o| {
-                ready(o).is_some()
-            })
+            .failure(SOURCE, "GitRepository", "wrong-host-key", "GitOperationFailed")
             .await?;
-        assert!(ready_is(&wrong, "False", "GitOperationFailed"), "{wrong:#}");
-        assert!(
-            message(&wrong).contains("Host key verification failed."),
-            "{}",
-            message(&wrong)
-        );
-        let fetch_failed = wrong["status"]["conditions"]
+        assert!(wrong.contains("Host key verification failed."), "{wrong}");
+        let repository = world
+            .stand_in
+            .get(SOURCE, "GitRepository", Some(NS), "wrong-host-key")
+            .ok_or("gone")?;
+        let fetch_failed = repository["status"]["conditions"]
             .as_array()
             .into_iter()
             .flatten()
@@ -537,79 +542,50 @@ async fn wrong_host_key_missing_branch_secret_or_path_and_a_failed_build_say_so(
             .ok_or("no FetchFailed")?;
         assert_eq!(fetch_failed["status"], "True");
         let branch = world
-            .until(SOURCE, "GitRepository", "no-branch", |o| ready(o).is_some())
+            .failure(SOURCE, "GitRepository", "no-branch", "GitOperationFailed")
             .await?;
-        assert!(
-            ready_is(&branch, "False", "GitOperationFailed"),
-            "{branch:#}"
-        );
-        assert!(message(&branch).contains("nope"), "{}", message(&branch));
+        assert!(branch.contains("nope"), "{branch}");
         let secret = world
-            .until(SOURCE, "GitRepository", "no-secret", |o| ready(o).is_some())
+            .failure(SOURCE, "GitRepository", "no-secret", "AuthenticationFailed")
             .await?;
-        assert!(
-            ready_is(&secret, "False", "AuthenticationFailed"),
-            "{secret:#}"
-        );
         assert_eq!(
-            message(&secret),
+            secret,
             "failed to get secret 'flux-system/absent': secrets \"absent\" not found"
         );
-        let scp = world
-            .until(SOURCE, "GitRepository", "scp-like", |o| ready(o).is_some())
+        world
+            .failure(SOURCE, "GitRepository", "scp-like", "URLInvalid")
             .await?;
-        assert!(ready_is(&scp, "False", "URLInvalid"), "{scp:#}");
         let hosts = world
-            .until(SOURCE, "GitRepository", "no-known-hosts", |o| ready(o).is_some())
+            .failure(SOURCE, "GitRepository", "no-known-hosts", "AuthenticationFailed")
             .await?;
-        assert!(ready_is(&hosts, "False", "AuthenticationFailed"), "{hosts:#}");
         assert_eq!(
-            message(&hosts),
+            hosts,
             "failed to configure authentication options: invalid 'ssh' auth option: 'known_hosts' is required"
         );
 
+        // Before the source has an artifact the reason is the same; the message tells them apart.
         let no_path = world
             .until(KUSTOMIZE, "Kustomization", "no-path", |o| {
-                ready(o).is_some() && !message(o).contains("Source artifact")
+                ready_is(o, "False", "ArtifactFailed") && message(o).starts_with("kustomization path")
             })
             .await?;
-        assert!(ready_is(&no_path, "False", "ArtifactFailed"), "{no_path:#}");
-        assert!(
-            message(&no_path).starts_with("kustomization path not found: stat "),
-            "{}",
-            message(&no_path)
-        );
-        assert!(
-            message(&no_path).ends_with("/clusters/absent: no such file or directory"),
-            "{}",
-            message(&no_path)
-        );
         assert!(no_path["status"]["lastAttemptedRevision"].is_null());
+        let no_path = message(&no_path);
+        assert!(
+            no_path.starts_with("kustomization path not found: stat ")
+                && no_path.ends_with("/clusters/absent: no such file or directory"),
+            "{no_path}"
+        );
         let broken = world
-            .until(KUSTOMIZE, "Kustomization", "broken", |o| {
-                ready(o).is_some() && !message(o).contains("Source artifact")
-            })
-            .await?;
-        assert!(ready_is(&broken, "False", "BuildFailed"), "{broken:#}");
-        assert!(
-            message(&broken).starts_with("kustomize build failed: "),
-            "{}",
-            message(&broken)
-        );
-        assert!(
-            message(&broken).contains("missing.yaml"),
-            "{}",
-            message(&broken)
-        );
-        let no_source = world
-            .until(KUSTOMIZE, "Kustomization", "no-source", |o| {
-                ready(o).is_some()
-            })
+            .failure(KUSTOMIZE, "Kustomization", "broken", "BuildFailed")
             .await?;
         assert!(
-            ready_is(&no_source, "False", "ArtifactFailed"),
-            "{no_source:#}"
+            broken.starts_with("kustomize build failed: ") && broken.contains("missing.yaml"),
+            "{broken}"
         );
+        world
+            .failure(KUSTOMIZE, "Kustomization", "no-source", "ArtifactFailed")
+            .await?;
 
         for (api, kind) in [(SOURCE, "GitRepository"), (KUSTOMIZE, "Kustomization")] {
             for o in world.stand_in.list(api, kind, Some(NS)) {
