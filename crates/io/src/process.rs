@@ -1,9 +1,11 @@
-//! The one way the libraries run a program (`helm` for Cilium, `kind` for the bootstrap cluster):
+//! The one way the libraries run a program (`helm` for Cilium, `kind` for the bootstrap cluster,
+//! `git` for a GitOps repository):
 //! a time limit past which the child is killed, stdout kept up to a limit (one byte past it stops
 //! the reading, and the program, whose pipe closes), the last [`STDERR_TAIL`] bytes of stderr,
 //! stdin fed from bytes or written in place for a secret, and secrets hidden from what an error
 //! shows (the command line and stderr, through the caller's `redact`, and the user information
-//! of any URL).
+//! of any URL). [`Run::run_isolated`] gives the program no environment of the caller's but
+//! `PATH` and `HOME` (a `GIT_SSL_CAINFO` or `GIT_DIR` of the machine's changes nothing).
 //!
 //! std's process API, blocking (tokio's `process` feature would rebuild the whole dependency
 //! graph for two callers): async callers run it on tokio's blocking pool.
@@ -83,13 +85,33 @@ pub enum FailureKind {
 impl Run<'_> {
     /// Runs the program to completion within the time limit; its stdout on success.
     pub fn run(&self) -> Result<Vec<u8>, Failure> {
+        self.run_in(false)
+    }
+
+    /// As [`Run::run`], the program seeing only [`ISOLATED_KEEP`] of this process's environment
+    /// and the variables of `env`: nothing of the caller's environment (`GIT_DIR`,
+    /// `GIT_SSH_COMMAND`, `SSH_AUTH_SOCK`, …) changes what it does.
+    pub fn run_isolated(&self) -> Result<Vec<u8>, Failure> {
+        self.run_in(true)
+    }
+
+    fn run_in(&self, isolated: bool) -> Result<Vec<u8>, Failure> {
         let command = self.shown(&display(self.program, self.args));
         let fail = |kind: FailureKind, stderr: &[u8]| Failure {
             kind,
             command: command.clone(),
             stderr: self.shown(String::from_utf8_lossy(stderr).trim()),
         };
-        let mut child = Command::new(self.program)
+        let mut command = Command::new(self.program);
+        if isolated {
+            command.env_clear();
+            for name in ISOLATED_KEEP {
+                if let Some(value) = std::env::var_os(name) {
+                    command.env(name, value);
+                }
+            }
+        }
+        let mut child = command
             .args(self.args)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(match self.stdin {
@@ -158,6 +180,10 @@ impl Run<'_> {
         }
     }
 }
+
+/// What [`Run::run_isolated`] keeps of the environment: where programs are found and the home
+/// directory (ssh and git look it up; their configuration there is switched off by the caller).
+pub const ISOLATED_KEEP: &[&str] = &["PATH", "HOME"];
 
 /// No secrets to hide beyond URLs' user information.
 pub fn no_secrets(text: &str) -> String {
@@ -314,6 +340,36 @@ mod tests {
         assert_eq!(run(Stdin::Bytes(b"values".to_vec())), b"values");
         let write = |w: &mut ChildStdin| w.write_all(b"password");
         assert_eq!(run(Stdin::Secret(&write)), b"password");
+    }
+
+    #[test]
+    fn an_isolated_run_sees_path_home_and_its_own_variables_only() {
+        let args: Vec<OsString> = vec!["-c".into(), "env | cut -d= -f1 | sort".into()];
+        let env = [("SNOWCTL_GIVEN".to_owned(), "1".to_owned())];
+        let out = Run {
+            program: Path::new("/bin/sh"),
+            args: &args,
+            env: &env,
+            stdin: Stdin::Null,
+            timeout: Duration::from_secs(10),
+            max_stdout: 1 << 16,
+            redact: &no_secrets,
+        }
+        .run_isolated()
+        .unwrap();
+        let names: Vec<String> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            // The shell sets these itself.
+            .filter(|n| !["PWD", "SHLVL", "_", "OLDPWD"].contains(&n.as_str()))
+            .collect();
+        let allowed = ["HOME", "PATH", "SNOWCTL_GIVEN"];
+        assert!(
+            names.iter().all(|n| allowed.contains(&n.as_str())),
+            "{names:?}"
+        );
+        assert!(names.contains(&"SNOWCTL_GIVEN".to_owned()), "{names:?}");
     }
 
     #[test]

@@ -13,6 +13,9 @@
 //! - [`InMemoryDevice`]: a [`snow_validate::Device`] with no network, optionally slowed down.
 //! - [`registry`]: Debian's `docker-registry` (distribution) on loopback, plain HTTP or TLS, and
 //!   small images of our own pushed to it.
+//! - [`git_server`]: bare git repositories served on loopback by git's own programs: smart HTTP
+//!   over TLS (`git http-backend` as a CGI program, optional token) and SSH (Debian's `sshd`
+//!   forcing one client key through `git-shell`).
 //! - [`elf`]: small x86-64 ELF files written by hand (static, or naming a dynamic loader), for
 //!   the controller image builder's tests.
 //! - [`layout`]: OCI image layouts written by hand into a directory (shapes no tool writes).
@@ -28,6 +31,7 @@ mod device_api;
 pub mod elf;
 mod files;
 pub mod fleet;
+pub mod git_server;
 pub mod https;
 pub mod layout;
 mod memory;

@@ -28,14 +28,16 @@ const DEPLOYMENTS: [&str; 3] = [
 const INJECT: &str = "cert-manager.io/inject-ca-from";
 const ALT_NAMES: &str = "cert-manager.io/alt-names";
 
-fn text<'a>(v: &'a Value, path: &[&str]) -> &'a str {
+/// The string at `path` of `v`, or "".
+pub(crate) fn text<'a>(v: &'a Value, path: &[&str]) -> &'a str {
     path.iter()
         .try_fold(v, |v, k| v.get(*k))
         .and_then(Value::as_str)
         .unwrap_or_default()
 }
 
-fn available(d: &Value) -> bool {
+/// Whether a Deployment's status says `Available=True`.
+pub(crate) fn available(d: &Value) -> bool {
     d["status"]["conditions"]
         .as_array()
         .into_iter()

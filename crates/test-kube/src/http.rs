@@ -724,3 +724,78 @@ fn method_not_allowed(rt: &ResourceType) -> ApiError {
 fn webhooks_served(shared: &Shared) -> bool {
     admission::configured(&shared.lock())
 }
+
+/// The path of one object of `rt`, as a client addresses it (for authorization's attributes).
+fn object_path(rt: &ResourceType, namespace: Option<&str>, name: &str) -> String {
+    let base = if rt.group.is_empty() {
+        format!("/api/{}", rt.version)
+    } else {
+        format!("/apis/{}/{}", rt.group, rt.version)
+    };
+    match namespace {
+        Some(ns) if rt.namespaced => format!("{base}/namespaces/{ns}/{}/{name}", rt.plural),
+        _ => format!("{base}/{}/{name}", rt.plural),
+    }
+}
+
+/// A server-side apply (`force=true`) of `object` by an in-cluster controller running as
+/// `user`, through what a PATCH over HTTP goes through: RBAC (`patch`, and `create` when the
+/// object is new), the admission webhooks, the store's validation and field ownership.
+pub(crate) async fn apply_as(
+    shared: &Arc<Shared>,
+    user: &User,
+    rt: &ResourceType,
+    object: &Value,
+    manager: &str,
+    dry_run: bool,
+) -> Result<Value, ApiError> {
+    let name = meta(object, "name").to_owned();
+    let ns = meta(object, "namespace");
+    let ns = (rt.namespaced && !ns.is_empty()).then_some(ns);
+    let params = HashMap::new();
+    let attributes = rbac::Attributes::of("PATCH", &object_path(rt, ns, &name), &params);
+    let existed = shared.lock().get(rt, ns, &name).is_ok();
+    for a in [
+        Some(attributes.clone()),
+        (!existed).then(|| attributes.with_verb("create")),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if !rbac::allowed(&shared.lock(), user, &a) {
+            return Err(rbac::forbidden(user, &a));
+        }
+    }
+    let api_version = rt.api_version();
+    let w = Write {
+        manager,
+        api_version: &api_version,
+        dry_run,
+        status: false,
+        whole: false,
+        force: true,
+    };
+    admitted(shared, user, rt, w, |store, w| {
+        store.patch(rt, ns, &name, PatchKind::Apply, object.clone(), w)
+    })
+    .await
+}
+
+/// A DELETE of one object by an in-cluster controller running as `user`: RBAC, admission,
+/// finalizers.
+pub(crate) async fn delete_as(
+    shared: &Arc<Shared>,
+    user: &User,
+    rt: &ResourceType,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<(), ApiError> {
+    let params = HashMap::new();
+    let attributes = rbac::Attributes::of("DELETE", &object_path(rt, namespace, name), &params);
+    if !rbac::allowed(&shared.lock(), user, &attributes) {
+        return Err(rbac::forbidden(user, &attributes));
+    }
+    let current = shared.lock().get(rt, namespace, name)?;
+    admit_delete(shared, user, rt, &current, false).await?;
+    shared.lock().delete(rt, namespace, name, false).map(|_| ())
+}

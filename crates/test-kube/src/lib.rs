@@ -44,7 +44,9 @@
 //! deletion propagation (always background), and associative lists in apply (lists are atomic).
 //! [`capi`] simulates the Cluster API controllers of a management cluster, each Cluster's
 //! workload cluster being another stand-in where [`nodes`] simulates the kubelets (a Node is
-//! Ready only with a CNI) and the DaemonSet controller.
+//! Ready only with a CNI) and the DaemonSet controller. [`flux`] simulates Flux's
+//! source-controller and kustomize-controller with the real `git` and `kubectl kustomize`, its
+//! applies going through RBAC and admission as a client's do.
 
 mod admission;
 mod apply;
@@ -56,6 +58,7 @@ pub mod components;
 pub mod declared;
 mod discovery;
 pub mod edge_spec;
+pub mod flux;
 mod http;
 pub mod kind;
 pub mod nodes;
@@ -72,6 +75,7 @@ mod webhook_client;
 pub mod workloads;
 
 pub use capi::{CapiHandle, CapiOptions};
+pub use flux::{FluxHandle, FluxOptions};
 pub use status::ApiError;
 pub use workloads::{WorkloadHandle, WorkloadOptions};
 
@@ -528,6 +532,13 @@ impl KubeStandIn {
     /// drops.
     pub fn start_workloads(&self, options: WorkloadOptions) -> WorkloadHandle {
         workloads::start(self.shared.clone(), options)
+    }
+
+    /// Starts the simulated Flux source-controller and kustomize-controller (see [`flux`]); they
+    /// act once Flux is installed and stop when the handle drops. Fails only when its artifact
+    /// storage (a temporary directory) cannot be made.
+    pub fn start_flux(&self, options: FluxOptions) -> std::io::Result<FluxHandle> {
+        flux::start(self.shared.clone(), options)
     }
 
     /// The CustomResourceDefinition `name`, when created or updated from now on, stays

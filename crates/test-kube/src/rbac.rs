@@ -9,10 +9,12 @@
 //! Every authenticated user also has what the API server's bootstrap ClusterRoles
 //! `system:discovery`, `system:basic-user` and `system:public-info-viewer` grant
 //! `system:authenticated`; they are built in here rather than stored, so the stand-in's objects
-//! stay as they were. Not modelled: `aggregationRule` (a ClusterRole's own rules only), the other
-//! bootstrap roles (`cluster-admin`, `view`, `edit`, ... are not there to bind), and the escalation
-//! check on writes of roles and bindings (a ServiceAccount allowed to write them can grant more
-//! than it holds).
+//! stay as they were. The bootstrap ClusterRole `cluster-admin` (every verb on every resource and
+//! path) is built in likewise, for bindings to it (Flux's `cluster-reconciler` binds
+//! kustomize-controller to it) while no ClusterRole of that name is stored. Not modelled:
+//! `aggregationRule` (a ClusterRole's own rules only), the other bootstrap roles (`view`, `edit`,
+//! ... are not there to bind), and the escalation check on writes of roles and bindings (a
+//! ServiceAccount allowed to write them can grant more than it holds).
 
 use super::auth::User;
 use super::registry::ResourceType;
@@ -218,8 +220,14 @@ fn role_rules(store: &Store, binding: &Value, namespace: &str) -> Vec<Value> {
             .ok(),
         _ => None,
     };
-    role.and_then(|r| r["rules"].as_array().cloned())
-        .unwrap_or_default()
+    match role {
+        Some(r) => r["rules"].as_array().cloned().unwrap_or_default(),
+        None if role_ref["kind"] == "ClusterRole" && name == "cluster-admin" => vec![
+            json!({"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}),
+            json!({"nonResourceURLs": ["*"], "verbs": ["*"]}),
+        ],
+        None => Vec::new(),
+    }
 }
 
 /// Whether RBAC allows `user` the request.

@@ -3,11 +3,11 @@
 //! as clients.
 
 mod common;
+#[path = "common/webhook.rs"]
+mod webhook;
 
 use base64::Engine;
 use common::{Result, bounded, client_with};
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Incoming};
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
@@ -63,41 +63,24 @@ struct Webhook {
 
 impl Webhook {
     async fn start(ca: &TestCa) -> Result<Webhook> {
-        let cert = ca.server_certificate_for_name(HOST)?;
-        let acceptor = snow_test_devices::https::acceptor(&cert)?;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?;
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = seen.clone();
-        let serving = snow_test_devices::https::serve(
-            listener,
-            acceptor,
-            move |req: hyper::Request<Incoming>| {
-                let log = log.clone();
-                async move {
-                    let path = req.uri().path().to_owned();
-                    let query = req.uri().query().unwrap_or_default().to_owned();
-                    let body = req
-                        .into_body()
-                        .collect()
-                        .await
-                        .map(|b| b.to_bytes())
-                        .unwrap_or_default();
-                    let review: Value = serde_json::from_slice(&body).unwrap_or_default();
-                    let request = review["request"].clone();
-                    if let Ok(mut log) = log.lock() {
-                        log.push(json!({"path": path, "query": query, "request": request, "review": review}));
-                    }
-                    if path == "/slow" {
-                        tokio::time::sleep(Duration::from_secs(5)).await;
-                    }
-                    let mut response = answer(&path, &request);
-                    response["uid"] = request["uid"].clone();
-                    let out = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response});
-                    hyper::Response::new(Full::new(Bytes::from(out.to_string())))
+        let (addr, serving) = webhook::serve(ca, HOST, move |path, query, review| {
+            let log = log.clone();
+            async move {
+                let request = review["request"].clone();
+                if let Ok(mut log) = log.lock() {
+                    log.push(
+                        json!({"path": path, "query": query, "request": request, "review": review}),
+                    );
                 }
-            },
-        );
+                if path == "/slow" {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                }
+                answer(&path, &request)
+            }
+        })
+        .await?;
         Ok(Webhook {
             addr,
             seen,

@@ -81,6 +81,7 @@ fn no_library_depends_on_clap() {
         "snow-lifecycle",
         "snow-provision",
         "snow-controller",
+        "snow-git",
     ] {
         args.extend(["--package", library]);
     }
