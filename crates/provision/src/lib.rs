@@ -52,6 +52,9 @@ pub use snow_lifecycle::cni::CniSource;
 pub use snow_lifecycle::standing::Action;
 pub use workflow::{CreateOptions, Provisioned, UpgradeOptions, create, default_key, upgrade};
 
+/// The `snow-lifecycle` types a caller of these workflows names: their options, results,
+/// progress events and errors, re-exported so that a caller needs no other front.
+pub use snow_kube::KubeError;
 /// The bootstrap cluster of a create from nothing and of a self-managed cluster's delete.
 pub use snow_lifecycle::bootstrap;
 /// helm's errors and options (the Cilium render).
@@ -73,9 +76,6 @@ pub use snow_lifecycle::init::{
 pub use snow_lifecycle::ssh_key::dry_run_note as default_key_note;
 /// A support bundle's bounds ([`support_bundle`]).
 pub use snow_lifecycle::support_bundle::BundleOptions;
-/// The `snow-lifecycle` types a caller of these workflows names: their options, results,
-/// progress events and errors, re-exported so that a caller needs no other front.
-pub use snow_kube::KubeError;
 pub use snow_lifecycle::{
     Backup, ClusterPlan, CniManifest, DeleteOptions, Deleted, Described, Event, KubeconfigSource,
     LifecycleError, Management, Milestones, MoveOptions, Moved, RenewOptions, Renewed, Timeouts,
