@@ -639,7 +639,9 @@ pub fn load_secrets(
 /// the cluster of the context used turns TLS verification off (its API server's identity is not
 /// checked).
 pub fn check_kubeconfig(source: &KubeconfigSource) -> Result<Noted<()>, SettingsError> {
-    let file = source.read()?;
+    let file = source
+        .read()
+        .map_err(snow_provision::LifecycleError::from)?;
     let mut notices = Vec::new();
     if file.skips_tls_verify(source.context.as_deref()) {
         notices.push(Notice::Note(format!(

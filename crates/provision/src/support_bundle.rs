@@ -97,7 +97,9 @@ pub async fn after_failure(
         device_timeout: snow_validate::limits::REQUEST_TIMEOUT,
         options: BundleOptions::default(),
     };
-    let mgmt = Management::connect(management).await?;
+    let mgmt = Management::connect(management)
+        .await
+        .map_err(LifecycleError::from)?;
     write(&mgmt, &request).await
 }
 
