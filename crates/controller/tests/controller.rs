@@ -69,10 +69,11 @@ fn cilium() -> snow_lifecycle::CniManifest {
 async fn setup() -> Setup {
     let api = KubeStandIn::start().await.expect("stand-in");
     api.install_capi().unwrap();
-    // The GitOps flow starts with `snowctl crds | kubectl apply -f -`.
+    // The GitOps flow starts with `snowctl crds | kubectl apply -f -`: the four Snow kinds and
+    // FluxConfig.
     assert_eq!(
         api.install_crds(&snow_api::crds_yaml().unwrap()).unwrap(),
-        4
+        5
     );
     // The workload cluster starts without a network: its Nodes become Ready only once the
     // controller has installed Cilium on it.

@@ -90,6 +90,27 @@ const ALLOWED: &[(&str, &[&str], &str)] = &[
         "the marker line that tells a file the writer wrote before: changing it would make \
          every file written so far look foreign",
     ),
+    (
+        "crates/git/src/repository.rs",
+        &[
+            "--verify",
+            "--quiet",
+            "--all",
+            "--force",
+            "--cached",
+            "--name-only",
+            "--no-verify",
+            "--cleanup=strip",
+            "--depth",
+            "--hard",
+            "--heads",
+            "--initial-branch",
+            "--single-branch",
+            "--branch",
+            "--no-checkout",
+        ],
+        "the `git` command lines snow-git runs",
+    ),
 ];
 
 /// The crates that are not libraries for other tools: the CLI itself and the test stand-ins.
