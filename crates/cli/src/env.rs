@@ -45,6 +45,100 @@ pub const ALL: [&str; 12] = [
     PATH,
 ];
 
+/// The process environment snowctl's settings read, taken once (`Environment::from_process`, in
+/// `run`) and handed to every resolver, so that no resolver reads `std::env` and a test gives
+/// its own ([`Environment::new`] and [`Environment::with`]). The flags' fallbacks
+/// (`EKSA_AWS_CREDENTIALS_FILE`, `EKSA_AWS_CA_BUNDLES_FILE`) are clap's, read as it parses.
+#[derive(Clone, Default)]
+pub struct Environment {
+    /// Every variable that is Unicode, by name (clusterctl-style substitution into the management
+    /// components' manifests takes them all).
+    vars: std::collections::BTreeMap<String, String>,
+    /// The others, as the operating system gives them (paths may be any bytes).
+    os: std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString>,
+    /// The working directory: where a cluster's files (`./<cluster>/…`) go.
+    cwd: std::path::PathBuf,
+    /// Whether standard error is a terminal (a line per device while preflight runs).
+    terminal: bool,
+}
+
+impl Environment {
+    /// This process's variables and working directory (`.` when it cannot be read).
+    pub fn from_process() -> Environment {
+        let mut environment = Environment::new(
+            std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from(".")),
+        );
+        for (name, value) in std::env::vars_os() {
+            environment = environment.with_os(name, value);
+        }
+        environment.terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        environment
+    }
+
+    /// No variables, working in `cwd`, standard error no terminal.
+    pub fn new(cwd: impl Into<std::path::PathBuf>) -> Environment {
+        Environment {
+            cwd: cwd.into(),
+            ..Environment::default()
+        }
+    }
+
+    /// `self` with `name` set to `value`.
+    pub fn with(self, name: &str, value: &str) -> Environment {
+        self.with_os(name.into(), value.into())
+    }
+
+    fn with_os(mut self, name: std::ffi::OsString, value: std::ffi::OsString) -> Environment {
+        if let (Some(n), Some(v)) = (name.to_str(), value.to_str()) {
+            self.vars.insert(n.to_owned(), v.to_owned());
+        }
+        self.os.insert(name, value);
+        self
+    }
+
+    /// A variable as the operating system gives it.
+    pub fn var_os(&self, name: &str) -> Option<&std::ffi::OsStr> {
+        self.os
+            .get(std::ffi::OsStr::new(name))
+            .map(|v| v.as_os_str())
+    }
+
+    /// A variable that is Unicode (`None` when unset or not).
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.vars.get(name).map(String::as_str)
+    }
+
+    /// A variable as a path, when set.
+    pub fn path(&self, name: &str) -> Option<std::path::PathBuf> {
+        self.var_os(name).map(std::path::PathBuf::from)
+    }
+
+    /// Every Unicode variable, for the management components' substitution.
+    pub fn vars(&self) -> &std::collections::BTreeMap<String, String> {
+        &self.vars
+    }
+
+    /// The working directory.
+    pub fn cwd(&self) -> &std::path::Path {
+        &self.cwd
+    }
+
+    /// Whether standard error is a terminal.
+    pub fn terminal(&self) -> bool {
+        self.terminal
+    }
+}
+
+/// Names only: values may be secrets (`REGISTRY_PASSWORD`, tokens).
+impl std::fmt::Debug for Environment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Environment")
+            .field("names", &self.os.keys().collect::<Vec<_>>())
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
@@ -59,6 +153,15 @@ mod tests {
         for sub in cmd.get_subcommands() {
             flag_variables(sub, out);
         }
+    }
+
+    #[test]
+    fn debug_shows_names_never_values() {
+        let env = super::Environment::new("/w").with(super::REGISTRY_PASSWORD, "hunter2");
+        let shown = format!("{env:?}");
+        assert!(shown.contains("REGISTRY_PASSWORD"), "{shown}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert_eq!(env.var(super::REGISTRY_PASSWORD), Some("hunter2"));
     }
 
     #[test]

@@ -46,9 +46,12 @@ pub fn run() -> ExitCode {
     // Unlocked handles: each write takes the lock briefly, so log lines from other threads
     // (the controller's tracing) are never blocked behind a command holding stderr.
     let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
-    let style = output::Style::detect(std::env::var_os(env::NO_COLOR).as_deref(), cli.quiet);
+    // The environment, read once: every resolver takes it from here.
+    let environment = env::Environment::from_process();
+    let style = output::Style::detect(environment.var_os(env::NO_COLOR), cli.quiet);
     commands::dispatch(
         cli,
+        &environment,
         &mut output::Io {
             stdout: &mut stdout,
             stderr: &mut stderr,

@@ -10,7 +10,8 @@ use crate::{
         BootstrapArgs, Cli, ComponentArgs, ImageSelectionArgs, InitArgs, ManagementArgs,
         OptionalDeviceFiles, ReleaseArgs, RenderArgs, SourceArgs, WaitArgs,
     },
-    env, output,
+    env::{self, Environment},
+    output,
 };
 use capi_render::{Contract, RenderOptions, SecretInputs};
 use snow_api::{
@@ -32,6 +33,13 @@ use snow_provision::{
 use std::{
     io::Read,
     path::{Path, PathBuf},
+};
+
+pub mod cluster;
+
+pub use cluster::{
+    CreateSettings, DeleteSettings, DescribeSettings, MoveSettings, RenewSettings,
+    UpgradePlanSettings, UpgradeSettings,
 };
 
 /// Something a resolver wants said on standard error, as data: the command prints it
@@ -257,14 +265,15 @@ pub const MIRROR_CA_VAR: &str = env::REGISTRY_MIRROR_CA;
 /// `authenticate: true`; each unset variable is a finding on that field.
 pub fn registry_login(
     spec: &snow_api::ClusterSpec,
+    environment: &Environment,
 ) -> Result<Option<RegistryCredentials>, Vec<Finding>> {
-    let (username, password) = registry_env();
+    let (username, password) = registry_env(environment);
     registry::from_env(spec, username, password)
 }
 
 /// The registry mirror's username and password as the environment gives them.
-pub fn registry_env() -> (Option<String>, Option<SecretString>) {
-    let var = |name| std::env::var(name).ok();
+pub fn registry_env(environment: &Environment) -> (Option<String>, Option<SecretString>) {
+    let var = |name| environment.var(name).map(str::to_owned);
     (
         var(env::REGISTRY_USERNAME),
         var(env::REGISTRY_PASSWORD).map(SecretString::new),
@@ -275,8 +284,9 @@ pub fn registry_env() -> (Option<String>, Option<SecretString>) {
 /// finding about the environment.
 pub fn required_registry_login(
     spec: &snow_api::ClusterSpec,
+    environment: &Environment,
 ) -> Result<Option<RegistryCredentials>, SettingsError> {
-    registry_login(spec).map_err(|unset| SettingsError::Findings {
+    registry_login(spec, environment).map_err(|unset| SettingsError::Findings {
         findings: unset,
         about: "environment".into(),
         text: None,
@@ -285,7 +295,7 @@ pub fn required_registry_login(
 }
 
 /// Reads and checks a spec; with error findings, all of them are the error.
-pub fn load_spec(path: &Path) -> Result<SpecFile, SettingsError> {
+pub fn load_spec(path: &Path, environment: &Environment) -> Result<SpecFile, SettingsError> {
     let name = output::source_name(path);
     let text = read_text(path, "the cluster spec")?;
     let mut report = snow_api::check(&text).map_err(|err| SettingsError::Diagnostic {
@@ -294,7 +304,7 @@ pub fn load_spec(path: &Path) -> Result<SpecFile, SettingsError> {
         text: Some(text.clone()),
     })?;
     // EKS Anywhere's default: an empty mirror caCertContent is the file EKSA_REGISTRY_MIRROR_CA names.
-    if let (Some(spec), Some(ca)) = (&mut report.spec, std::env::var_os(MIRROR_CA_VAR))
+    if let (Some(spec), Some(ca)) = (&mut report.spec, environment.var_os(MIRROR_CA_VAR))
         && !ca.is_empty()
         && registry::wants_mirror_ca(spec)
     {
@@ -355,6 +365,7 @@ pub use snow_provision::catalog::Catalog;
 pub fn catalog_source(
     args: &ReleaseArgs,
     default: ReleaseDefault<'_>,
+    environment: &Environment,
 ) -> Result<CatalogSource, SettingsError> {
     // `-` is standard input, as for every input snowctl reads.
     let path = |p: &Path| match p.as_os_str() == "-" {
@@ -405,7 +416,7 @@ pub fn catalog_source(
         .unwrap_or(snow_api::release::eksa::DEFAULT_RELEASE_MANIFEST);
     let fetch = assets::FetchConfig {
         ca_certs_pem: self::ca_certs(ca_certs)?,
-        ..assets::FetchConfig::new(cache(cache_dir)?)
+        ..assets::FetchConfig::new(cache(cache_dir, environment)?)
     };
     Ok(CatalogSource::Published {
         manifest_url: manifest_url.to_owned(),
@@ -421,8 +432,15 @@ pub fn catalog_source(
 pub fn catalog(
     args: &ReleaseArgs,
     default: ReleaseDefault<'_>,
+    environment: &Environment,
 ) -> Result<Noted<Catalog>, SettingsError> {
-    let source = catalog_source(args, default)?;
+    fetch_catalog(catalog_source(args, default, environment)?)
+}
+
+/// The release catalog of `source`, read or fetched once (`snow_provision::catalog`); the
+/// embedded sample noted, and a published release said (noted when from the cache because the
+/// network failed). For a command that must ask the management cluster first, after that.
+pub fn fetch_catalog(source: CatalogSource) -> Result<Noted<Catalog>, SettingsError> {
     let mut notices = Vec::new();
     if let CatalogSource::EmbeddedSample { .. } = source {
         notices.push(Notice::Note(SAMPLE_NOTE.into()));
@@ -464,8 +482,8 @@ pub fn catalog(
 const SAMPLE_NOTE: &str = "note: using the embedded sample catalog (a development build of EKS Anywhere's sample Bundles; its images and components are not published): pass --bundles FILE, --artifacts FILE or --release-manifest URL for a real release\n";
 
 /// `--cache-dir`, else `$XDG_CACHE_HOME/snowctl` or `~/.cache/snowctl`.
-fn cache(dir: Option<&Path>) -> Result<PathBuf, SettingsError> {
-    let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
+fn cache(dir: Option<&Path>, environment: &Environment) -> Result<PathBuf, SettingsError> {
+    let var = |name: &str| environment.path(name);
     (dir.map(Path::to_path_buf))
         .or_else(|| assets::default_cache_dir(var(env::XDG_CACHE_HOME), var(env::HOME)))
         .ok_or_else(|| SettingsError::usage("no cache directory: pass --cache-dir"))
@@ -524,26 +542,34 @@ pub struct RenderSettings {
     pub notices: Vec<Notice>,
 }
 
-impl RenderSettings {
-    /// From the render flags.
+/// What rendering takes from the flags and the environment, resolved before the release catalog
+/// is read (for create and upgrade, before the management cluster is asked): `--contract`, the
+/// device files of the identity Secret, the mirror's login.
+pub struct RenderFlags {
+    /// `--contract`.
+    pub contract: Option<Contract>,
+    /// The device files for the identity Secret, loaded and free of errors.
+    pub secrets: Option<(CredentialsFile, CaBundle)>,
+    /// The registry mirror's login (`authenticate: true`).
+    pub registry: Option<RegistryCredentials>,
+    /// What to say: what is left out.
+    pub notices: Vec<Notice>,
+}
+
+impl RenderFlags {
+    /// From the render flags, for `spec`; pure but for reading the device files.
     pub fn resolve(
         args: &RenderArgs,
         spec: &ValidSpec,
-        default: ReleaseDefault<'_>,
-    ) -> Result<RenderSettings, SettingsError> {
-        let Noted {
-            value: catalog,
-            mut notices,
-        } = catalog(&args.release, default)?;
-        let release_files = catalog.release_files();
-        let (inputs, archive) = (catalog.inputs, catalog.archive);
+        environment: &Environment,
+    ) -> Result<RenderFlags, SettingsError> {
+        let mut notices = Vec::new();
         let contract = args
             .contract
             .as_deref()
             .map(str::parse::<Contract>)
             .transpose()
-            .map_err(|err| SettingsError::usage(format_args!("--contract: {err}")))
-            .map_err(|e| e.after(notices.clone()))?;
+            .map_err(|err| SettingsError::usage(format_args!("--contract: {err}")))?;
         // The identity Secret needs both files; without them it is left out, and said so.
         let secrets = match (args.no_secrets, &args.device_files) {
             (true, _) => None,
@@ -553,13 +579,13 @@ impl RenderSettings {
                     credentials: Some(c),
                     ca_bundle: Some(b),
                 },
-            ) => Some(load_secrets(c, b).map_err(|e| e.after(notices.clone()))?),
+            ) => Some(load_secrets(c, b)?),
             (false, _) => {
                 notices.push(Notice::Note("note: the CAPAS identity Secret is left out: set EKSA_AWS_CREDENTIALS_FILE and EKSA_AWS_CA_BUNDLES_FILE (or --credentials/--ca-bundle), or pass --no-secrets\n".into()));
                 None
             }
         };
-        let registry = match (args.no_secrets, registry_login(spec)) {
+        let registry = match (args.no_secrets, registry_login(spec, environment)) {
             (true, _) => None,
             (false, Ok(login)) => login,
             (false, Err(_)) => {
@@ -567,15 +593,45 @@ impl RenderSettings {
                 None
             }
         };
-        Ok(RenderSettings {
-            inputs,
-            release_files,
-            archive,
+        Ok(RenderFlags {
             contract,
             secrets,
             registry,
             notices,
         })
+    }
+}
+
+impl RenderSettings {
+    /// From the render flags: [`RenderFlags`] and the catalog (`default` when none is named),
+    /// read now.
+    pub fn resolve(
+        args: &RenderArgs,
+        spec: &ValidSpec,
+        default: ReleaseDefault<'_>,
+        environment: &Environment,
+    ) -> Result<RenderSettings, SettingsError> {
+        let source = catalog_source(&args.release, default, environment)?;
+        let flags = RenderFlags::resolve(args, spec, environment)?;
+        Ok(RenderSettings::new(flags, fetch_catalog(source)?))
+    }
+
+    /// The flags resolved before and the catalog read after: the catalog's notices first.
+    pub fn new(flags: RenderFlags, catalog: Noted<Catalog>) -> RenderSettings {
+        let Noted {
+            value: catalog,
+            mut notices,
+        } = catalog;
+        notices.extend(flags.notices);
+        RenderSettings {
+            release_files: catalog.release_files(),
+            inputs: catalog.inputs,
+            archive: catalog.archive,
+            contract: flags.contract,
+            secrets: flags.secrets,
+            registry: flags.registry,
+            notices,
+        }
     }
 
     /// The release of `spec`, resolved once.
@@ -657,11 +713,14 @@ pub fn check_kubeconfig(source: &KubeconfigSource) -> Result<Noted<()>, Settings
 /// file to define a name wins), else `~/.kube/config` when it exists, or when `--context` asks
 /// for one of its contexts (so that reading it says it is missing); `--context` with it. `None`
 /// when there is none.
-pub fn find_kubeconfig(args: &ManagementArgs) -> Option<KubeconfigSource> {
+pub fn find_kubeconfig(
+    args: &ManagementArgs,
+    environment: &Environment,
+) -> Option<KubeconfigSource> {
     kubeconfig_paths(
         args.kubeconfig.as_deref(),
-        std::env::var_os(env::KUBECONFIG).as_deref(),
-        std::env::var_os(env::HOME).as_deref(),
+        environment.var_os(env::KUBECONFIG),
+        environment.var_os(env::HOME),
         args.context.is_some(),
     )
     .map(|paths| KubeconfigSource {
@@ -696,8 +755,11 @@ fn kubeconfig_paths(
 
 /// The management cluster's kubeconfig and context ([`find_kubeconfig`], checked:
 /// [`check_kubeconfig`]); without one, the error says how to give it.
-pub fn management(args: &ManagementArgs) -> Result<Noted<Management>, SettingsError> {
-    match find_kubeconfig(args) {
+pub fn management(
+    args: &ManagementArgs,
+    environment: &Environment,
+) -> Result<Noted<Management>, SettingsError> {
+    match find_kubeconfig(args, environment) {
         Some(source) => {
             let notices = check_kubeconfig(&source)?.notices;
             Ok(Noted {
@@ -788,6 +850,7 @@ pub fn selection_catalog(
     args: &ImageSelectionArgs,
     cache_dir: Option<&Path>,
     ca_certs: &[PathBuf],
+    environment: &Environment,
 ) -> Result<Noted<Catalog>, SettingsError> {
     let kube_version = match args.kubernetes_versions.as_slice() {
         [one] => Some(one.as_str()),
@@ -798,7 +861,7 @@ pub fn selection_catalog(
         cache_dir,
         ca_certs,
     };
-    catalog(&args.release, default)
+    catalog(&args.release, default, environment)
 }
 
 /// The images of the release bundle for the selection's Kubernetes versions and node OS
@@ -842,8 +905,9 @@ pub fn fetch_components(
     assets: &[ComponentAssets],
     cache_dir: Option<&Path>,
     ca_certs_pem: Vec<Vec<u8>>,
+    environment: &Environment,
 ) -> Result<Noted<Vec<ComponentFiles>>, SettingsError> {
-    let dir = cache(cache_dir)?;
+    let dir = cache(cache_dir, environment)?;
     let config = assets::FetchConfig {
         ca_certs_pem,
         ..assets::FetchConfig::new(dir)
@@ -910,13 +974,14 @@ pub fn components(
     inputs: &ReleaseInputs,
     kubernetes_version: Option<&str>,
     secrets: Option<(&CredentialsFile, &CaBundle)>,
+    environment: &Environment,
 ) -> Result<Noted<Vec<ComponentObjects>>, SettingsError> {
     let source = match (&args.components_dir, archive) {
         (Some(dir), _) => ComponentsSource::Dir(dir),
         (None, Some(archive)) => ComponentsSource::Opened(archive),
         (None, None) => ComponentsSource::Fetch(assets::FetchConfig {
             ca_certs_pem: ca_certs(&args.ca_certs)?,
-            ..assets::FetchConfig::new(cache(args.cache_dir.as_deref())?)
+            ..assets::FetchConfig::new(cache(args.cache_dir.as_deref(), environment)?)
         }),
     };
     let cache_dir = match &source {
@@ -927,7 +992,7 @@ pub fn components(
         inputs,
         kubernetes_version,
         secrets,
-        environment: std::env::vars().collect(),
+        environment: environment.vars().clone(),
         source,
     };
     let made = runtime()?.block_on(snow_provision::components::components(options));
@@ -983,7 +1048,10 @@ pub struct InitSettings {
 
 impl InitSettings {
     /// From `init`'s flags.
-    pub fn resolve(args: &InitArgs) -> Result<InitSettings, SettingsError> {
+    pub fn resolve(
+        args: &InitArgs,
+        environment: &Environment,
+    ) -> Result<InitSettings, SettingsError> {
         let default = ReleaseDefault::Published {
             kube_version: args.kubernetes_version.as_deref(),
             cache_dir: args.components.cache_dir.as_deref(),
@@ -992,7 +1060,7 @@ impl InitSettings {
         let Noted {
             value: catalog,
             mut notices,
-        } = catalog(&args.release, default)?;
+        } = catalog(&args.release, default, environment)?;
         let release_files = catalog.release_files();
         let secrets = optional_secrets(&args.device_files).map_err(|e| e.after(notices.clone()))?;
         let providers = components(
@@ -1001,6 +1069,7 @@ impl InitSettings {
             &catalog.inputs,
             args.kubernetes_version.as_deref(),
             secrets.as_ref().map(|(c, b)| (c, b)),
+            environment,
         )
         .map_err(|e| e.after(notices.clone()))?;
         notices.extend(providers.notices);
@@ -1046,12 +1115,13 @@ pub fn bootstrap(
 /// `$DOCKER_CONFIG/config.json` or `~/.docker/config.json` when present; none otherwise).
 pub fn registry_access(
     args: &SourceArgs,
+    environment: &Environment,
 ) -> Result<(Vec<Vec<u8>>, snow_images::Credentials), SettingsError> {
     let pems = ca_certs(&args.ca_certs)?;
     let path = args.docker_config.clone().or_else(|| {
-        let dir = std::env::var_os(env::DOCKER_CONFIG)
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os(env::HOME).map(|h| PathBuf::from(h).join(".docker")))?;
+        let dir = environment
+            .path(env::DOCKER_CONFIG)
+            .or_else(|| environment.path(env::HOME).map(|h| h.join(".docker")))?;
         let path = dir.join("config.json");
         path.exists().then_some(path)
     });
@@ -1100,6 +1170,81 @@ mod tests {
             kubeconfig_paths(None, Some(&os("")), Some(home_os), false),
             Some(vec![default])
         );
+    }
+
+    #[test]
+    fn registry_login_cache_and_docker_config_come_from_the_environment_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |p: &Path| p.to_str().unwrap().to_owned();
+        let bare = Environment::new(dir.path());
+        // The mirror's login: the two variables, the password kept secret.
+        assert!(matches!(registry_env(&bare), (None, None)));
+        let login = bare
+            .clone()
+            .with(env::REGISTRY_USERNAME, "robot")
+            .with(env::REGISTRY_PASSWORD, "s3cret");
+        let (user, password) = registry_env(&login);
+        assert_eq!(user.as_deref(), Some("robot"));
+        assert!(!format!("{password:?}").contains("s3cret"));
+        // The cache: --cache-dir, else XDG_CACHE_HOME, else HOME; none of them a usage error.
+        let home = bare.clone().with(env::HOME, &at(&dir.path().join("h")));
+        let xdg = home
+            .clone()
+            .with(env::XDG_CACHE_HOME, &at(&dir.path().join("x")));
+        let flag = dir.path().join("flag");
+        assert_eq!(cache(Some(&flag), &xdg).unwrap(), flag);
+        assert!(cache(None, &xdg).unwrap().starts_with(dir.path().join("x")));
+        assert!(
+            cache(None, &home)
+                .unwrap()
+                .starts_with(dir.path().join("h"))
+        );
+        let Err(SettingsError::Usage(message)) = cache(None, &bare) else {
+            panic!("not a usage error");
+        };
+        assert_eq!(message, "no cache directory: pass --cache-dir");
+        // The Docker config: DOCKER_CONFIG's, else ~/.docker's, when there; else none.
+        let docker = dir.path().join("docker");
+        std::fs::create_dir(&docker).unwrap();
+        std::fs::write(docker.join("config.json"), "{not json").unwrap();
+        let source = |docker_config: Option<PathBuf>| SourceArgs {
+            source_registry: None,
+            source_insecure: false,
+            ca_certs: Vec::new(),
+            concurrency: 4,
+            docker_config,
+        };
+        assert!(registry_access(&source(None), &home).is_ok());
+        let named = home.clone().with(env::DOCKER_CONFIG, &at(&docker));
+        let Err(SettingsError::Usage(message)) = registry_access(&source(None), &named) else {
+            panic!("the named config was not read");
+        };
+        assert!(
+            message.starts_with(&at(&docker.join("config.json"))),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn device_files_given_as_flags_are_read_and_their_errors_said_with_a_hint() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        let files = OptionalDeviceFiles {
+            credentials: Some(missing.clone()),
+            ca_bundle: Some(missing.clone()),
+        };
+        let Err(SettingsError::DeviceFile { what, hint }) = optional_secrets(&files) else {
+            panic!("not a device file error");
+        };
+        assert!(what.contains("missing"), "{what}");
+        assert!(!hint.is_empty());
+        // One file alone is no identity Secret, and no error.
+        let one = OptionalDeviceFiles {
+            credentials: Some(missing),
+            ca_bundle: None,
+        };
+        assert!(optional_secrets(&one).unwrap().is_none());
+        assert_eq!(device_paths(&one).ca_bundle, None);
     }
 
     #[test]

@@ -6,42 +6,43 @@
 use crate::{
     args::{
         CreateClusterArgs, DeleteClusterArgs, DescribeClusterArgs, MoveClusterArgs,
-        OptionalDeviceFiles, RenderArgs, RenewCertificatesArgs, UpgradeClusterArgs,
-        UpgradePlanClusterArgs,
+        OptionalDeviceFiles, RenewCertificatesArgs, UpgradeClusterArgs, UpgradePlanClusterArgs,
     },
+    env::Environment,
     exit::{self, Outcome},
     output::Io,
-    settings::{self, GlobalSettings, Management, RenderSettings, SpecFile},
+    settings::{
+        self, CreateSettings, DeleteSettings, DescribeSettings, GlobalSettings, Management,
+        MoveSettings, RenderSettings, RenewSettings, SpecFile, UpgradePlanSettings,
+        UpgradeSettings,
+    },
 };
 use snow_api::release::ClusterRelease;
 use snow_provision::cluster::{self as operations, MoveTarget};
 use snow_provision::target::{self, Create, CreateTarget, Delete, DeleteTarget};
 use snow_provision::{
-    self as provision, Action, Checks, CniSource, DeleteOptions, Deleted, Event, InitOptions,
-    KubeconfigSource, LifecycleError, Milestones, MoveOptions, ProvisionError, Timeouts,
-    WaitOptions, bootstrap::Bootstrap, self_managed,
+    self as provision, Action, CniSource, DeleteOptions, Deleted, Event, InitOptions,
+    LifecycleError, Milestones, MoveOptions, ProvisionError, bootstrap::Bootstrap, self_managed,
 };
-use std::{path::PathBuf, process::ExitCode};
+use std::process::ExitCode;
 
 /// Runs `snowctl create cluster` (its `--dry-run` is `render`): on the management cluster found
 /// (`settings::find_kubeconfig`), or, with none or `--self-managed`, from nothing through a
 /// bootstrap cluster (the cluster then manages itself): `snow_provision::target`.
-pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let components = &args.bootstrap.components;
-    let fetch = (
-        components.cache_dir.as_deref(),
-        components.ca_certs.as_slice(),
-    );
-    let spec = open_spec(&args.render, io)?;
-    let target = target::create_target(target::CreateTargetOptions {
-        management: settings::find_kubeconfig(&args.management),
-        self_managed: args.self_managed,
-    });
+pub fn create(
+    args: CreateClusterArgs,
+    global: GlobalSettings,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Outcome {
+    let settings = exit::noted(io, CreateSettings::resolve(&args, environment))?;
+    let spec = &settings.spec;
     let name = spec.spec.name();
-    let management = match target {
+    let management = match &settings.target {
         CreateTarget::Management(source) => {
-            exit::noted(io, settings::check_kubeconfig(&source))?;
-            let management = Management { source };
+            let management = Management {
+                source: source.clone(),
+            };
             io.progress(&format!(
                 "Creating cluster {name} on the management cluster of kubeconfig {}\n",
                 management.shown()
@@ -59,36 +60,34 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
             None
         }
     };
-    let from_nothing = &args.bootstrap;
-    if let Some(management) = &management
-        && (from_nothing.bootstrap_kubeconfig.is_some()
-            || from_nothing.keep_bootstrap
-            || args.controller_image.is_some())
-    {
-        let why = format!(
-            "--bootstrap-kubeconfig, --keep-bootstrap and --controller-image are for a create from nothing (on a management cluster, snowctl init or upgrade management-components installs the controller), and this create uses the management cluster of {}: drop them, or pass --self-managed",
-            management.source.shown()
-        );
-        return Err(exit::usage(io, why));
-    }
     if let Some(management) = &management {
         refuse(io, management, name, Action::Create)?;
     }
-    let render = render_settings(&args.render, &spec, fetch, io)?;
-    let (cni, _chart) = cni(args.cni_manifest.as_deref(), &spec, &render, io)?;
+    let CreateSettings {
+        spec,
+        catalog,
+        render,
+        cni_manifest,
+        checks,
+        wait,
+        force,
+        dir,
+        ..
+    } = settings;
+    let render = release_settings(render, catalog, io)?;
+    let (cni, _chart) = cni(cni_manifest, &spec, &render, io)?;
     let options = provision::CreateOptions {
-        checks: checks(args.skip_validations, args.skip_ip_check),
+        checks,
         cni,
-        wait: settings::waits(&args.waits),
-        force: args.force,
+        wait,
+        force,
     };
     let files = &args.render.device_files;
-    let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let release = render.release(&spec.spec);
     let release = release.map_err(|e| exit::lifecycle(io, &LifecycleError::Release(e)))?;
     let req = request(&spec, &render, &release, files, &dir);
     let Some(management) = management else {
-        return create_self_managed(&args, &req, &render, options, global, io);
+        return create_self_managed(&args, &req, &render, options, global, environment, io);
     };
     let outcome = run(io, async |io| {
         let how = Create::<Bootstrap>::OnManagement(&management.source, &options);
@@ -103,7 +102,7 @@ pub fn create(args: CreateClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
         Ok(())
     });
     let skip = args.no_support_bundle;
-    bundle_on_failure(outcome, io, &management, spec.spec.name(), skip)
+    bundle_on_failure(outcome, io, &management, spec.spec.name(), &dir, skip)
 }
 
 /// `create cluster` without a management cluster: the bootstrap cluster (given or kind), the
@@ -114,6 +113,7 @@ fn create_self_managed(
     render: &RenderSettings,
     create: provision::CreateOptions,
     global: GlobalSettings,
+    environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
     let login = req.registry_credentials;
@@ -131,6 +131,7 @@ fn create_self_managed(
             &render.inputs,
             Some(version),
             secrets,
+            environment,
         ),
     )?;
     let controller = exit::noted(
@@ -172,19 +173,32 @@ fn create_self_managed(
 }
 
 /// Runs `snowctl upgrade cluster`.
-pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let management = exit::noted(io, settings::management(&args.management))?;
-    let spec = open_spec(&args.render, io)?;
+pub fn upgrade(
+    args: UpgradeClusterArgs,
+    global: GlobalSettings,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Outcome {
+    let UpgradeSettings {
+        management,
+        spec,
+        catalog,
+        render,
+        cni_manifest,
+        checks,
+        wait,
+        dir,
+    } = exit::noted(io, UpgradeSettings::resolve(&args, environment))?;
     refuse(io, &management, spec.spec.name(), Action::Upgrade)?;
-    let render = render_settings(&args.render, &spec, (None, &[]), io)?;
+    let render = release_settings(render, catalog, io)?;
     let (cni, _chart) = match args.dry_run {
         true => (CniSource::Helm(Default::default()), None),
-        false => cni(args.cni_manifest.as_deref(), &spec, &render, io)?,
+        false => cni(cni_manifest, &spec, &render, io)?,
     };
     let options = provision::UpgradeOptions {
-        checks: checks(args.skip_validations || args.dry_run, true),
+        checks,
         cni,
-        wait: settings::waits(&args.waits),
+        wait,
         dry_run: args.dry_run,
         backup: !args.no_backup,
     };
@@ -193,7 +207,6 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
         let release = render
             .release(&spec.spec)
             .map_err(LifecycleError::Release)?;
-        let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let req = request(&spec, &render, &release, files, &dir);
         let mut events = printer(io, global.verbose);
         let outcome = provision::upgrade(&management.source, &req, &options, &mut events).await?;
@@ -214,7 +227,7 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
         Ok(())
     });
     let skip = args.no_support_bundle || args.dry_run;
-    bundle_on_failure(outcome, io, &management, spec.spec.name(), skip)
+    bundle_on_failure(outcome, io, &management, spec.spec.name(), &dir, skip)
 }
 
 /// Runs `snowctl upgrade plan cluster`: `snow_provision::cluster::upgrade_plan`, as a table or
@@ -222,19 +235,24 @@ pub fn upgrade(args: UpgradeClusterArgs, global: GlobalSettings, io: &mut Io<'_>
 pub fn upgrade_plan(
     args: UpgradePlanClusterArgs,
     global: GlobalSettings,
+    environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let management = exit::noted(io, settings::management(&args.management))?;
-    let spec = open_spec(&args.render, io)?;
+    let UpgradePlanSettings {
+        management,
+        spec,
+        catalog,
+        render,
+        dir,
+        format,
+    } = exit::noted(io, UpgradePlanSettings::resolve(&args, environment))?;
     refuse(io, &management, spec.spec.name(), Action::UpgradePlan)?;
-    let render = render_settings(&args.render, &spec, (None, &[]), io)?;
+    let render = release_settings(render, catalog, io)?;
     let files = &args.render.device_files;
-    let format = args.output;
     run(io, async move |io| {
         let release = render
             .release(&spec.spec)
             .map_err(LifecycleError::Release)?;
-        let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let req = request(&spec, &render, &release, files, &dir);
         let mut events = printer(io, global.verbose);
         let plan = operations::upgrade_plan(&management.source, &req, &mut events).await?;
@@ -246,33 +264,18 @@ pub fn upgrade_plan(
 
 /// Runs `snowctl delete cluster`: on its management cluster, or, when that is the cluster
 /// itself, through a bootstrap cluster (`snow_provision::target`).
-pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let spec = match &args.file {
-        Some(file) => Some(exit::settled(io, settings::load_spec(file))?),
-        None => None,
-    };
-    let name = match (&args.name, &spec) {
-        (Some(name), _) => name.clone(),
-        (None, Some(spec)) => spec.spec.name().to_owned(),
-        (None, None) => {
-            return Err(exit::usage(
-                io,
-                "name the cluster, or give its spec with -f",
-            ));
-        }
-    };
-    let management = exit::noted(io, settings::management(&args.management))?;
-    let wait = WaitOptions {
-        timeouts: Timeouts {
-            deletion: (!args.no_timeouts).then_some(args.delete_timeout),
-            ..Timeouts::default()
-        },
-        poll: args.poll_interval,
-    };
+pub fn delete(
+    args: DeleteClusterArgs,
+    global: GlobalSettings,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Outcome {
+    let settings = exit::noted(io, DeleteSettings::resolve(&args, environment))?;
+    let (name, management, wait) = (&settings.name, &settings.management, settings.wait);
     if args.records_only {
         return run(io, async move |io| {
             let removed =
-                operations::remove_import_records(&management.source, &name, &wait).await?;
+                operations::remove_import_records(&management.source, name, &wait).await?;
             for object in &removed {
                 io.progress(&format!("removed {object}\n"));
             }
@@ -289,33 +292,30 @@ pub fn delete(args: DeleteClusterArgs, global: GlobalSettings, io: &mut Io<'_>) 
     // One runtime: the client connected to decide is the one the delete uses.
     let runtime = exit::runtime(io, false)?;
     // What the delete will not do, before the bootstrap cluster or the release it may need.
-    let refused = runtime.block_on(provision::refusal(
-        &management.source,
-        &name,
-        Action::Delete,
-    ));
+    let refused = runtime.block_on(provision::refusal(&management.source, name, Action::Delete));
     refused.map_err(|err| exit::provision(io, &err))?;
-    let decided = runtime.block_on(target::delete_target(&management.source, &name));
+    let decided = runtime.block_on(target::delete_target(&management.source, name));
     let mgmt = match decided.map_err(|err| exit::lifecycle(io, &err))? {
         DeleteTarget::SelfManaged => {
             drop(runtime);
-            return delete_self_managed(&args, &name, spec.as_ref(), &management, wait, global, io);
+            return delete_self_managed(&args, &settings, global, environment, io);
         }
         DeleteTarget::Management(mgmt) => mgmt,
     };
     let options = DeleteOptions { wait };
     let how = Delete::<Bootstrap>::OnManagement(&mgmt, &options);
     let deleted = runtime
-        .block_on(async { target::delete(how, &name, &mut printer(io, global.verbose)).await });
+        .block_on(async { target::delete(how, name, &mut printer(io, global.verbose)).await });
     drop(runtime);
     let outcome = match deleted {
         Ok(deleted) => {
-            say_deleted(io, &name, &deleted);
+            say_deleted(io, name, &deleted);
             Ok(ExitCode::SUCCESS)
         }
         Err(err) => Err(exit::provision(io, &err)),
     };
-    bundle_on_failure(outcome, io, &management, &name, args.no_support_bundle)
+    let skip = args.no_support_bundle;
+    bundle_on_failure(outcome, io, management, name, &settings.dir, skip)
 }
 
 /// After a create, upgrade or delete on a management cluster that failed (exit 1), unless `skip`: the support
@@ -328,24 +328,24 @@ fn bundle_on_failure(
     io: &mut Io<'_>,
     management: &Management,
     cluster: &str,
+    dir: &std::path::Path,
     skip: bool,
 ) -> Outcome {
     // Input snowctl could not use (exit 2) touched no cluster: nothing to collect.
     if skip || outcome.is_ok() || outcome == Err(ExitCode::from(exit::USAGE)) {
         return outcome;
     }
-    let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let Ok(runtime) = exit::runtime(io, false) else {
         return outcome;
     };
     let written = runtime.block_on(provision::support_bundle::after_failure(
         &management.source,
-        &dir,
+        dir,
         cluster,
     ));
     match written {
         Ok(written) => {
-            let shown = written.path.strip_prefix(&dir).unwrap_or(&written.path);
+            let shown = written.path.strip_prefix(dir).unwrap_or(&written.path);
             io.err(&format!(
                 "📦 Support bundle written to ./{} (--no-support-bundle skips it)\n",
                 shown.display()
@@ -361,20 +361,15 @@ fn bundle_on_failure(
 /// `snow_provision::target::delete` through it.
 fn delete_self_managed(
     args: &DeleteClusterArgs,
-    name: &str,
-    spec: Option<&SpecFile>,
-    management: &Management,
-    wait: WaitOptions,
+    settings: &DeleteSettings,
     global: GlobalSettings,
+    environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let components = &args.bootstrap.components;
-    let default = settings::ReleaseDefault::Published {
-        kube_version: spec.map(|s| s.spec.kubernetes_version()),
-        cache_dir: components.cache_dir.as_deref(),
-        ca_certs: &components.ca_certs,
-    };
-    let catalog = exit::noted(io, settings::catalog(&args.release, default))?;
+    let (name, spec) = (settings.name.as_str(), settings.spec.as_ref());
+    let needs = settings.self_managed.as_ref();
+    let needs = needs.map_err(|e| exit::settings(io, e))?;
+    let catalog = exit::noted(io, settings::fetch_catalog(needs.catalog.clone()))?;
     let inputs = &catalog.inputs;
     let release = match spec {
         Some(spec) => Some(
@@ -386,15 +381,10 @@ fn delete_self_managed(
     };
     let cluster = spec.zip(release.as_ref()).map(|(s, r)| (&s.spec, r));
     // kind pulls through the spec's mirror, with its login when it authenticates.
-    let login = match spec {
-        Some(spec) => exit::settled(io, settings::required_registry_login(&spec.spec))?,
-        None => None,
-    };
     let bootstrap = exit::noted(
         io,
-        settings::bootstrap(&args.bootstrap, cluster, login.as_ref()),
+        settings::bootstrap(&args.bootstrap, cluster, needs.login.as_ref()),
     )?;
-    let secrets = exit::settled(io, settings::optional_secrets(&args.device_files))?;
     let components = exit::noted(
         io,
         settings::components(
@@ -402,7 +392,8 @@ fn delete_self_managed(
             catalog.archive.as_deref(),
             inputs,
             spec.map(|s| s.spec.kubernetes_version()),
-            secrets.as_ref().map(|(c, b)| (c, b)),
+            needs.secrets.as_ref().map(|(c, b)| (c, b)),
+            environment,
         ),
     )?;
     let opts = self_managed::DeleteOptions {
@@ -412,9 +403,12 @@ fn delete_self_managed(
             ..InitOptions::default()
         },
         moving: MoveOptions::default(),
-        delete: DeleteOptions { wait },
+        delete: DeleteOptions {
+            wait: settings.wait,
+        },
         keep_bootstrap: args.bootstrap.keep_bootstrap,
     };
+    let management = &settings.management;
     run(io, async move |io| {
         io.progress(&format!(
             "Cluster {name} manages itself: deleting it through a bootstrap cluster\n"
@@ -450,8 +444,9 @@ fn say_deleted(io: &mut Io<'_>, name: &str, deleted: &Deleted) {
 }
 
 /// Runs `snowctl describe cluster`.
-pub fn describe(args: DescribeClusterArgs, io: &mut Io<'_>) -> Outcome {
-    let management = exit::noted(io, settings::management(&args.management))?;
+pub fn describe(args: DescribeClusterArgs, environment: &Environment, io: &mut Io<'_>) -> Outcome {
+    let DescribeSettings { management } =
+        exit::noted(io, DescribeSettings::resolve(&args, environment))?;
     let (name, format) = (args.name, args.output);
     run(io, async move |io| {
         let described = operations::describe(&management.source, &name).await?;
@@ -467,13 +462,14 @@ pub fn describe(args: DescribeClusterArgs, io: &mut Io<'_>) -> Outcome {
 pub fn renew_certificates(
     args: RenewCertificatesArgs,
     global: GlobalSettings,
+    environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let management = exit::noted(io, settings::management(&args.management))?;
+    let RenewSettings {
+        management,
+        options,
+    } = exit::noted(io, RenewSettings::resolve(&args, environment))?;
     refuse(io, &management, &args.name, Action::RenewCertificates)?;
-    let options = provision::RenewOptions {
-        wait: settings::waits(&args.waits),
-    };
     let name = args.name;
     run(io, async move |io| {
         let mut events = printer(io, global.verbose);
@@ -498,21 +494,17 @@ pub fn renew_certificates(
 
 /// Runs `snowctl move cluster`: to another management cluster, to a directory (a backup), or
 /// from one (a restore). clap admits only those three shapes.
-pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let to = args.to_kubeconfig.map(|kubeconfig| Management {
-        source: KubeconfigSource::file(kubeconfig).with_context(args.to_context.as_deref()),
-    });
-    if let Some(to) = &to {
-        exit::noted(io, settings::check_kubeconfig(&to.source))?;
-    }
-    let source = match args.from_directory {
-        Some(_) => None,
-        None => Some(exit::noted(io, settings::management(&args.management))?),
-    };
-    let options = MoveOptions {
-        namespace: args.namespace,
-        ..MoveOptions::default()
-    };
+pub fn move_cluster(
+    args: MoveClusterArgs,
+    global: GlobalSettings,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Outcome {
+    let MoveSettings {
+        from: source,
+        to,
+        options,
+    } = exit::noted(io, MoveSettings::resolve(&args, environment))?;
     let (name, to_dir, from_dir) = (
         args.name.unwrap_or_default(),
         args.to_directory,
@@ -559,27 +551,15 @@ pub fn move_cluster(args: MoveClusterArgs, global: GlobalSettings, io: &mut Io<'
     })
 }
 
-/// What create and upgrade read first: the spec (with the mirror login when it authenticates).
-fn open_spec(render: &RenderArgs, io: &mut Io<'_>) -> Result<SpecFile, ExitCode> {
-    let spec = exit::settled(io, settings::load_spec(&render.file))?;
-    exit::settled(io, settings::required_registry_login(&spec.spec))?;
-    Ok(spec)
-}
-
-/// The render settings of `spec` (the release catalog, downloaded when none is given: after
-/// [`refuse`]; the command reads the live objects itself).
-fn render_settings(
-    render: &RenderArgs,
-    spec: &SpecFile,
-    (cache_dir, ca_certs): (Option<&std::path::Path>, &[std::path::PathBuf]),
+/// The render settings: the flags resolved before and the release catalog of `source`, read now
+/// (after [`refuse`]; the command reads the live objects itself), its notices said.
+fn release_settings(
+    flags: settings::RenderFlags,
+    source: snow_provision::catalog::CatalogSource,
     io: &mut Io<'_>,
 ) -> Result<RenderSettings, ExitCode> {
-    let default = settings::ReleaseDefault::Published {
-        kube_version: Some(spec.spec.kubernetes_version()),
-        cache_dir,
-        ca_certs,
-    };
-    let settings = exit::settled(io, RenderSettings::resolve(render, &spec.spec, default))?;
+    let catalog = exit::settled(io, settings::fetch_catalog(source))?;
+    let settings = RenderSettings::new(flags, catalog);
     exit::notices(io, &settings.notices);
     Ok(settings)
 }
@@ -619,31 +599,18 @@ fn request<'a>(
     }
 }
 
-/// Preflight unless skipped, with a line per device on a terminal.
-fn checks(skip: bool, skip_ip_check: bool) -> Checks {
-    match skip {
-        true => Checks::Skip,
-        false => Checks::Run {
-            skip_ip_check,
-            timeout: snow_validate::limits::REQUEST_TIMEOUT,
-            device_lines: std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        },
-    }
-}
-
-/// `--cni-manifest FILE`, read now; else with `--artifacts` the bundle's Cilium chart taken
+/// `--cni-manifest FILE`, read by the settings; else with `--artifacts` the bundle's Cilium chart taken
 /// from the archive (the catalog's, opened once) into a temporary file (removed with the
 /// returned [`snow_images::charts::ChartFiles`]) for helm, so no registry is asked for it; else
 /// helm pulls the chart.
 fn cni(
-    path: Option<&std::path::Path>,
+    manifest: Option<snow_provision::CniManifest>,
     spec: &SpecFile,
     render: &RenderSettings,
     io: &mut Io<'_>,
 ) -> Result<(CniSource, Option<snow_images::charts::ChartFiles>), ExitCode> {
-    if let Some(path) = path {
-        return exit::settled(io, settings::read_cni_manifest(path))
-            .map(|m| (CniSource::Manifest(m), None));
+    if let Some(manifest) = manifest {
+        return Ok((CniSource::Manifest(manifest), None));
     }
     let Some(archive) = &render.archive else {
         return Ok((CniSource::Helm(Default::default()), None));

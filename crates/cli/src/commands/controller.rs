@@ -2,6 +2,7 @@
 
 use crate::{
     args::{ControllerArgs, LogFormat},
+    env::Environment,
     exit::{self, Outcome},
     output::Io,
     settings::{self, GlobalSettings},
@@ -16,8 +17,13 @@ use std::{process::ExitCode, sync::Arc};
 use tracing_subscriber::EnvFilter;
 
 /// Runs `snowctl controller` until SIGTERM or SIGINT.
-pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let source = settings::find_kubeconfig(&args.management);
+pub fn run(
+    args: ControllerArgs,
+    global: GlobalSettings,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Outcome {
+    let source = settings::find_kubeconfig(&args.management, environment);
     if let Some(source) = &source {
         exit::noted(io, settings::check_kubeconfig(source))?;
     }
@@ -26,7 +32,7 @@ pub fn run(args: ControllerArgs, global: GlobalSettings, io: &mut Io<'_>) -> Out
         cache_dir: None,
         ca_certs: &[],
     };
-    let catalog = exit::noted(io, settings::catalog(&args.release, default))?;
+    let catalog = exit::noted(io, settings::catalog(&args.release, default, environment))?;
     // Kept for the controller's lifetime: the chart files are removed when it returns. The
     // charts come from the archive the catalog was read from, opened once.
     let (cni, charts) = match (&args.cni_manifest, &catalog.archive) {

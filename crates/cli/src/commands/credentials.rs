@@ -8,6 +8,7 @@ use crate::args::{
     CreateScopedUserArgs, CredentialsCommand, CredentialsFilesArgs, DeviceTargets, OutputFormat,
 };
 use crate::{
+    env::Environment,
     exit::{self, Outcome},
     output::{self, Io},
     settings,
@@ -17,11 +18,18 @@ use snow_validate::scoped_user::{self, ScopedUserOptions, UserName};
 use std::process::ExitCode;
 
 /// Runs `snowctl credentials …` at the current time.
-pub fn run(cmd: CredentialsCommand, verbose: u8, io: &mut Io<'_>) -> Outcome {
+pub fn run(
+    cmd: CredentialsCommand,
+    verbose: u8,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Outcome {
     let (files, format) = match &cmd {
         CredentialsCommand::Check(args) => (&args.files, args.output),
         CredentialsCommand::Encode(files) => (files, OutputFormat::Text),
-        CredentialsCommand::CreateScopedUser(args) => return create_scoped_user(args, io),
+        CredentialsCommand::CreateScopedUser(args) => {
+            return create_scoped_user(args, environment, io);
+        }
     };
     let checked = load(files, format, verbose, io)?;
     let errors = snow_api::has_errors(&checked.findings);
@@ -90,7 +98,11 @@ fn load(
 
 /// `create-scoped-user`: exit 0 when every device has the user, its policy and a key in the
 /// file; 1 when a device failed (the others are done); 2 when the input cannot be used.
-fn create_scoped_user(args: &CreateScopedUserArgs, io: &mut Io<'_>) -> Outcome {
+fn create_scoped_user(
+    args: &CreateScopedUserArgs,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Outcome {
     let user = UserName::parse(&args.user).map_err(|e| exit::usage(io, format!("--user: {e}")))?;
     let loaded = load_root_files(&args.targets, io)?;
     let input = args.targets.device_files.credentials.as_deref();
@@ -104,10 +116,10 @@ fn create_scoped_user(args: &CreateScopedUserArgs, io: &mut Io<'_>) -> Outcome {
         ));
     }
     let devices = match &args.targets.spec {
-        Some(path) => {
-            snow_validate::Plan::from_spec(&exit::settled(io, settings::load_spec(path))?.spec)
-                .devices()
-        }
+        Some(path) => snow_validate::Plan::from_spec(
+            &exit::settled(io, settings::load_spec(path, environment))?.spec,
+        )
+        .devices(),
         None => loaded.chosen(&args.targets.devices),
     };
     if devices.is_empty() {

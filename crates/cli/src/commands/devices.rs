@@ -4,6 +4,7 @@
 
 use crate::{
     args::{DeviceTargets, DevicesCleanupArgs, DevicesCommand},
+    env::Environment,
     exit::{self, Outcome},
     output::{self, Io},
     settings,
@@ -13,11 +14,11 @@ use snow_validate::{FilesFleet, Plan, chores, cleanup, fleet_from_files, invento
 use std::process::ExitCode;
 
 /// Runs `snowctl devices …`.
-pub fn run(cmd: DevicesCommand, io: &mut Io<'_>) -> Outcome {
+pub fn run(cmd: DevicesCommand, environment: &Environment, io: &mut Io<'_>) -> Outcome {
     let runtime = exit::runtime(io, false)?;
     let failed = match cmd {
         DevicesCommand::Describe(args) => {
-            let f = fleet(&args.targets, io)?;
+            let f = fleet(&args.targets, environment, io)?;
             let found = runtime.block_on(inventory::describe(&f.devices, &f.without_credentials));
             io.out(
                 &crate::output::structured(args.output, &found)
@@ -25,9 +26,9 @@ pub fn run(cmd: DevicesCommand, io: &mut Io<'_>) -> Outcome {
             );
             found.has_errors()
         }
-        DevicesCommand::Cleanup(args) => return clean(&args, &runtime, io),
+        DevicesCommand::Cleanup(args) => return clean(&args, &runtime, environment, io),
         DevicesCommand::Images(args) => {
-            let f = fleet(&args.targets, io)?;
+            let f = fleet(&args.targets, environment, io)?;
             let (version, os) = (&args.kubernetes_version, args.os.map(Into::into));
             let (devices, missing) = (&f.devices, &f.without_credentials);
             let found = runtime.block_on(chores::usable_images(devices, missing, version, os));
@@ -42,7 +43,7 @@ pub fn run(cmd: DevicesCommand, io: &mut Io<'_>) -> Outcome {
                     format!("{}: {e}", output::source_name(&args.public_key)),
                 )
             })?;
-            let f = fleet(&args.targets, io)?;
+            let f = fleet(&args.targets, environment, io)?;
             let (devices, missing) = (&f.devices, &f.without_credentials);
             let done = runtime.block_on(chores::import_key(
                 devices,
@@ -59,12 +60,17 @@ pub fn run(cmd: DevicesCommand, io: &mut Io<'_>) -> Outcome {
 
 /// `devices cleanup`: the plan (`snow_provision::cleanup`, refused while a management cluster
 /// still has the cluster) printed, then carried out with `--yes` or a terminal's confirmation.
-fn clean(args: &DevicesCleanupArgs, runtime: &tokio::runtime::Runtime, io: &mut Io<'_>) -> Outcome {
+fn clean(
+    args: &DevicesCleanupArgs,
+    runtime: &tokio::runtime::Runtime,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Outcome {
     let management = crate::args::ManagementArgs {
         kubeconfig: args.kubeconfig.clone(),
         context: args.context.clone(),
     };
-    let mgmt = match settings::find_kubeconfig(&management) {
+    let mgmt = match settings::find_kubeconfig(&management, environment) {
         Some(source) => {
             exit::noted(io, settings::check_kubeconfig(&source))?;
             let mgmt = runtime.block_on(snow_provision::cluster::connect(&source));
@@ -72,7 +78,7 @@ fn clean(args: &DevicesCleanupArgs, runtime: &tokio::runtime::Runtime, io: &mut 
         }
         None => None,
     };
-    let f = fleet(&args.targets, io)?;
+    let f = fleet(&args.targets, environment, io)?;
     let plan = runtime.block_on(snow_provision::cleanup::plan(CleanupOptions {
         cluster: &args.cluster,
         management: mgmt.as_ref(),
@@ -108,10 +114,15 @@ fn clean(args: &DevicesCleanupArgs, runtime: &tokio::runtime::Runtime, io: &mut 
 }
 
 /// The clients of the chosen devices; the files' findings on stderr.
-fn fleet(targets: &DeviceTargets, io: &mut Io<'_>) -> Result<FilesFleet, ExitCode> {
+fn fleet(
+    targets: &DeviceTargets,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Result<FilesFleet, ExitCode> {
     let devices = match &targets.spec {
         Some(path) => {
-            Plan::from_spec(&exit::settled(io, settings::load_spec(path))?.spec).devices()
+            Plan::from_spec(&exit::settled(io, settings::load_spec(path, environment))?.spec)
+                .devices()
         }
         None => targets.devices.clone(),
     };

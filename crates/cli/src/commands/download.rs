@@ -4,6 +4,7 @@
 
 use crate::{
     args::DownloadArtifactsArgs,
+    env::Environment,
     exit::{self, Outcome},
     output::{Io, printable_lines},
     progress,
@@ -23,11 +24,12 @@ fn files(
     args: &DownloadArtifactsArgs,
     catalog: &Catalog,
     images: &[snow_images::ListedImage],
+    environment: &Environment,
     io: &mut Io<'_>,
 ) -> Result<Vec<ArchiveFile>, ExitCode> {
     let mut files = snow_images::archive::release_files(&catalog.bundles, &catalog.eksd, images);
     if !args.no_components {
-        files.extend(components(args, &catalog.inputs, io)?);
+        files.extend(components(args, &catalog.inputs, environment, io)?);
     }
     Ok(files)
 }
@@ -37,6 +39,7 @@ fn files(
 fn components(
     args: &DownloadArtifactsArgs,
     inputs: &ReleaseInputs,
+    environment: &Environment,
     io: &mut Io<'_>,
 ) -> Result<Vec<ArchiveFile>, ExitCode> {
     let versions = match args.selection.kubernetes_versions.as_slice() {
@@ -57,7 +60,7 @@ fn components(
     let pems = exit::settled(io, settings::ca_certs(&args.source.ca_certs))?;
     let files = exit::noted(
         io,
-        settings::fetch_components(&wanted, args.cache_dir.as_deref(), pems),
+        settings::fetch_components(&wanted, args.cache_dir.as_deref(), pems, environment),
     )?;
     Ok(snow_images::assets::archive_files(&wanted, &files))
 }
@@ -94,7 +97,12 @@ fn controller_image(
 }
 
 /// Runs `snowctl download artifacts`.
-pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
+pub fn artifacts(
+    args: DownloadArtifactsArgs,
+    global: GlobalSettings,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Outcome {
     let platforms = Platforms::parse(&args.platforms)
         .map_err(|e| exit::usage(io, format!("--platform: {e}")))?;
     let catalog = exit::noted(
@@ -103,6 +111,7 @@ pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut I
             &args.selection,
             args.cache_dir.as_deref(),
             &args.source.ca_certs,
+            environment,
         ),
     )?;
     let images = match exit::settled(io, settings::user_images(&args.selection))? {
@@ -110,8 +119,9 @@ pub fn artifacts(args: DownloadArtifactsArgs, global: GlobalSettings, io: &mut I
         None => exit::settled(io, settings::image_selection(&args.selection, &catalog))?,
     };
     let from_archives = controller_image(&args, io)?;
-    let files = files(&args, &catalog, &images, io)?;
-    let (ca_certs_pem, credentials) = exit::settled(io, settings::registry_access(&args.source))?;
+    let files = files(&args, &catalog, &images, environment, io)?;
+    let (ca_certs_pem, credentials) =
+        exit::settled(io, settings::registry_access(&args.source, environment))?;
     let uris: Vec<String> = images.into_iter().map(|i| i.uri).collect();
     let source = &args.source.source_registry;
     let plan = snow_images::plan_download(&uris, source.as_deref())

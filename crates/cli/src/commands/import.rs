@@ -3,6 +3,7 @@
 
 use crate::{
     args::{GetClustersArgs, ImportClusterArgs},
+    env::Environment,
     exit::{self, Outcome},
     output::Io,
     settings,
@@ -13,8 +14,8 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 /// Runs `snowctl import cluster`.
-pub fn cluster(args: ImportClusterArgs, io: &mut Io<'_>) -> Outcome {
-    let management = exit::noted(io, settings::management(&args.management))?;
+pub fn cluster(args: ImportClusterArgs, environment: &Environment, io: &mut Io<'_>) -> Outcome {
+    let management = exit::noted(io, settings::management(&args.management, environment))?;
     let workload =
         WorkloadKubeconfig::read(&args.workload_kubeconfig).map_err(|e| exit::lifecycle(io, &e))?;
     let fleet = exit::noted(
@@ -90,8 +91,8 @@ fn observation_text(o: &Observation) -> String {
 }
 
 /// Runs `snowctl get clusters`.
-pub fn clusters(args: GetClustersArgs, io: &mut Io<'_>) -> Outcome {
-    let management = exit::noted(io, settings::management(&args.management))?;
+pub fn clusters(args: GetClustersArgs, environment: &Environment, io: &mut Io<'_>) -> Outcome {
+    let management = exit::noted(io, settings::management(&args.management, environment))?;
     let fleet = exit::noted(
         io,
         settings::optional_fleet(&args.devices, &args.device_files, args.timeout),

@@ -3,6 +3,7 @@
 
 use crate::{
     args::ImportImagesArgs,
+    env::Environment,
     exit::{self, Outcome},
     output::{Io, printable_lines},
     progress,
@@ -12,7 +13,11 @@ use snow_images::{Archive, CopyConfig, CopyReport, TargetRegistry};
 use std::process::ExitCode;
 
 /// How to reach the target registry `--registry` and the sources.
-fn config(args: &ImportImagesArgs, io: &mut Io<'_>) -> Result<CopyConfig, ExitCode> {
+fn config(
+    args: &ImportImagesArgs,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Result<CopyConfig, ExitCode> {
     let verb = if args.from.is_some() {
         "import"
     } else {
@@ -29,7 +34,7 @@ fn config(args: &ImportImagesArgs, io: &mut Io<'_>) -> Result<CopyConfig, ExitCo
         ExitCode::from(exit::USAGE)
     })?;
     let (ca_certs_pem, mut credentials) =
-        exit::settled(io, settings::registry_access(&args.source))?;
+        exit::settled(io, settings::registry_access(&args.source, environment))?;
     if let (Some(user), true) = (&args.username, args.password_stdin) {
         // Bounded like every input (settings::read_bytes): stdin may be endless.
         let password = exit::settled(
@@ -60,21 +65,31 @@ fn config(args: &ImportImagesArgs, io: &mut Io<'_>) -> Result<CopyConfig, ExitCo
 }
 
 /// Runs `snowctl import-images`.
-pub fn run(args: ImportImagesArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
+pub fn run(
+    args: ImportImagesArgs,
+    global: GlobalSettings,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Outcome {
     if let Some(path) = args.from.clone() {
-        return from_archive(&args, &path, &global, io);
+        return from_archive(&args, &path, &global, environment, io);
     }
     // A usage error before any fetch: a copy needs its target registry.
     let config = match args.list {
         true => None,
-        false => Some(config(&args, io)?),
+        false => Some(config(&args, environment, io)?),
     };
     let images = match exit::settled(io, settings::user_images(&args.selection))? {
         Some(images) => images,
         None => {
             let catalog = exit::noted(
                 io,
-                settings::selection_catalog(&args.selection, None, &args.source.ca_certs),
+                settings::selection_catalog(
+                    &args.selection,
+                    None,
+                    &args.source.ca_certs,
+                    environment,
+                ),
             )?;
             exit::settled(io, settings::image_selection(&args.selection, &catalog))?
         }
@@ -101,6 +116,7 @@ fn from_archive(
     args: &ImportImagesArgs,
     path: &std::path::Path,
     global: &GlobalSettings,
+    environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
     let archive =
@@ -116,7 +132,7 @@ fn from_archive(
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let config = config(args, io)?;
+    let config = config(args, environment, io)?;
     let picked = &args.selection.images;
     let plan = snow_images::plan_import(&archive, picked, &config)
         .map_err(|e| exit::usage(io, printable_lines(&e.to_string())))?;

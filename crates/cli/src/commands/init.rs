@@ -2,6 +2,7 @@
 
 use crate::{
     args::{InitArgs, OutputFormat, UpgradePlanManagementArgs},
+    env::Environment,
     exit::{self, Outcome},
     output::Io,
     settings::{self, GlobalSettings, InitSettings},
@@ -26,17 +27,23 @@ pub enum Mode {
 
 /// Runs `snowctl init`, or `snowctl upgrade management-components`: the plan, then (without
 /// --dry-run) the backups and the upgrade.
-pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, mode: Mode) -> Outcome {
+pub fn run(
+    args: InitArgs,
+    global: GlobalSettings,
+    environment: &Environment,
+    io: &mut Io<'_>,
+    mode: Mode,
+) -> Outcome {
     let (upgrade, backup) = match mode {
         Mode::Init => (false, false),
         Mode::Upgrade { backup } => (true, backup),
     };
-    let prepared = prepare(&args, io)?;
+    let prepared = prepare(&args, environment, io)?;
     if args.dry_run && !upgrade {
         io.out(&components_yaml(&prepared, args.show_secrets));
         return Ok(ExitCode::SUCCESS);
     }
-    let management = exit::noted(io, settings::management(&args.management))?;
+    let management = exit::noted(io, settings::management(&args.management, environment))?;
     let options = InitOptions {
         deployment_timeout: Some(args.wait_timeout),
         poll: args.poll_interval,
@@ -61,8 +68,7 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, mode: Mode) 
             }
         };
         Ok::<_, ProvisionError>(Some(if upgrade {
-            let dir = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
-            let backup = backup.then_some(dir.as_path());
+            let backup = backup.then_some(environment.cwd());
             let say = |backup: &snow_provision::Backup| {
                 format!(
                     "Backup of cluster {}: {} (restore: snowctl move cluster --from-directory {} --to-kubeconfig MGMT)",
@@ -94,22 +100,37 @@ pub fn run(args: InitArgs, global: GlobalSettings, io: &mut Io<'_>, mode: Mode) 
 }
 
 /// The stack's components from the release, the controller last (`snow_provision::management`).
-fn prepare(args: &InitArgs, io: &mut Io<'_>) -> Result<Vec<ComponentObjects>, ExitCode> {
-    let resolved = exit::settled(io, InitSettings::resolve(args))?;
+fn prepare(
+    args: &InitArgs,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Result<Vec<ComponentObjects>, ExitCode> {
+    let resolved = exit::settled(io, InitSettings::resolve(args, environment))?;
     exit::notices(io, &resolved.notices);
     Ok(stack::stack(resolved.providers, resolved.controller))
 }
 
 /// Runs `snowctl upgrade plan management-components`: the plan of `upgrade
 /// management-components --dry-run`, as its table or as JSON or YAML.
-pub fn plan(args: UpgradePlanManagementArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
+pub fn plan(
+    args: UpgradePlanManagementArgs,
+    global: GlobalSettings,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Outcome {
     let mut init = args.init;
     init.dry_run = true;
     if args.output == OutputFormat::Text {
-        return run(init, global, io, Mode::Upgrade { backup: false });
+        return run(
+            init,
+            global,
+            environment,
+            io,
+            Mode::Upgrade { backup: false },
+        );
     }
-    let prepared = prepare(&init, io)?;
-    let management = exit::noted(io, settings::management(&init.management))?;
+    let prepared = prepare(&init, environment, io)?;
+    let management = exit::noted(io, settings::management(&init.management, environment))?;
     let outcome = exit::runtime(io, false)?.block_on(async {
         let mgmt = management.connect_quietly().await?;
         stack::upgrade_plan(&mgmt, &prepared).await

@@ -3,6 +3,7 @@
 
 use crate::{
     args::RenderArgs,
+    env::Environment,
     exit::{self, Outcome},
     output::{self, Io},
     settings::{self, RenderSettings},
@@ -18,9 +19,10 @@ pub fn run(
     args: &RenderArgs,
     existing: Option<&std::path::Path>,
     published: Option<(Option<&std::path::Path>, &[std::path::PathBuf])>,
+    environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let spec = exit::settled(io, settings::load_spec(&args.file))?.spec;
+    let spec = exit::settled(io, settings::load_spec(&args.file, environment))?.spec;
     let default = match published {
         None => settings::ReleaseDefault::Sample,
         Some((cache_dir, ca_certs)) => settings::ReleaseDefault::Published {
@@ -29,7 +31,10 @@ pub fn run(
             ca_certs,
         },
     };
-    let loaded = exit::settled(io, RenderSettings::resolve(args, &spec, default))?;
+    let loaded = exit::settled(
+        io,
+        RenderSettings::resolve(args, &spec, default, environment),
+    )?;
     exit::notices(io, &loaded.notices);
     if let Some(note) = snow_provision::default_key_note(&spec) {
         io.err(&format!(

@@ -4,6 +4,7 @@
 
 use crate::{
     args::StoreCiliumArgs,
+    env::Environment,
     exit::{self, Outcome},
     output::Io,
     settings::{self, GlobalSettings},
@@ -15,10 +16,15 @@ use snow_provision::{
 use std::process::ExitCode;
 
 /// Runs `snowctl store cilium`.
-pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) -> Outcome {
-    let management = exit::noted(io, settings::management(&args.management))?;
-    let spec = exit::settled(io, settings::load_spec(&args.file))?.spec;
-    let login = exit::settled(io, settings::required_registry_login(&spec))?;
+pub fn cilium(
+    args: StoreCiliumArgs,
+    global: GlobalSettings,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Outcome {
+    let management = exit::noted(io, settings::management(&args.management, environment))?;
+    let spec = exit::settled(io, settings::load_spec(&args.file, environment))?.spec;
+    let login = exit::settled(io, settings::required_registry_login(&spec, environment))?;
     // A given manifest is read and checked before anything is fetched: a usage error first.
     let given = match &args.cni_manifest {
         Some(path) => {
@@ -34,7 +40,7 @@ pub fn cilium(args: StoreCiliumArgs, global: GlobalSettings, io: &mut Io<'_>) ->
         cache_dir: None,
         ca_certs: &[],
     };
-    let catalog = exit::noted(io, settings::catalog(&args.release, default))?;
+    let catalog = exit::noted(io, settings::catalog(&args.release, default, environment))?;
     let inputs = &catalog.inputs;
     let release = inputs
         .resolve(&spec, None)

@@ -3,6 +3,7 @@
 
 use crate::{
     args::SupportBundleArgs,
+    env::Environment,
     exit::{self, Outcome},
     output::Io,
     settings,
@@ -13,8 +14,8 @@ use snow_provision::support_bundle::{self as bundle, BundleError, BundleRequest}
 use std::process::ExitCode;
 
 /// Runs `snowctl support-bundle`.
-pub fn run(args: SupportBundleArgs, io: &mut Io<'_>) -> Outcome {
-    let management = exit::noted(io, settings::management(&args.management))?;
+pub fn run(args: SupportBundleArgs, environment: &Environment, io: &mut Io<'_>) -> Outcome {
+    let management = exit::noted(io, settings::management(&args.management, environment))?;
     let request = BundleRequest {
         cluster: &args.name,
         output: &args.output_file,

@@ -13,6 +13,7 @@
 
 use crate::{
     args::{OutputFormat, ValidateArgs},
+    env::Environment,
     exit::{self, Outcome},
     output::{self, Io},
     settings::{self, Catalog, ReleaseDefault},
@@ -25,7 +26,7 @@ use snow_provision::{
 use std::process::ExitCode;
 
 /// Runs `snowctl validate`.
-pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
+pub fn run(args: ValidateArgs, environment: &Environment, io: &mut Io<'_>) -> Outcome {
     let name = output::source_name(&args.file);
     let bytes = match settings::read_bytes(&args.file) {
         Ok(bytes) => bytes,
@@ -41,7 +42,7 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
     let report = snow_api::check(text)
         .map_err(|err| input_failure(&args, io, &name, Some(text), err.to_finding(&name)))?;
     let online = (!args.offline).then(|| {
-        let (registry_username, registry_password) = settings::registry_env();
+        let (registry_username, registry_password) = settings::registry_env(environment);
         Online {
             registry_username,
             registry_password,
@@ -55,7 +56,7 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
         validate::device_input(&report, online)
             .map_err(|finding| input_failure(&args, io, &name, None, *finding))?;
     }
-    let catalog = catalog(&args, &report, io)?;
+    let catalog = catalog(&args, &report, environment, io)?;
     let options = ValidateOptions {
         catalog: catalog.as_ref().map(|(catalog, severity)| CatalogCheck {
             inputs: &catalog.inputs,
@@ -127,6 +128,7 @@ pub fn run(args: ValidateArgs, io: &mut Io<'_>) -> Outcome {
 fn catalog(
     args: &ValidateArgs,
     report: &snow_api::Report,
+    environment: &Environment,
     io: &mut Io<'_>,
 ) -> Result<Option<(Catalog, Severity)>, ExitCode> {
     let release = &args.release;
@@ -145,7 +147,7 @@ fn catalog(
             ca_certs: &args.ca_certs,
         },
     };
-    let catalog = exit::noted(io, settings::catalog(release, default))?;
+    let catalog = exit::noted(io, settings::catalog(release, default, environment))?;
     Ok(Some((catalog, Severity::Error)))
 }
 
