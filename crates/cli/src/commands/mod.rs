@@ -117,7 +117,7 @@ pub fn dispatch(cli: Cli, environment: &Environment, io: &mut Io<'_>) -> ExitCod
         Command::SupportBundle(args) => support_bundle::run(args, environment, io),
         Command::Import(ImportCommand::Cluster(args)) => import::cluster(args, environment, io),
         Command::Get(GetCommand::Clusters(args)) => import::clusters(args, environment, io),
-        Command::Version(args) => version::run(&args, io),
+        Command::Version(args) => version::run(&args, environment, io),
     };
     outcome.unwrap_or_else(|code| code)
 }

@@ -3,6 +3,7 @@
 
 use crate::{
     args::VersionArgs,
+    env::Environment,
     exit::{self, Outcome},
     output::{self, Io},
 };
@@ -52,9 +53,9 @@ const PROGRAMS: [(&str, &str); 3] = [
 ];
 
 /// Runs `snowctl version`: exit 0 whatever is missing (what needs it says so when it runs).
-pub fn run(args: &VersionArgs, io: &mut Io<'_>) -> Outcome {
+pub fn run(args: &VersionArgs, environment: &Environment, io: &mut Io<'_>) -> Outcome {
     let catalog = ReleaseInputs::embedded().map_err(|e| exit::failed(io, e))?;
-    let search = std::env::var_os(crate::env::PATH);
+    let search = environment.var_os(crate::env::PATH);
     let report = Report {
         version: env!("CARGO_PKG_VERSION"),
         embedded_catalog: Catalog {
@@ -67,8 +68,7 @@ pub fn run(args: &VersionArgs, io: &mut Io<'_>) -> Outcome {
             .iter()
             .map(|&(name, needed_by)| Program {
                 name,
-                path: find_executable(Path::new(name), search.as_deref())
-                    .map(|p| p.display().to_string()),
+                path: find_executable(Path::new(name), search).map(|p| p.display().to_string()),
                 needed_by,
             })
             .collect(),
