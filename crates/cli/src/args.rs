@@ -707,7 +707,8 @@ pub struct DownloadArtifactsArgs {
     /// The cache of fetched components (default: $XDG_CACHE_HOME/snowctl or ~/.cache/snowctl).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
-    /// Leave out the management components (then `init --artifacts` cannot use the archive).
+    /// Leave out the management components and Flux's install manifest (then `init
+    /// --artifacts` cannot use the archive).
     #[arg(long)]
     pub no_components: bool,
     /// Put the controller image of this archive into the download (what `snowctl build
@@ -826,6 +827,10 @@ pub struct CreateClusterArgs {
     /// `helm template` from the bundle's chart, helm on PATH).
     #[arg(long, value_name = "FILE")]
     pub cni_manifest: Option<PathBuf>,
+    /// Flux's install manifest for a spec with GitOps: the install.yaml of the Flux release
+    /// the bundle names.
+    #[arg(long, value_name = "FILE")]
+    pub flux_manifest: Option<PathBuf>,
     /// What to render.
     #[command(flatten)]
     pub render: RenderArgs,

@@ -1,6 +1,7 @@
 //! The management components' files (each components manifest and clusterctl `metadata.yaml` a
-//! Bundles manifest names) fetched over HTTPS into a cache keyed by sha256, so a second run needs
-//! no network; stored in and read back from the offline archive.
+//! Bundles manifest names, and Flux's install manifest, [`snow_api::release::flux_install_asset`])
+//! fetched over HTTPS into a cache keyed by sha256, so a second run needs no network; stored in
+//! and read back from the offline archive.
 //!
 //! The cache directory holds `sha256/<hex>` (each file's bytes, named by their digest) and
 //! `uris/<sha256 of the URI>` (the digest a URI gave). A file is written to a temporary name and
@@ -10,14 +11,15 @@
 //!
 //! Only HTTPS, through reqwest on rustls and aws-lc-rs (the TLS stack oci-client already uses),
 //! trusting the system's roots and the PEM certificates given; every file bounded in size
-//! ([`MAX_ASSET_BYTES`]) and time ([`ASSET_DEADLINE`]); a body that is not YAML manifests is
-//! refused before it is cached. Every failure is reported at once, each naming the component, its
+//! ([`MAX_ASSET_BYTES`]) and time ([`ASSET_DEADLINE`]); a body that is not YAML manifests (for
+//! Flux's install manifest: Kubernetes objects, each with `apiVersion` and `kind`) is refused
+//! before it is cached. Every failure is reported at once, each naming the component, its
 //! version and the URI.
 
 use crate::{archive::Archive, layout::ArchiveFile, limits::CONNECT_TIMEOUT, registry::sha256};
 use futures_util::future::join_all;
 use snow_api::redact::redact_userinfo;
-use snow_api::release::{ComponentAssets, ComponentFiles};
+use snow_api::release::{ComponentAssets, ComponentFiles, FLUX};
 use std::{
     fmt,
     io::Write as _,
@@ -79,7 +81,7 @@ pub struct AssetFailure {
     pub component: String,
     /// Its version as the bundle writes it.
     pub version: String,
-    /// `components` or `metadata`.
+    /// `components`, `metadata` or (Flux's) `install manifest`.
     pub file: &'static str,
     /// The URI.
     pub uri: String,
@@ -196,8 +198,26 @@ pub struct Fetched {
 
 /// The files (components manifest, then metadata) of a component: `(which, uri)`.
 fn files_of(a: &ComponentAssets) -> impl Iterator<Item = (&'static str, &str)> {
-    std::iter::once(("components", a.components_uri.as_str()))
+    std::iter::once((main_file(a), a.components_uri.as_str()))
         .chain(a.metadata_uri.as_deref().map(|m| ("metadata", m)))
+}
+
+/// What a component's main file is called in messages.
+fn main_file(a: &ComponentAssets) -> &'static str {
+    match a.label {
+        FLUX => "install manifest",
+        _ => "components",
+    }
+}
+
+/// The check a file passes before it is cached: Flux's install manifest is Kubernetes objects
+/// (what its install applies); clusterctl's `metadata.yaml` of etcdadm's providers has no
+/// `kind`, so the components' files are only YAML mappings.
+fn check_file(a: &ComponentAssets, text: &str) -> Result<(), String> {
+    match a.label {
+        FLUX => check_objects(text),
+        _ => check_yaml(text).map(drop),
+    }
 }
 
 /// Fetches every file of `assets` not in the cache yet (concurrently), caches it, and returns
@@ -238,7 +258,7 @@ pub async fn fetch_components(
             };
             let client = client.ok_or_else(|| fail("no HTTP client".into()))?;
             let text = fetch(&client, uri, config).await.map_err(&fail)?;
-            check_yaml(&text).map_err(&fail)?;
+            check_file(a, &text).map_err(&fail)?;
             cache.store(uri, text.as_bytes()).map_err(&fail)?;
             Ok::<_, AssetFailure>((slot, text))
         }
@@ -488,15 +508,50 @@ async fn fetch(
 }
 
 /// A components manifest or metadata file is YAML whose documents are each a mapping (an HTML
-/// error page parses as YAML too: one string).
-fn check_yaml(text: &str) -> Result<(), String> {
-    let docs: Vec<serde_json::Value> =
+/// error page parses as YAML too: one string); its documents, the empty ones left out.
+fn check_yaml(text: &str) -> Result<Vec<serde_json::Value>, String> {
+    let mut docs: Vec<serde_json::Value> =
         serde_saphyr::from_multiple(text).map_err(|e| format!("the body is not YAML: {e}"))?;
-    let objects = docs.iter().filter(|d| d.is_object()).count();
-    if objects == 0 || docs.iter().any(|d| !d.is_object() && !d.is_null()) {
+    docs.retain(|d| !d.is_null());
+    if docs.is_empty() || docs.iter().any(|d| !d.is_object()) {
         return Err("the body is not a YAML manifest (its documents are not all mappings)".into());
     }
-    Ok(())
+    Ok(docs)
+}
+
+/// Flux's install manifest is Kubernetes objects: YAML mappings, each with an `apiVersion` and
+/// a `kind`.
+fn check_objects(text: &str) -> Result<(), String> {
+    let bad: Vec<String> = (check_yaml(text)?.iter().enumerate())
+        .filter(|(_, d)| !d["apiVersion"].is_string() || !d["kind"].is_string())
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    match bad.is_empty() {
+        true => Ok(()),
+        false => Err(format!(
+            "the body is not Kubernetes objects: document(s) {} have no apiVersion or kind",
+            bad.join(", ")
+        )),
+    }
+}
+
+/// Puts a component's main file (its components manifest; Flux's install manifest), obtained
+/// by other means, into the cache under its URI, checked as a fetched one is, so that a later
+/// fetch of that URI reads it from the cache (for a machine without the network).
+pub fn cache_file(dir: &Path, asset: &ComponentAssets, text: &str) -> Result<(), AssetsError> {
+    let fail = |reason: String| {
+        AssetsError::Fetch(vec![AssetFailure {
+            component: asset.label.to_owned(),
+            version: asset.version.clone(),
+            file: main_file(asset),
+            uri: asset.components_uri.clone(),
+            reason,
+        }])
+    };
+    check_file(asset, text).map_err(fail)?;
+    Cache::open(dir)?
+        .store(&asset.components_uri, text.as_bytes())
+        .map_err(fail)
 }
 
 /// The cache directory.
@@ -621,7 +676,7 @@ pub fn from_archive(
     let files: Vec<ComponentFiles> = assets
         .iter()
         .map(|a| {
-            let (origin, components) = read(a, "components", &a.components_uri);
+            let (origin, components) = read(a, main_file(a), &a.components_uri);
             let metadata = a.metadata_uri.as_ref().map(|uri| read(a, "metadata", uri));
             ComponentFiles {
                 origin,
@@ -704,6 +759,25 @@ mod tests {
         let broken = check_yaml("kind: [unclosed\n").unwrap_err();
         assert!(broken.contains("not YAML"), "{broken}");
         assert!(check_yaml("").is_err());
+    }
+
+    #[test]
+    fn flux_install_manifest_must_be_kubernetes_objects() {
+        assert!(
+            check_objects("apiVersion: v1\nkind: Namespace\n---\n---\napiVersion: v1\nkind: A\n")
+                .is_ok()
+        );
+        let err = check_objects("apiVersion: v1\nkind: Namespace\n---\nkind: A\n---\nfoo: 1\n")
+            .unwrap_err();
+        assert!(
+            err.contains("document(s) 2, 3 have no apiVersion or kind"),
+            "{err}"
+        );
+        assert!(
+            check_objects("<html></html>")
+                .unwrap_err()
+                .contains("not a YAML manifest")
+        );
     }
 
     #[test]

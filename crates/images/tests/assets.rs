@@ -6,7 +6,7 @@
 use snow_api::release::ComponentAssets;
 use snow_images::assets::{self, AssetsError, FetchConfig};
 use snow_test_devices::{BlackHole, FileServer, TestCa, loopback_ip, release_site};
-use std::{collections::HashMap, path::PathBuf, time::Duration};
+use std::{collections::HashMap, path::PathBuf, sync::Arc, time::Duration};
 
 fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
@@ -327,4 +327,150 @@ async fn no_release_with_snow_for_the_version_and_an_unreachable_manifest_are_na
         err.contains(&missing) && err.contains("404") && err.contains("not in the cache"),
         "{err}"
     );
+}
+
+/// Flux's install manifest: the real one Flux's kustomization builds (capi-render's fixture).
+fn flux_install_yaml() -> Vec<u8> {
+    std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../capi-render/tests/data/flux/install.yaml"),
+    )
+    .unwrap()
+}
+
+/// Flux's install manifest of a bundle with Flux `version`, published under `releases`.
+fn flux_asset(version: &str, releases: &str) -> ComponentAssets {
+    let bundle = snow_api::release::VersionsBundle {
+        kube_version: "1.33".into(),
+        flux: Some(snow_api::release::FluxBundle {
+            version: version.into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    snow_api::release::flux_install_asset(&bundle, releases)
+        .unwrap()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flux_install_manifest_is_fetched_into_the_cache_archived_and_read_back() {
+    let ca = TestCa::new("flux releases").unwrap();
+    let install = flux_install_yaml();
+    let files = HashMap::from([
+        ("/flux/v2.8.8/install.yaml".to_owned(), install.clone()),
+        // What GitHub answers for a missing asset through some proxies: YAML, not objects.
+        (
+            "/bad/v2.8.8/install.yaml".to_owned(),
+            b"{\"error\": \"Not Found\"}\n".to_vec(),
+        ),
+    ]);
+    let server = FileServer::start(loopback_ip(), &ca, files).await.unwrap();
+    let flux = flux_asset("v2.8.8+abcdef1", &format!("{}/flux", server.base));
+    assert_eq!(
+        flux.components_uri,
+        format!("{}/flux/v2.8.8/install.yaml", server.base)
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let first = assets::fetch_components(std::slice::from_ref(&flux), &config(cache.path(), &ca))
+        .await
+        .unwrap();
+    assert_eq!((first.fetched, first.cached), (1, 0));
+    assert_eq!(first.files[0].components.as_bytes(), install);
+    assert_eq!(first.files[0].metadata, None);
+
+    let bad = flux_asset("v2.8.8+abcdef1", &format!("{}/bad", server.base));
+    let err = assets::fetch_components(std::slice::from_ref(&bad), &config(cache.path(), &ca))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!(
+            "the flux v2.8.8+abcdef1 install manifest ({}/bad/v2.8.8/install.yaml): the body is not Kubernetes objects: document(s) 1 have no apiVersion or kind",
+            server.base
+        )),
+        "{err}"
+    );
+    assert_eq!(server.requests(), 2);
+
+    // The server gone: the good one from the cache, the refused one was not cached.
+    server.stop();
+    let second = assets::fetch_components(std::slice::from_ref(&flux), &config(cache.path(), &ca))
+        .await
+        .unwrap();
+    assert_eq!((second.fetched, second.cached), (0, 1));
+    assert_eq!(second.files, first.files);
+    let again =
+        assets::fetch_components(std::slice::from_ref(&bad), &config(cache.path(), &ca)).await;
+    assert!(again.is_err());
+
+    // Into the archive as `download artifacts` stores it, and read back.
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("artifacts.tar");
+    let download = snow_images::DownloadConfig {
+        output: output.clone(),
+        source_registry: None,
+        platforms: snow_images::Platforms::default(),
+        concurrency: 1,
+        ca_certs_pem: Vec::new(),
+        plain_http: Vec::new(),
+        credentials: snow_images::Credentials::default(),
+        files: assets::archive_files(std::slice::from_ref(&flux), &second.files),
+        from_archives: Vec::new(),
+    };
+    let report =
+        snow_images::download_images(&[], &download, Arc::new(snow_images::NoProgress)).await;
+    assert!(report.error.is_none(), "{report}");
+    let archive = snow_images::Archive::open(&output).unwrap();
+    let stored = archive
+        .file("components/flux/v2.8.8+abcdef1/install.yaml")
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored, install);
+    let read = assets::from_archive(&archive, std::slice::from_ref(&flux)).unwrap();
+    assert_eq!(read[0].components, first.files[0].components);
+    assert!(
+        read[0]
+            .origin
+            .ends_with(":snowctl/manifests/components/flux/v2.8.8+abcdef1/install.yaml"),
+        "{}",
+        read[0].origin
+    );
+    let other = flux_asset("v2.9.0", snow_api::release::FLUX_RELEASES);
+    let err = assets::from_archive(&archive, &[other])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("the flux v2.9.0 install manifest (https://github.com/fluxcd/flux2/releases/download/v2.9.0/install.yaml): no snowctl/manifests/components/flux/v2.9.0/install.yaml"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_flux_install_manifest_carried_by_hand_is_cached_under_its_uri_when_it_is_objects() {
+    let cache = tempfile::tempdir().unwrap();
+    let flux = flux_asset("v2.8.8+abcdef1", snow_api::release::FLUX_RELEASES);
+    let err = assets::cache_file(cache.path(), &flux, "kind: Namespace\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("document(s) 1 have no apiVersion or kind"),
+        "{err}"
+    );
+    let install = String::from_utf8(flux_install_yaml()).unwrap();
+    assets::cache_file(cache.path(), &flux, &install).unwrap();
+    // No server for github.com here: the fetch reads the cache only (a loopback-only test).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ca = TestCa::new("unused").unwrap();
+    let got = rt
+        .block_on(assets::fetch_components(
+            std::slice::from_ref(&flux),
+            &config(cache.path(), &ca),
+        ))
+        .unwrap();
+    assert_eq!((got.fetched, got.cached), (0, 1));
+    assert_eq!(got.files[0].components, install);
 }

@@ -171,19 +171,23 @@ pub enum ReadError {
 
 /// A manifest file's text, up to [`MAX_MANIFEST_BYTES`].
 fn read_text(path: &Path, what: &'static str) -> Result<String, CatalogError> {
-    let fail = |reason| CatalogError::Read {
+    read_manifest(path).map_err(|reason| CatalogError::Read {
         what,
         path: path.to_owned(),
         reason,
-    };
+    })
+}
+
+/// A manifest file's text, up to [`MAX_MANIFEST_BYTES`] (also Flux's install manifest given).
+pub(crate) fn read_manifest(path: &Path) -> Result<String, ReadError> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_MANIFEST_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| fail(ReadError::Io(e)))?;
+        .map_err(ReadError::Io)?;
     if bytes.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(fail(ReadError::TooLarge));
+        return Err(ReadError::TooLarge);
     }
-    String::from_utf8(bytes).map_err(|_| fail(ReadError::NotText))
+    String::from_utf8(bytes).map_err(|_| ReadError::NotText)
 }
 
 impl CatalogSource {

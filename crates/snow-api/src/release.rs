@@ -16,7 +16,8 @@ pub mod eksa;
 
 pub use catalog::{ClusterRelease, ReleaseInputs};
 pub use components::{
-    ComponentAssets, ComponentFiles, MANAGEMENT_COMPONENTS, asset_name, management_components,
+    ComponentAssets, ComponentFiles, FLUX, FLUX_INSTALL_FILE, FLUX_RELEASES, MANAGEMENT_COMPONENTS,
+    asset_name, flux_install_asset, management_components,
 };
 pub use contract::{Contract, ETCD_API_VERSION, INFRA_API_VERSION};
 
@@ -90,6 +91,18 @@ pub enum ReleaseError {
         /// Which manifest (`Bundles 1.33`).
         manifest: String,
         /// The field (`clusterAPI.version`).
+        field: String,
+        /// Its value (cut to 80 characters).
+        value: String,
+    },
+    /// A version is not a release version (Flux's, whose release files are named by it).
+    #[error(
+        "{manifest}: {field} {value:?} is not a release version: [v]MAJOR.MINOR.PATCH, optionally -PRE-RELEASE and +BUILD (letters, digits, `.`, `-`, `_`)"
+    )]
+    NotAVersion {
+        /// Which manifest (`Bundles 1.33`).
+        manifest: String,
+        /// The field (`flux.version`).
         field: String,
         /// Its value (cut to 80 characters).
         value: String,

@@ -19,7 +19,8 @@ use std::{process::ExitCode, sync::Arc};
 
 /// The manifests stored beside the images (under `snowctl/manifests/` in the archive): the
 /// Bundles manifest (the file given, else the published release's), its EKS-D Release
-/// manifests, and the image list.
+/// manifests, the image list, and (without `--no-components`) the management components and
+/// Flux's install manifest.
 fn files(
     args: &DownloadArtifactsArgs,
     catalog: &Catalog,
@@ -34,8 +35,9 @@ fn files(
     Ok(files)
 }
 
-/// The management components of every selected Kubernetes version's bundle, fetched (or taken
-/// from the cache), for `snowctl init --artifacts`.
+/// The management components and Flux's install manifest (Flux's release file, the bundle
+/// naming only Flux's version) of every selected Kubernetes version's bundle, fetched (or taken
+/// from the cache), for `snowctl init --artifacts` and GitOps offline.
 fn components(
     args: &DownloadArtifactsArgs,
     inputs: &ReleaseInputs,
@@ -54,6 +56,8 @@ fn components(
             .map_err(|e| exit::usage(io, e))?;
         let assets = snow_api::release::management_components(bundle);
         wanted.extend(assets.map_err(|e| exit::usage(io, e))?);
+        let flux = snow_api::release::flux_install_asset(bundle, snow_api::release::FLUX_RELEASES);
+        wanted.extend(flux.map_err(|e| exit::usage(io, e))?);
     }
     let mut seen = std::collections::HashSet::new();
     wanted.retain(|a| seen.insert(a.clone()));

@@ -663,6 +663,35 @@ async fn init_from_an_archive_alone_with_every_server_stopped() {
     let p = |p: &Path| p.to_str().unwrap().to_owned();
     let archive = site.dir.path().join("artifacts.tar");
     let cache = site.dir.path().join("download-cache");
+    // With Flux in the bundle, its install manifest goes into the archive too; the published
+    // one (github.com) is carried into the cache by hand, so the download stays offline.
+    let mut with_flux = std::fs::read_to_string(&bundles).unwrap();
+    with_flux.push_str("    flux:\n      version: v2.8.8+abcdef1\n");
+    for (key, name) in [
+        ("sourceController", "source-controller"),
+        ("kustomizeController", "kustomize-controller"),
+        ("helmController", "helm-controller"),
+        ("notificationController", "notification-controller"),
+    ] {
+        with_flux.push_str(&format!(
+            "      {key}: {{uri: \"registry.local/fluxcd/{name}:v1.9.0\"}}\n"
+        ));
+    }
+    std::fs::write(&bundles, &with_flux).unwrap();
+    let flux_bundle = snow_api::release::Bundles::from_yaml(&with_flux)
+        .unwrap()
+        .spec
+        .versions_bundles
+        .remove(0);
+    let flux_asset =
+        snow_api::release::flux_install_asset(&flux_bundle, snow_api::release::FLUX_RELEASES)
+            .unwrap()
+            .unwrap();
+    let install = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../capi-render/tests/data/flux/install.yaml"),
+    )
+    .unwrap();
+    snow_images::assets::cache_file(&cache, &flux_asset, &install).unwrap();
     let out = bare(
         &site,
         strings(&[
@@ -685,10 +714,22 @@ async fn init_from_an_archive_alone_with_every_server_stopped() {
     )
     .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
-    // bundles.yaml, images.json and the 13 files of the 7 components (cert-manager has no
-    // metadata.yaml).
+    // bundles.yaml, images.json, the 13 files of the 7 components (cert-manager has no
+    // metadata.yaml) and Flux's install manifest.
     let stdout = text(&out.stdout);
-    assert!(stdout.contains(", 15 file(s)"), "{stdout}");
+    assert!(stdout.contains(", 16 file(s)"), "{stdout}");
+    assert!(
+        text(&out.stderr).contains("components: 13 file(s) fetched, 1 from the cache"),
+        "{}",
+        text(&out.stderr)
+    );
+    let opened = snow_images::Archive::open(&archive).unwrap();
+    let flux = snow_provision::flux_manifest::FluxManifest::Archive(&opened)
+        .resolve(&flux_bundle)
+        .await
+        .unwrap();
+    assert_eq!(flux.text, install);
+    drop(opened);
     server.stop();
     drop(registry);
     std::fs::remove_dir_all(&cache).unwrap();

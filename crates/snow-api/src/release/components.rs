@@ -2,8 +2,91 @@
 //! bootstrap and control plane, etcdadm bootstrap and controller, CAPAS): which version, and the
 //! URIs of each components manifest and clusterctl `metadata.yaml`. Pure data: `snowctl init`
 //! installs them (snow-lifecycle), `snowctl download artifacts` stores them (snow-images).
+//! Beside them, Flux's install manifest: the bundle names only Flux's version and images, and
+//! the manifest is Flux's published release file ([`FluxBundle::install_uri`]), fetched, cached
+//! and archived as one more component file ([`flux_install_asset`]).
 
-use super::{ProviderBundle, ReleaseError, VersionsBundle};
+use super::{FluxBundle, ProviderBundle, ReleaseError, VersionsBundle};
+
+/// The label of Flux's install manifest among the components' files: its folder in the offline
+/// archive (`components/flux/<version>/install.yaml`) and the name its errors give.
+pub const FLUX: &str = "flux";
+
+/// Where Flux publishes its releases' files: the install manifest of Flux `v2.8.8` is
+/// `<FLUX_RELEASES>/v2.8.8/install.yaml`.
+pub const FLUX_RELEASES: &str = "https://github.com/fluxcd/flux2/releases/download";
+
+/// The file name of Flux's install manifest among its release's files.
+pub const FLUX_INSTALL_FILE: &str = "install.yaml";
+
+impl FluxBundle {
+    /// The tag of Flux's release this bundle's version names: the version without build
+    /// metadata, with its `v` (`v2.8.8` for `v2.8.8+abcdef1` or `2.8.8`); `None` when the version
+    /// is not `[v]MAJOR.MINOR.PATCH[-PRE][+BUILD]` (letters, digits, `.`, `-`, `_`, `+`), so that
+    /// it is safe in a URL path and as a file name.
+    pub fn release_tag(&self) -> Option<String> {
+        let version = self.version.strip_prefix('v').unwrap_or(&self.version);
+        let (release, _build) = version.split_once('+').unwrap_or((version, ""));
+        let mut core = release.split('-').next().unwrap_or_default().split('.');
+        let numeric = |p: Option<&str>| {
+            p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let shaped = numeric(core.next()) && numeric(core.next()) && numeric(core.next());
+        let safe = (self.version.bytes())
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b'+'));
+        (shaped && core.next().is_none() && safe).then(|| format!("v{release}"))
+    }
+
+    /// The URI of Flux's install manifest of this version, as Flux publishes it
+    /// (`https://github.com/fluxcd/flux2/releases/download/v2.8.8/install.yaml`); `None` when
+    /// the version is not one ([`FluxBundle::release_tag`]).
+    pub fn install_uri(&self) -> Option<String> {
+        self.install_uri_at(FLUX_RELEASES)
+    }
+
+    /// [`FluxBundle::install_uri`] under another releases location (a mirror of Flux's
+    /// releases; a loopback server in tests): `<releases>/<tag>/install.yaml`.
+    pub fn install_uri_at(&self, releases: &str) -> Option<String> {
+        let tag = self.release_tag()?;
+        Some(format!(
+            "{}/{tag}/{FLUX_INSTALL_FILE}",
+            releases.trim_end_matches('/')
+        ))
+    }
+}
+
+/// Flux's install manifest of `bundle` as a component's file (label [`FLUX`], the bundle's Flux
+/// version, the URI under `releases`, usually [`FLUX_RELEASES`]; no metadata file): `None` when
+/// the bundle has no Flux section, an error naming `flux.version` when it is missing or not a
+/// version.
+pub fn flux_install_asset(
+    bundle: &VersionsBundle,
+    releases: &str,
+) -> Result<Option<ComponentAssets>, ReleaseError> {
+    let Some(flux) = &bundle.flux else {
+        return Ok(None);
+    };
+    let manifest = format!("Bundles {}", bundle.kube_version);
+    if flux.version.is_empty() {
+        return Err(ReleaseError::Missing {
+            manifest,
+            item: "flux.version".into(),
+        });
+    }
+    let uri = flux
+        .install_uri_at(releases)
+        .ok_or_else(|| ReleaseError::NotAVersion {
+            manifest,
+            field: "flux.version".into(),
+            value: flux.version.chars().take(80).collect(),
+        })?;
+    Ok(Some(ComponentAssets {
+        label: FLUX,
+        version: flux.version.clone(),
+        components_uri: uri,
+        metadata_uri: None,
+    }))
+}
 
 /// clusterctl's manifest labels of the stack, in install order (EKS Anywhere's `clusterctl init`
 /// line for Snow, cert-manager first).
@@ -20,7 +103,8 @@ pub const MANAGEMENT_COMPONENTS: [&str; 7] = [
 /// One management component as a versions bundle names it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ComponentAssets {
-    /// clusterctl's manifest label (one of [`MANAGEMENT_COMPONENTS`]).
+    /// clusterctl's manifest label (one of [`MANAGEMENT_COMPONENTS`]), or [`FLUX`] for Flux's
+    /// install manifest.
     pub label: &'static str,
     /// Its version as the bundle writes it (`v1.13.2+abcdef1`).
     pub version: String,
@@ -228,6 +312,82 @@ mod tests {
             assert!(err.contains(key), "{err}");
         }
         assert!(err.starts_with("Bundles 1.33: missing"), "{err}");
+    }
+
+    fn flux(version: &str) -> FluxBundle {
+        FluxBundle {
+            version: version.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn flux_install_uri_is_the_release_file_of_the_version_without_build_metadata() {
+        for version in ["v2.8.8+abcdef1", "v2.8.8", "2.8.8", "2.8.8+eks-a.1_x"] {
+            assert_eq!(
+                flux(version).install_uri().as_deref(),
+                Some("https://github.com/fluxcd/flux2/releases/download/v2.8.8/install.yaml"),
+                "{version}"
+            );
+        }
+        assert_eq!(
+            flux("v2.9.0-rc.1+abc").install_uri_at("https://127.0.0.9:8443/flux/"),
+            Some("https://127.0.0.9:8443/flux/v2.9.0-rc.1/install.yaml".into())
+        );
+        for bad in [
+            "",
+            "v",
+            "latest",
+            "v2.8",
+            "v2.8.8.1",
+            "v2.8.x",
+            "v2.8.8/../../x",
+            "v2.8.8?x",
+            "v2.8.8#x",
+            "v 2.8.8",
+            "v2.8.8+a/b",
+            "..",
+        ] {
+            assert_eq!(flux(bad).install_uri(), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn flux_install_asset_is_none_without_flux_and_names_a_bad_version() {
+        let yaml = crate::release::ReleaseInputs::embedded_bundles_yaml();
+        let bundles = Bundles::from_yaml(yaml).unwrap();
+        let mut bundle = bundles.spec.versions_bundles[0].clone();
+        let asset = flux_install_asset(&bundle, FLUX_RELEASES).unwrap().unwrap();
+        let tag = bundle.flux.as_ref().unwrap().release_tag().unwrap();
+        assert_eq!(asset.label, FLUX);
+        assert_eq!(asset.metadata_uri, None);
+        assert_eq!(
+            asset.components_uri,
+            format!("{FLUX_RELEASES}/{tag}/install.yaml")
+        );
+        assert_eq!(
+            asset.path(&asset.components_uri),
+            format!(
+                "flux/{}/install.yaml",
+                bundle.flux.as_ref().unwrap().version
+            )
+        );
+        bundle.flux.as_mut().unwrap().version = "main".into();
+        let err = flux_install_asset(&bundle, FLUX_RELEASES)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!(
+                "Bundles {}: flux.version \"main\"",
+                bundle.kube_version
+            )),
+            "{err}"
+        );
+        bundle.flux.as_mut().unwrap().version.clear();
+        let err = flux_install_asset(&bundle, FLUX_RELEASES).unwrap_err();
+        assert!(err.to_string().ends_with("missing flux.version"), "{err}");
+        bundle.flux = None;
+        assert_eq!(flux_install_asset(&bundle, FLUX_RELEASES).unwrap(), None);
     }
 
     #[test]
