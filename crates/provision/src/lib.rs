@@ -36,6 +36,7 @@ pub mod cluster;
 mod cni;
 pub mod components;
 mod error;
+pub mod gitops;
 pub mod import;
 pub mod management;
 pub mod preflight;
