@@ -385,6 +385,7 @@ async fn commit(
         repo.write(&changes)?;
         let made = repo.commit(COMMIT_MESSAGE)?;
         let pushed = repo.push()?;
+        let committed = made.is_some() && pushed.is_some();
         let head = match pushed {
             Some(head) => head,
             None => repo.head()?.ok_or_else(|| GitError::InvalidInput {
@@ -393,7 +394,7 @@ async fn commit(
                 problem: "has no commit after the push".into(),
             })?,
         };
-        Ok((head.to_string(), made.is_some() && pushed.is_some()))
+        Ok((head.to_string(), committed))
     };
     tokio::task::spawn_blocking(work)
         .await

@@ -92,7 +92,8 @@ pub async fn create<B: BootstrapCluster>(
     req: &Request<'_>,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Created, ProvisionError> {
-    create_with(how, req, &GitOpsInputs::default(), on_event).await
+    // Boxed: one more level of nested futures would pass the compiler's query depth.
+    Box::pin(create_with(how, req, &GitOpsInputs::default(), on_event)).await
 }
 
 /// Creates the cluster of `req` where `how` says; a management cluster whose spec names a

@@ -62,7 +62,7 @@ pub async fn create(
     opts: &CreateOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Provisioned, ProvisionError> {
-    create_with(management, req, opts, &GitOpsInputs::default(), on_event).await
+    Box::pin(create_with(management, req, opts, &GitOpsInputs::default(), on_event)).await
 }
 
 /// [`create`], then, for a management cluster whose spec names a FluxConfig, GitOps set up on
