@@ -37,7 +37,10 @@ fn deployments(objects: &[Value]) -> Vec<(String, String)> {
         .filter(|o| o["kind"] == "Deployment")
         .map(|o| {
             let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-            (text(&o["metadata"]["namespace"]), text(&o["metadata"]["name"]))
+            (
+                text(&o["metadata"]["namespace"]),
+                text(&o["metadata"]["name"]),
+            )
         })
         .collect()
 }

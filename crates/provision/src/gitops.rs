@@ -143,6 +143,13 @@ pub enum GitOpsError {
     /// Flux's install manifest is not usable.
     #[error(transparent)]
     Manifest(#[from] layout::GitOpsError),
+    /// Flux's install manifest lacks controllers the repository's `kustomization.yaml` patches:
+    /// Flux could not build the tree.
+    #[error(
+        "Flux's install manifest has no Deployment of {}: the repository's flux-system/kustomization.yaml patches the images of all four controllers, so Flux could not build it; give Flux's full install.yaml",
+        .0.join(", ")
+    )]
+    IncompleteManifest(Vec<&'static str>),
     /// The credentials cannot make Flux's source Secret.
     #[error("Flux's source Secret: {0}")]
     Credentials(#[from] GitAuthError),
@@ -203,6 +210,7 @@ impl GitOpsError {
             GitOpsError::Missing { .. }
                 | GitOpsError::WrongCredentials { .. }
                 | GitOpsError::Manifest(_)
+                | GitOpsError::IncompleteManifest(_)
                 | GitOpsError::Credentials(_)
         )
     }
@@ -242,8 +250,29 @@ pub fn required<'a>(
     };
     check_kind(gitops, auth)?;
     let flux = release.bundle.flux().map_err(LifecycleError::from)?;
-    layout::flux_install(install, flux)?;
+    install_objects(install, flux)?;
     Ok(Some((gitops, install, auth)))
+}
+
+/// Flux's install objects with the bundle's images, every one of the four controllers among
+/// them (the repository's kustomization patches each: one missing fails Flux's build).
+fn install_objects(
+    install: &str,
+    flux: &snow_api::release::FluxBundle,
+) -> Result<Vec<Value>, GitOpsError> {
+    let (objects, _) = layout::flux_install(install, flux)?;
+    let missing: Vec<&'static str> = layout::CONTROLLERS
+        .into_iter()
+        .filter(|c| {
+            !objects
+                .iter()
+                .any(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == *c)
+        })
+        .collect();
+    match missing.is_empty() {
+        true => Ok(objects),
+        false => Err(GitOpsError::IncompleteManifest(missing)),
+    }
 }
 
 /// The credentials are of the URL's kind.
@@ -289,7 +318,7 @@ pub async fn bootstrap(
     };
     check_kind(gitops, auth)?;
     let flux = release.bundle.flux().map_err(LifecycleError::from)?;
-    let (mut objects, _) = layout::flux_install(install, flux)?;
+    let mut objects = install_objects(install, flux)?;
     let stop = |step| match options.stop_after == Some(step) {
         true => Err(GitOpsError::Stopped(step)),
         false => Ok(()),
@@ -437,8 +466,8 @@ fn source_secret(namespace: &str, auth: &Auth) -> Result<Value, GitOpsError> {
         data.remove(source::IDENTITY_PUB_KEY);
         if let Some(passphrase) = passphrase {
             use base64::Engine as _;
-            let encoded = base64::engine::general_purpose::STANDARD
-                .encode(passphrase.expose_for_encoding());
+            let encoded =
+                base64::engine::general_purpose::STANDARD.encode(passphrase.expose_for_encoding());
             data.insert(source::PASSWORD_KEY.to_owned(), encoded.into());
         }
     }
@@ -463,12 +492,22 @@ async fn wait_synced(
     loop {
         let read = |o: Option<Value>| o.as_ref().map(FluxStatus::read).unwrap_or_default();
         let source = mgmt
-            .get(status::SOURCE_API_VERSION, "GitRepository", Some(namespace), namespace)
+            .get(
+                status::SOURCE_API_VERSION,
+                "GitRepository",
+                Some(namespace),
+                namespace,
+            )
             .await
             .map_err(LifecycleError::from)?;
         let source = read(source);
         let sync = mgmt
-            .get(status::KUSTOMIZE_API_VERSION, "Kustomization", Some(namespace), namespace)
+            .get(
+                status::KUSTOMIZE_API_VERSION,
+                "Kustomization",
+                Some(namespace),
+                namespace,
+            )
             .await
             .map_err(LifecycleError::from)?;
         let sync = read(sync);
@@ -529,13 +568,21 @@ pub(crate) async fn after_create(
     let Some((_, install, auth)) = required(spec, release, inputs)? else {
         return Ok(None);
     };
-    bootstrap(mgmt, spec, release, install, auth, &inputs.options, on_event)
-        .await
-        .map(Some)
-        .map_err(|source| ProvisionError::GitOpsUnfinished {
-            cluster: spec.name().to_owned(),
-            source: Box::new(source),
-        })
+    bootstrap(
+        mgmt,
+        spec,
+        release,
+        install,
+        auth,
+        &inputs.options,
+        on_event,
+    )
+    .await
+    .map(Some)
+    .map_err(|source| ProvisionError::GitOpsUnfinished {
+        cluster: spec.name().to_owned(),
+        source: Box::new(source),
+    })
 }
 
 #[cfg(test)]

@@ -68,7 +68,14 @@ pub async fn create(
     on_event: &mut dyn FnMut(Event),
 ) -> Result<SelfManaged, ProvisionError> {
     // Boxed: one more level of nested futures would pass the compiler's query depth.
-    Box::pin(create_with(bootstrap, req, opts, &GitOpsInputs::default(), on_event)).await
+    Box::pin(create_with(
+        bootstrap,
+        req,
+        opts,
+        &GitOpsInputs::default(),
+        on_event,
+    ))
+    .await
 }
 
 /// [`create`], ending, when the spec names a FluxConfig, with GitOps set up on the new cluster

@@ -62,7 +62,14 @@ pub async fn create(
     opts: &CreateOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Provisioned, ProvisionError> {
-    Box::pin(create_with(management, req, opts, &GitOpsInputs::default(), on_event)).await
+    Box::pin(create_with(
+        management,
+        req,
+        opts,
+        &GitOpsInputs::default(),
+        on_event,
+    ))
+    .await
 }
 
 /// [`create`], then, for a management cluster whose spec names a FluxConfig, GitOps set up on
@@ -80,7 +87,8 @@ pub(crate) async fn create_with(
     let mgmt = connect(management, on_event).await?;
     let mut made = create_on(&mgmt, req, cni.manifest.clone(), opts, on_event).await?;
     store_cilium(&mgmt, req, &cni, on_event).await?;
-    made.gitops = crate::gitops::after_create(&mgmt, req.spec, req.release, gitops, on_event).await?;
+    made.gitops =
+        crate::gitops::after_create(&mgmt, req.spec, req.release, gitops, on_event).await?;
     Ok(made)
 }
 

@@ -18,8 +18,21 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-/// Flux's install manifest (source-controller and kustomize-controller; see its SOURCES.md).
-const INSTALL: &str = include_str!("../../capi-render/tests/data/flux/install.yaml");
+/// Flux's install manifest as the fixture has it: source-controller and kustomize-controller
+/// (see its SOURCES.md).
+const FIXTURE: &str = include_str!("../../capi-render/tests/data/flux/install.yaml");
+
+/// The fixture with bare Deployments of the two other default controllers, as Flux's
+/// `install.yaml` has all four (the repository's kustomization patches each).
+fn install() -> String {
+    let mut text = FIXTURE.to_owned();
+    for controller in ["helm-controller", "notification-controller"] {
+        text.push_str(&format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {controller}\n  namespace: flux-system\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: {controller}}}\n  template:\n    metadata:\n      labels: {{app: {controller}}}\n    spec:\n      containers:\n      - name: manager\n        image: ghcr.io/fluxcd/{controller}:v1.0.0\n"
+        ));
+    }
+    text
+}
 const REPO: &str = "fleet.git";
 const KUSTOMIZE: &str = "kustomize.toolkit.fluxcd.io/v1";
 const SOURCE: &str = "source.toolkit.fluxcd.io/v1";
@@ -56,8 +69,15 @@ struct World {
 impl World {
     async fn start() -> World {
         let api = KubeStandIn::start().await.expect("stand-in");
-        // Flux's manifest holds one; every API server serves the kind.
+        // Flux's manifest holds these; every API server serves the kinds.
         api.register("v1", "ResourceQuota", "resourcequotas", true, true);
+        api.register(
+            "networking.k8s.io/v1",
+            "NetworkPolicy",
+            "networkpolicies",
+            true,
+            true,
+        );
         let workloads = api.start_workloads(WorkloadOptions::default());
         let flux = api
             .start_flux(FluxOptions {
@@ -102,7 +122,9 @@ impl World {
     }
 
     fn head(&self) -> String {
-        self.git(&["rev-parse", "refs/heads/main"]).trim().to_owned()
+        self.git(&["rev-parse", "refs/heads/main"])
+            .trim()
+            .to_owned()
     }
 
     fn commits(&self) -> usize {
@@ -147,7 +169,7 @@ impl World {
             &self.mgmt,
             &spec,
             &release,
-            INSTALL,
+            &install(),
             auth,
             &options,
             &mut |e| {
@@ -228,7 +250,9 @@ async fn over_ssh_one_commit_in_the_eks_anywhere_layout_is_applied_and_a_rerun_c
         assert_eq!(world.files(), expected);
         assert_eq!(world.git(&["show", "refs/heads/main:README.md"]), readme);
         assert_eq!(
-            world.git(&["log", "-1", "--format=%s|%an", "refs/heads/main"]).trim(),
+            world
+                .git(&["log", "-1", "--format=%s|%an", "refs/heads/main"])
+                .trim(),
             format!("{}|snowctl", gitops::COMMIT_MESSAGE)
         );
         let cluster = world.git(&[
@@ -241,16 +265,28 @@ async fn over_ssh_one_commit_in_the_eks_anywhere_layout_is_applied_and_a_rerun_c
             "refs/heads/main:clusters/edge/flux-system/gotk-sync.yaml",
         ]);
         assert!(sync.contains(&format!("url: {url}")), "{sync}");
-        assert!(sync.contains("path: ./clusters/edge"), "{sync}");
+        assert!(sync.contains("path: \"./clusters/edge\""), "{sync}");
 
-        let ks = world.get(KUSTOMIZE, "Kustomization", NS).expect("Kustomization");
+        let ks = world
+            .get(KUSTOMIZE, "Kustomization", NS)
+            .expect("Kustomization");
         assert_eq!(ks["status"]["lastAppliedRevision"], done.revision.as_str());
-        let repo = world.get(SOURCE, "GitRepository", NS).expect("GitRepository");
-        assert_eq!(repo["status"]["artifact"]["revision"], done.revision.as_str());
+        let repo = world
+            .get(SOURCE, "GitRepository", NS)
+            .expect("GitRepository");
+        assert_eq!(
+            repo["status"]["artifact"]["revision"],
+            done.revision.as_str()
+        );
         // Flux applied the cluster's spec from the repository.
         let declared = world
             .api
-            .get(snow_api::names::EKSA_API_VERSION, "Cluster", Some("default"), "edge")
+            .get(
+                snow_api::names::EKSA_API_VERSION,
+                "Cluster",
+                Some("default"),
+                "edge",
+            )
             .expect("the Cluster Flux applied");
         assert_eq!(
             declared["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"],
@@ -408,11 +444,20 @@ fn commit_with(world: &World, name: &str, setup: impl FnOnce(&Path)) {
     let work = world.repos.scratch(name).expect("scratch").join("work");
     let git = |args: &[&str]| {
         let out = Command::new("git")
-            .args(["-c", "user.name=Other", "-c", "user.email=other@example.invalid"])
+            .args([
+                "-c",
+                "user.name=Other",
+                "-c",
+                "user.email=other@example.invalid",
+            ])
             .args(args)
             .output()
             .expect("git");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     };
     let bare = world.repos.path(REPO).display().to_string();
     let shown = work.display().to_string();
@@ -420,7 +465,14 @@ fn commit_with(world: &World, name: &str, setup: impl FnOnce(&Path)) {
     setup(&work);
     git(&["-C", &shown, "add", "--all"]);
     git(&["-C", &shown, "commit", "--quiet", "-m", name]);
-    git(&["-C", &shown, "push", "--quiet", "origin", "HEAD:refs/heads/main"]);
+    git(&[
+        "-C",
+        &shown,
+        "push",
+        "--quiet",
+        "origin",
+        "HEAD:refs/heads/main",
+    ]);
 }
 
 /// A repository that holds other files, some beside ours in the cluster's folder: kept as they
@@ -454,7 +506,10 @@ async fn other_files_of_the_repository_are_kept() {
             "kind: Nothing\n"
         );
         assert_eq!(
-            world.git(&["show", "refs/heads/main:clusters/other/eksa-system/notes.txt"]),
+            world.git(&[
+                "show",
+                "refs/heads/main:clusters/other/eksa-system/notes.txt"
+            ]),
             "another cluster\n"
         );
         let changed = world.git(&["diff", "--name-only", "HEAD~1", "HEAD"]);
@@ -558,7 +613,8 @@ async fn a_create_with_gitops_and_no_inputs_says_what_to_give_before_anything() 
         wait: snow_lifecycle::WaitOptions::default(),
         force: false,
     };
-    let how = target::Create::<snow_provision::bootstrap::Kind>::OnManagement(&management, &options);
+    let how =
+        target::Create::<snow_provision::bootstrap::Kind>::OnManagement(&management, &options);
     let mut events = Vec::new();
     let err = target::create(how, &req, &mut |e| events.push(e))
         .await
@@ -575,18 +631,42 @@ async fn a_create_with_gitops_and_no_inputs_says_what_to_give_before_anything() 
     assert!(events.is_empty(), "{events:?}");
 
     let inputs = GitOpsInputs {
-        install: Some(INSTALL.into()),
+        install: Some(install()),
         auth: Some(Auth::Https(HttpsAuth::default())),
         options: BootstrapOptions::default(),
     };
-    let how = target::Create::<snow_provision::bootstrap::Kind>::OnManagement(&management, &options);
+    let how =
+        target::Create::<snow_provision::bootstrap::Kind>::OnManagement(&management, &options);
     let err = target::create_with(how, &req, &inputs, &mut |e| events.push(e))
         .await
         .expect_err("credentials of the wrong kind");
     assert!(
-        matches!(&err, ProvisionError::GitOps(GitOpsError::WrongCredentials { .. })),
+        matches!(
+            &err,
+            ProvisionError::GitOps(GitOpsError::WrongCredentials { .. })
+        ),
         "{err:?}"
     );
     assert!(err.to_string().contains("SSH private key"), "{err}");
+
+    // The fixture alone lacks two of the four controllers the repository's kustomization patches.
+    let inputs = GitOpsInputs {
+        install: Some(FIXTURE.into()),
+        auth: Some(Auth::Ssh(SshAuth {
+            private_key: Secret::new("-----BEGIN OPENSSH PRIVATE KEY-----\n"),
+            passphrase: None,
+            known_hosts: "git.example.invalid ssh-ed25519 AAAA\n".into(),
+        })),
+        options: BootstrapOptions::default(),
+    };
+    let how =
+        target::Create::<snow_provision::bootstrap::Kind>::OnManagement(&management, &options);
+    let err = target::create_with(how, &req, &inputs, &mut |e| events.push(e))
+        .await
+        .expect_err("an incomplete manifest");
+    assert!(
+        matches!(&err, ProvisionError::GitOps(GitOpsError::IncompleteManifest(missing)) if missing == &["helm-controller", "notification-controller"]),
+        "{err:?}"
+    );
     assert!(events.is_empty(), "{events:?}");
 }
