@@ -3,6 +3,8 @@
 //! real `kubectl kustomize`) and real git servers on loopback (Debian's `sshd` with
 //! `git-shell`, `git http-backend` over HTTPS); the repository read back with the real `git`.
 
+mod support;
+
 use serde_json::Value;
 use snow_git::{Auth, GitError, HttpCredential, HttpsAuth, Secret, SshAuth};
 use snow_lifecycle::{Event, KubeconfigSource, Management, init::InitOptions};
@@ -669,4 +671,89 @@ async fn a_create_with_gitops_and_no_inputs_says_what_to_give_before_anything() 
         "{err:?}"
     );
     assert!(events.is_empty(), "{events:?}");
+}
+
+/// The facade's create of `edge` on a management cluster that has no Flux yet (the stand-in
+/// with its simulated Cluster API, the two devices), its spec naming a FluxConfig: the cluster
+/// created, then Flux installed there, one commit in the repository and Flux Ready at it; the
+/// same create again commits nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_facade_create_of_a_management_cluster_ends_with_its_gitops() {
+    bounded(280, async {
+        let site = support::site().await;
+        site.api
+            .register("v1", "ResourceQuota", "resourcequotas", true, true);
+        site.api.register(
+            "networking.k8s.io/v1",
+            "NetworkPolicy",
+            "networkpolicies",
+            true,
+            true,
+        );
+        let _workloads = site.api.start_workloads(WorkloadOptions::default());
+        let _flux = site
+            .api
+            .start_flux(FluxOptions {
+                step: Duration::from_millis(20),
+                ..FluxOptions::default()
+            })
+            .expect("flux");
+        let repos = GitRepos::new().expect("repos");
+        repos.create(REPO).expect("repository");
+        repos.commit(REPO, "main", "README.md", "# fleet\n").expect("commit");
+        let ssh = SshGit::start(&repos).expect("sshd");
+        let spec = site.spec(1).replacen(
+            "spec:\n",
+            "spec:\n  gitOpsRef: {kind: FluxConfig, name: edge}\n",
+            1,
+        );
+        let text = format!(
+            "{spec}---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: FluxConfig\nmetadata:\n  name: edge\nspec:\n  git:\n    repositoryUrl: {}\n",
+            ssh.url(REPO)
+        );
+        let inputs = GitOpsInputs {
+            install: Some(install()),
+            auth: Some(ssh_auth(&ssh)),
+            options: options(),
+        };
+        let options = snow_provision::CreateOptions {
+            checks: snow_provision::Checks::Skip,
+            cni: support::cni(),
+            wait: support::wait(),
+            force: false,
+        };
+        let management = KubeconfigSource::file(&site.kubeconfig);
+        let count = |repos: &GitRepos| {
+            let out = Command::new("git")
+                .arg("--git-dir")
+                .arg(repos.path(REPO))
+                .args(["rev-list", "--count", "refs/heads/main"])
+                .output()
+                .expect("git");
+            String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        };
+        for round in 0..2 {
+            let (made, _) = support::with_request(&site, &text, async |req, on_event| {
+                let how = target::Create::<snow_provision::bootstrap::Kind>::OnManagement(
+                    &management,
+                    &options,
+                );
+                target::create_with(how, req, &inputs, on_event).await
+            })
+            .await;
+            let made = made.unwrap_or_else(|e| panic!("create {round}: {e}\nsshd: {}", ssh.log()));
+            let target::Created::OnManagement(made) = made else {
+                panic!("a create on the management cluster");
+            };
+            let gitops = made.gitops.expect("GitOps set up");
+            assert_eq!(gitops.committed, round == 0);
+            assert_eq!(count(&repos), "2");
+            let ks = site
+                .api
+                .get(KUSTOMIZE, "Kustomization", Some(NS), NS)
+                .expect("Kustomization");
+            assert_eq!(ks["status"]["lastAppliedRevision"], gitops.revision.as_str());
+        }
+    })
+    .await;
 }
