@@ -3,6 +3,9 @@
 //! real `kubectl kustomize`) and real git servers on loopback (Debian's `sshd` with
 //! `git-shell`, `git http-backend` over HTTPS); the repository read back with the real `git`.
 
+// Progress goes to stderr: the test harness shows it when a test fails.
+#![allow(clippy::print_stderr)]
+
 mod support;
 
 use serde_json::Value;
