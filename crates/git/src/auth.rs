@@ -21,6 +21,12 @@ impl Secret {
     pub(crate) fn expose(&self) -> &str {
         &self.0
     }
+
+    /// The secret's text, for an encoder that puts it where it belongs and nowhere else (the
+    /// source Secret Flux reads the same credentials from); never to be shown.
+    pub fn expose_for_encoding(&self) -> &str {
+        &self.0
+    }
 }
 
 impl From<String> for Secret {

@@ -17,6 +17,7 @@
 //!   ([`live::find_cluster`]), its control plane, etcd, worker deployments and their templates
 //!   ([`live::Live`]), its published kubeconfig ([`live::published_kubeconfig`],
 //!   [`live::workload_kubeconfig`]) and whether it was imported ([`live::is_imported`]).
+//! - [`flux`]: what Flux's GitRepository and Kustomization say about a sync (revision, `Ready`).
 //! - [`Event`]: the progress every operation reports.
 //!
 //! Nothing here calls a device, prints, or reads flags or environment variables (but kube-rs's
@@ -28,6 +29,7 @@ pub mod applied;
 pub mod apply;
 pub mod error;
 mod event;
+pub mod flux;
 pub mod kubeconfig;
 mod kubeconfig_file;
 pub mod live;

@@ -64,6 +64,7 @@ mod create;
 mod delete;
 mod describe;
 mod error;
+pub mod flux;
 use snow_io::files;
 mod immutable;
 pub mod import;

@@ -57,6 +57,22 @@ pub enum ProvisionError {
         /// The most the ConfigMap holds.
         max: usize,
     },
+    /// The spec asks for GitOps and what it needs is missing or unusable (said before anything
+    /// is applied).
+    #[error(transparent)]
+    GitOps(#[from] crate::gitops::GitOpsError),
+    /// The cluster was created, and setting up its GitOps then failed: the cluster is up, and
+    /// the same command run again finishes GitOps (unlike EKS Anywhere, which reports success
+    /// and leaves the cluster without GitOps, its issue 1511).
+    #[error(
+        "cluster {cluster} is up, but its GitOps is not set up: {source}. Run the same command again to finish GitOps (the cluster is kept as it is)"
+    )]
+    GitOpsUnfinished {
+        /// The cluster.
+        cluster: String,
+        /// Why GitOps failed.
+        source: Box<crate::gitops::GitOpsError>,
+    },
     /// A step of the first cluster's create failed: what is left and how to go on.
     #[error("{step} failed: {source}")]
     Interrupted {
@@ -88,6 +104,7 @@ impl ProvisionError {
             | ProvisionError::CatalogTooLarge { .. }
             | ProvisionError::Helm(HelmError::NotFound { .. }) => true,
             ProvisionError::Lifecycle(e) => e.is_input(),
+            ProvisionError::GitOps(e) => e.is_input(),
             _ => false,
         }
     }

@@ -37,6 +37,7 @@ mod cni;
 pub mod components;
 mod error;
 pub mod flux_manifest;
+pub mod gitops;
 pub mod import;
 pub mod management;
 pub mod preflight;

@@ -9,6 +9,7 @@
 //! moved (the move resumes; once the new cluster holds the Cluster and the bootstrap cluster no
 //! longer does, the create and the move are skipped).
 
+use crate::gitops::{Bootstrapped, GitOpsInputs};
 use crate::{CreateOptions, ProvisionError, Request, preflight, step, workflow};
 use serde_json::Value;
 use snow_lifecycle::{
@@ -53,6 +54,8 @@ pub struct SelfManaged {
     pub kubeconfig: PathBuf,
     /// Whether an earlier run had already moved it (this run only finished the last steps).
     pub resumed_after_move: bool,
+    /// What GitOps' set-up did, when the spec names a FluxConfig.
+    pub gitops: Option<Bootstrapped>,
 }
 
 /// Creates the first cluster of `req` from `bootstrap` (see the module documentation). A
@@ -64,6 +67,29 @@ pub async fn create(
     opts: &Options,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<SelfManaged, ProvisionError> {
+    // Boxed: one more level of nested futures would pass the compiler's query depth.
+    Box::pin(create_with(
+        bootstrap,
+        req,
+        opts,
+        &GitOpsInputs::default(),
+        on_event,
+    ))
+    .await
+}
+
+/// [`create`], ending, when the spec names a FluxConfig, with GitOps set up on the new cluster
+/// ([`crate::gitops::bootstrap`] with `gitops`' inputs, checked before anything is made), after
+/// the bootstrap cluster is gone: a GitOps failure leaves a cluster that manages itself, and the
+/// same command run again finishes GitOps.
+pub(crate) async fn create_with(
+    bootstrap: &impl BootstrapCluster,
+    req: &Request<'_>,
+    opts: &Options,
+    gitops: &GitOpsInputs,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<SelfManaged, ProvisionError> {
+    crate::gitops::required(req.spec, req.release, gitops)?;
     let cluster = req.spec.name().to_owned();
     let cni = crate::cni::render(opts.create.cni.clone(), req, on_event).await?;
     preflight::checks(req.spec, req.devices, opts.create.checks, on_event).await?;
@@ -200,10 +226,12 @@ pub async fn create(
             )
         })?,
     }
+    let gitops = crate::gitops::after_create(t, req.spec, req.release, gitops, on_event).await?;
     Ok(SelfManaged {
         cluster,
         kubeconfig: path,
         resumed_after_move,
+        gitops,
     })
 }
 

@@ -3,6 +3,7 @@
 //! so every caller decides alike: first the target ([`create_target`], [`delete_target`]),
 //! then, with what that target needs, one call ([`create`], [`delete`]).
 
+use crate::gitops::GitOpsInputs;
 use crate::{CreateOptions, ProvisionError, Provisioned, Request, self_managed};
 use snow_lifecycle::{
     self as lifecycle, Deleted, Event, KubeconfigSource, LifecycleError, Management,
@@ -83,19 +84,38 @@ pub enum Created {
     SelfManaged(self_managed::SelfManaged),
 }
 
-/// Creates the cluster of `req` where `how` says.
+/// Creates the cluster of `req` where `how` says. A management cluster whose spec names a
+/// FluxConfig needs [`create_with`]: here it is refused before anything
+/// ([`crate::gitops::GitOpsError::Missing`]).
 pub async fn create<B: BootstrapCluster>(
     how: Create<'_, B>,
     req: &Request<'_>,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Created, ProvisionError> {
+    // Boxed: one more level of nested futures would pass the compiler's query depth.
+    Box::pin(create_with(how, req, &GitOpsInputs::default(), on_event)).await
+}
+
+/// Creates the cluster of `req` where `how` says; a management cluster whose spec names a
+/// FluxConfig (`gitOpsRef`) ends with its GitOps set up ([`crate::gitops::bootstrap`]) from
+/// `gitops`: Flux's install manifest and the repository's credentials, both required then
+/// (checked before anything is applied). On a management cluster that has no Flux yet, Flux is
+/// installed there; from nothing, on the new cluster once it manages itself. When GitOps fails
+/// after the cluster is up, the error ([`ProvisionError::GitOpsUnfinished`]) says so, and the
+/// same call again finishes it.
+pub async fn create_with<B: BootstrapCluster>(
+    how: Create<'_, B>,
+    req: &Request<'_>,
+    gitops: &GitOpsInputs,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Created, ProvisionError> {
     Ok(match how {
-        Create::OnManagement(management, opts) => {
-            Created::OnManagement(crate::create(management, req, opts, on_event).await?)
-        }
-        Create::FromNothing(bootstrap, opts) => {
-            Created::SelfManaged(self_managed::create(bootstrap, req, opts, on_event).await?)
-        }
+        Create::OnManagement(management, opts) => Created::OnManagement(
+            crate::workflow::create_with(management, req, opts, gitops, on_event).await?,
+        ),
+        Create::FromNothing(bootstrap, opts) => Created::SelfManaged(
+            self_managed::create_with(bootstrap, req, opts, gitops, on_event).await?,
+        ),
     })
 }
 

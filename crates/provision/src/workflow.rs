@@ -1,6 +1,7 @@
 //! Create and upgrade on a management cluster: the CNI manifest, preflight, the default key,
 //! then the lifecycle step and the workload kubeconfig.
 
+use crate::gitops::{Bootstrapped, GitOpsInputs};
 use crate::{Checks, CniSource, ProvisionError, Request, cni, preflight, step};
 use snow_lifecycle::{
     self as lifecycle, CniManifest, Created, Event, KubeconfigSource, LifecycleError, Management,
@@ -46,22 +47,48 @@ pub struct Provisioned {
     pub created: Created,
     /// The workload kubeconfig file written.
     pub kubeconfig: PathBuf,
+    /// What GitOps' set-up did, for a management cluster whose spec names a FluxConfig.
+    pub gitops: Option<Bootstrapped>,
 }
 
 /// Creates the cluster of `req` on the management cluster of `management`: the CNI manifest, preflight (errors stop it before anything is applied), the
 /// default key, [`lifecycle::create`], the workload kubeconfig under `req.dir`. A re-run
-/// converges.
+/// converges. A management cluster whose spec names a FluxConfig needs
+/// [`crate::target::create_with`]'s GitOps inputs: here it is refused before anything
+/// ([`crate::gitops::GitOpsError::Missing`]).
 pub async fn create(
     management: &KubeconfigSource,
     req: &Request<'_>,
     opts: &CreateOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Provisioned, ProvisionError> {
+    Box::pin(create_with(
+        management,
+        req,
+        opts,
+        &GitOpsInputs::default(),
+        on_event,
+    ))
+    .await
+}
+
+/// [`create`], then, for a management cluster whose spec names a FluxConfig, GitOps set up on
+/// it ([`crate::gitops::bootstrap`] with `gitops`' inputs, checked before anything is applied).
+pub(crate) async fn create_with(
+    management: &KubeconfigSource,
+    req: &Request<'_>,
+    opts: &CreateOptions,
+    gitops: &GitOpsInputs,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Provisioned, ProvisionError> {
+    crate::gitops::required(req.spec, req.release, gitops)?;
     let cni = cni::render(opts.cni.clone(), req, on_event).await?;
     preflight::checks(req.spec, req.devices, opts.checks, on_event).await?;
     let mgmt = connect(management, on_event).await?;
-    let made = create_on(&mgmt, req, cni.manifest.clone(), opts, on_event).await?;
+    let mut made = create_on(&mgmt, req, cni.manifest.clone(), opts, on_event).await?;
     store_cilium(&mgmt, req, &cni, on_event).await?;
+    made.gitops =
+        crate::gitops::after_create(&mgmt, req.spec, req.release, gitops, on_event).await?;
     Ok(made)
 }
 
@@ -195,6 +222,7 @@ pub(crate) async fn create_on(
     Ok(Provisioned {
         created,
         kubeconfig: path,
+        gitops: None,
     })
 }
 

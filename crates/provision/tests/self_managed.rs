@@ -530,3 +530,163 @@ async fn a_self_managed_cluster_upgrades_itself() {
     let nodes = site.target.list("v1", "Node", None);
     assert_eq!(nodes.len(), 3 + 3, "3 control plane + 3 workers: {nodes:?}");
 }
+
+/// From nothing with a FluxConfig (`gitOpsRef`): GitOps is set up on the new cluster once it
+/// manages itself. With a known_hosts that does not name the server, the create fails after the
+/// cluster is up and says so and how to finish (nothing pushed); the same create again with the
+/// right known_hosts finishes: one commit, Flux on the new cluster Ready at it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn from_nothing_with_gitops_a_failure_after_the_cluster_is_up_is_finished_by_a_re_run() {
+    use snow_git::{Auth, Secret, SshAuth};
+    use snow_provision::gitops::{BootstrapOptions, GitOpsError, GitOpsInputs};
+    use snow_provision::target::{self, Create, Created};
+    use snow_test_devices::git_server::{GitRepos, SshGit, SshKey};
+    let site = site().await;
+    site.target
+        .register("v1", "ResourceQuota", "resourcequotas", true, true);
+    site.target.register(
+        "networking.k8s.io/v1",
+        "NetworkPolicy",
+        "networkpolicies",
+        true,
+        true,
+    );
+    let _workloads = site.target.start_workloads(WorkloadOptions::default());
+    let _flux = site
+        .target
+        .start_flux(snow_test_kube::FluxOptions {
+            step: Duration::from_millis(20),
+            ..Default::default()
+        })
+        .expect("flux");
+    let repos = GitRepos::new().expect("repos");
+    repos.create("fleet.git").expect("repository");
+    repos
+        .commit("fleet.git", "main", "README.md", "# fleet\n")
+        .expect("commit");
+    let ssh = SshGit::start(&repos).expect("sshd");
+    let other = SshKey::generate(&repos.scratch("keys").unwrap(), "other").expect("key");
+    let text = spec().replacen(
+        "spec:\n",
+        "spec:\n  gitOpsRef: {kind: FluxConfig, name: edge}\n",
+        1,
+    ) + &format!(
+        "---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: FluxConfig\nmetadata:\n  name: edge\nspec:\n  git:\n    repositoryUrl: {}\n",
+        ssh.url("fleet.git")
+    );
+    let spec = snow_api::check(&text).unwrap().into_valid().unwrap();
+    let catalog = snow_api::release::ReleaseInputs::embedded().unwrap();
+    let release = catalog.resolve(&spec, None).unwrap();
+    let req = Request {
+        spec: &spec,
+        spec_text: &text,
+        release: &release,
+        secrets: Some(capi_render::SecretInputs {
+            credentials: &site.credentials,
+            ca_bundle: &site.ca_bundle,
+        }),
+        registry_credentials: None,
+        devices: DevicePaths::default(),
+        inputs: None,
+        dir: site.dir.path(),
+    };
+    let mut install = include_str!("../../capi-render/tests/data/flux/install.yaml").to_owned();
+    for controller in ["helm-controller", "notification-controller"] {
+        install.push_str(&format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {controller}\n  namespace: flux-system\nspec:\n  selector:\n    matchLabels: {{app: {controller}}}\n  template:\n    metadata:\n      labels: {{app: {controller}}}\n    spec:\n      containers:\n      - name: manager\n        image: ghcr.io/fluxcd/{controller}:v1.0.0\n"
+        ));
+    }
+    let inputs = |known_hosts: String| GitOpsInputs {
+        install: Some(install.clone()),
+        auth: Some(Auth::Ssh(SshAuth {
+            private_key: Secret::new(ssh.client_key.private_key.clone()),
+            passphrase: None,
+            known_hosts,
+        })),
+        options: BootstrapOptions {
+            init: InitOptions {
+                crd_timeout: Duration::from_secs(20),
+                deployment_timeout: Some(Duration::from_secs(30)),
+                poll: Duration::from_millis(20),
+            },
+            sync_timeout: Duration::from_secs(60),
+            poll: Duration::from_millis(20),
+            ..BootstrapOptions::default()
+        },
+    };
+    let bootstrap = Existing::new(&site.boot_kubeconfig, None);
+    let opts = options();
+    let commits = || {
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(repos.path("fleet.git"))
+            .args(["rev-list", "--count", "refs/heads/main"])
+            .output()
+            .expect("git");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+
+    let wrong = inputs(other.known_hosts_line(ssh.port));
+    let (failed, _) = until_step(None, async |on_event| {
+        target::create_with(
+            Create::FromNothing(&bootstrap, &opts),
+            &req,
+            &wrong,
+            on_event,
+        )
+        .await
+    })
+    .await;
+    let err = failed.expect("ran").expect_err("the host key is not known");
+    assert!(
+        matches!(&err, ProvisionError::GitOpsUnfinished { source, .. } if matches!(**source, GitOpsError::Git(snow_git::GitError::HostKeyRejected { .. }))),
+        "{err:?}"
+    );
+    let said = err.to_string();
+    assert!(said.contains("cluster edge is up"), "{said}");
+    assert!(
+        said.contains("Run the same command again to finish GitOps"),
+        "{said}"
+    );
+    assert_self_managed(&site).await;
+    assert_eq!(commits(), "1");
+
+    let right = inputs(ssh.known_hosts.clone());
+    let (done, _) = until_step(None, async |on_event| {
+        target::create_with(
+            Create::FromNothing(&bootstrap, &opts),
+            &req,
+            &right,
+            on_event,
+        )
+        .await
+    })
+    .await;
+    let done = done
+        .expect("ran")
+        .unwrap_or_else(|e| panic!("{e}\nsshd: {}", ssh.log()));
+    let Created::SelfManaged(made) = done else {
+        panic!("a cluster from nothing");
+    };
+    let gitops = made.gitops.expect("GitOps set up");
+    assert!(gitops.committed);
+    assert_eq!(commits(), "2");
+    let ks = site
+        .target
+        .get(
+            "kustomize.toolkit.fluxcd.io/v1",
+            "Kustomization",
+            Some("flux-system"),
+            "flux-system",
+        )
+        .expect("Flux on the new cluster");
+    assert_eq!(
+        ks["status"]["lastAppliedRevision"],
+        gitops.revision.as_str()
+    );
+    assert!(
+        site.boot
+            .list("kustomize.toolkit.fluxcd.io/v1", "Kustomization", None)
+            .is_empty()
+    );
+}

@@ -12,14 +12,14 @@ use std::time::{Duration, Instant};
 
 /// The CRDs known by (group, kind), and which are Established already.
 #[derive(Debug, Default)]
-struct Crds {
+pub(crate) struct Crds {
     names: BTreeMap<(String, String), String>,
     established: BTreeSet<String>,
 }
 
 impl Crds {
     /// Learns the CRDs of a component.
-    fn learn(&mut self, objects: &[Value]) {
+    pub(crate) fn learn(&mut self, objects: &[Value]) {
         for crd in objects
             .iter()
             .filter(|o| o["kind"] == "CustomResourceDefinition")
@@ -128,15 +128,15 @@ const STAGE_CONCURRENCY: usize = 8;
 /// custom resources, webhook configurations: [`rank`]), the objects of a stage at once (they do
 /// not depend on each other); returns how many. A CRD the answer of its apply already shows
 /// `Established` is not asked again.
-async fn apply_objects(
+pub(crate) async fn apply_objects(
     mgmt: &Management,
-    component: &ComponentObjects,
+    objects: &[Value],
     crds: &mut Crds,
     options: &InitOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<usize, LifecycleError> {
     use futures_util::{StreamExt as _, TryStreamExt as _, stream};
-    for stage in component.objects.chunk_by(|a, b| rank(a) == rank(b)) {
+    for stage in objects.chunk_by(|a, b| rank(a) == rank(b)) {
         for object in stage {
             let api_version = object["apiVersion"].as_str().unwrap_or_default();
             let kind = object["kind"].as_str().unwrap_or_default();
@@ -161,15 +161,14 @@ async fn apply_objects(
             });
         }
     }
-    for object in component
-        .objects
+    for object in objects
         .iter()
         .filter(|o| o["kind"] == "CustomResourceDefinition")
     {
         let name = object["metadata"]["name"].as_str().unwrap_or_default();
         crds.established(mgmt, name, options).await?;
     }
-    Ok(component.objects.len())
+    Ok(objects.len())
 }
 
 /// Whether a Deployment is Available for its current spec, and what it says.
@@ -194,7 +193,7 @@ pub(crate) fn deployment_available(deployment: &Value) -> (bool, u32, u32, Strin
 }
 
 /// Waits for each Deployment to be Available, reporting progress.
-async fn wait_deployments(
+pub(crate) async fn wait_deployments(
     mgmt: &Management,
     deployments: &[(String, String)],
     options: &InitOptions,
@@ -300,7 +299,8 @@ impl<'a> Installer<'a> {
         component: &ComponentObjects,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<usize, LifecycleError> {
-        apply_objects(self.mgmt, component, &mut self.crds, self.options, on_event).await
+        let objects = &component.objects;
+        apply_objects(self.mgmt, objects, &mut self.crds, self.options, on_event).await
     }
 
     /// Waits for the component's Deployments, then records its version in the inventory (the

@@ -18,7 +18,7 @@
 pub mod components;
 pub mod controller;
 pub mod envsubst;
-mod install;
+pub(crate) mod install;
 pub mod inventory;
 pub mod redact;
 pub mod source;
