@@ -31,7 +31,10 @@ use snow_credentials::{
     SecretBytes, SecretString,
     encode::git::{self as source, GitAuth, GitAuthError, HttpsLogin},
 };
-use snow_git::{Auth, Change, GitError, HttpCredential, Identity, Limits, Remote, Repository};
+/// The git client's credential and option types a caller of [`bootstrap`] names (`snow-git`'s),
+/// so that it needs no other front.
+pub use snow_git::{Auth, HttpCredential, HttpsAuth, Identity, Limits, Secret, SshAuth};
+use snow_git::{Change, GitError, Remote, Repository};
 use snow_kube::flux::{self as status, FluxStatus, REQUESTED_AT};
 use snow_lifecycle::{Event, LifecycleError, Management, Stage, init::InitOptions};
 use std::time::{Duration, Instant};
@@ -588,7 +591,6 @@ pub(crate) async fn after_create(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use snow_git::SshAuth;
 
     const KEY: &str = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n";
 
