@@ -430,6 +430,7 @@ pub const CREATE_CLUSTER_HEADINGS: &[(&str, &[&str])] = &[
         ],
     ),
     ("CNI", &["cni_manifest"]),
+    ("GitOps", &["flux_manifest"]),
     (
         "Waits",
         &[

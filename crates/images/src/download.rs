@@ -50,6 +50,24 @@ pub struct DownloadConfig {
     pub from_archives: Vec<FromArchive>,
 }
 
+impl DownloadConfig {
+    /// Writing `output` with the default settings (each image's own registry, linux/amd64, no
+    /// extra CA, credentials or image archives) and `files` under `snowctl/manifests/`.
+    pub fn new(output: PathBuf, files: Vec<ArchiveFile>) -> DownloadConfig {
+        DownloadConfig {
+            output,
+            source_registry: None,
+            platforms: Platforms::default(),
+            concurrency: 1,
+            ca_certs_pem: Vec::new(),
+            plain_http: Vec::new(),
+            credentials: Credentials::default(),
+            files,
+            from_archives: Vec::new(),
+        }
+    }
+}
+
 /// An image of an image archive to put into the download under its name there: it is built, not
 /// published in a registry (the snowctl controller's image).
 #[derive(Debug, Clone)]

@@ -1068,17 +1068,10 @@ fn release_files_are_read_back_as_the_release_manifests_and_the_image_list() {
         uri: format!("{PREFIX}/eks-anywhere/kube-vip:v1"),
         used_by: vec!["1.33 snow.kubeVip".into()],
     }];
-    let config = DownloadConfig {
-        output: output.clone(),
-        source_registry: None,
-        platforms: Platforms::default(),
-        concurrency: 1,
-        ca_certs_pem: Vec::new(),
-        plain_http: Vec::new(),
-        credentials: Credentials::default(),
-        files: snow_images::archive::release_files("kind: Bundles\n", &eksd, &images),
-        from_archives: Vec::new(),
-    };
+    let config = DownloadConfig::new(
+        output.clone(),
+        snow_images::archive::release_files("kind: Bundles\n", &eksd, &images),
+    );
     let report = rt().block_on(download_images(&[], &config, Arc::new(NoProgress)));
     assert!(report.error.is_none(), "{report}");
 

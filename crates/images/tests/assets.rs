@@ -407,17 +407,10 @@ async fn flux_install_manifest_is_fetched_into_the_cache_archived_and_read_back(
     // Into the archive as `download artifacts` stores it, and read back.
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("artifacts.tar");
-    let download = snow_images::DownloadConfig {
-        output: output.clone(),
-        source_registry: None,
-        platforms: snow_images::Platforms::default(),
-        concurrency: 1,
-        ca_certs_pem: Vec::new(),
-        plain_http: Vec::new(),
-        credentials: snow_images::Credentials::default(),
-        files: assets::archive_files(std::slice::from_ref(&flux), &second.files),
-        from_archives: Vec::new(),
-    };
+    let download = snow_images::DownloadConfig::new(
+        output.clone(),
+        assets::archive_files(std::slice::from_ref(&flux), &second.files),
+    );
     let report =
         snow_images::download_images(&[], &download, Arc::new(snow_images::NoProgress)).await;
     assert!(report.error.is_none(), "{report}");

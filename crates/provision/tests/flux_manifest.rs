@@ -80,24 +80,15 @@ async fn fetched_then_cached_then_archived_each_gives_the_checked_manifest() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("artifacts.tar");
-    let download = snow_images::DownloadConfig {
-        output: output.clone(),
-        source_registry: None,
-        platforms: snow_images::Platforms::default(),
-        concurrency: 1,
-        ca_certs_pem: Vec::new(),
-        plain_http: Vec::new(),
-        credentials: snow_images::Credentials::default(),
-        files: assets::archive_files(
-            std::slice::from_ref(&asset),
-            &[snow_api::release::ComponentFiles {
-                origin: asset.components_uri.clone(),
-                components: install.clone(),
-                metadata: None,
-            }],
-        ),
-        from_archives: Vec::new(),
-    };
+    let files = assets::archive_files(
+        std::slice::from_ref(&asset),
+        &[snow_api::release::ComponentFiles {
+            origin: asset.components_uri.clone(),
+            components: install.clone(),
+            metadata: None,
+        }],
+    );
+    let download = snow_images::DownloadConfig::new(output.clone(), files);
     let report =
         snow_images::download_images(&[], &download, Arc::new(snow_images::NoProgress)).await;
     assert!(report.error.is_none(), "{report}");
