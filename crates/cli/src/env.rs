@@ -29,8 +29,21 @@ pub const NO_COLOR: &str = "NO_COLOR";
 /// Where `snowctl version` looks for helm, kind and docker (the libraries look there too).
 pub const PATH: &str = "PATH";
 
+/// The SSH private key file of a GitOps repository (`ssh://`), EKS Anywhere's name.
+pub const GIT_PRIVATE_KEY: &str = "EKSA_GIT_PRIVATE_KEY";
+/// The `known_hosts` file of a GitOps repository's SSH server, EKS Anywhere's name.
+pub const GIT_KNOWN_HOSTS: &str = "EKSA_GIT_KNOWN_HOSTS";
+/// The GitOps SSH key's passphrase, EKS Anywhere's name.
+pub const GIT_SSH_KEY_PASSPHRASE: &str = "EKSA_GIT_SSH_KEY_PASSPHRASE";
+/// The token of a GitOps repository over `https://` (snowctl's: EKS Anywhere has none).
+pub const GIT_TOKEN: &str = "SNOWCTL_GIT_TOKEN";
+/// The user name sent with [`GIT_TOKEN`] as basic auth (without it, a bearer token).
+pub const GIT_USERNAME: &str = "SNOWCTL_GIT_USERNAME";
+/// The CA file of a GitOps repository's HTTPS server.
+pub const GIT_CA_BUNDLE: &str = "SNOWCTL_GIT_CA_BUNDLE";
+
 /// Every name above.
-pub const ALL: [&str; 12] = [
+pub const ALL: [&str; 18] = [
     KUBECONFIG,
     CREDENTIALS_FILE,
     CA_BUNDLES_FILE,
@@ -43,6 +56,12 @@ pub const ALL: [&str; 12] = [
     RUST_LOG,
     NO_COLOR,
     PATH,
+    GIT_PRIVATE_KEY,
+    GIT_KNOWN_HOSTS,
+    GIT_SSH_KEY_PASSPHRASE,
+    GIT_TOKEN,
+    GIT_USERNAME,
+    GIT_CA_BUNDLE,
 ];
 
 /// The process environment snowctl's settings read, taken once (`Environment::from_process`, in

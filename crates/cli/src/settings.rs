@@ -36,6 +36,7 @@ use std::{
 };
 
 pub mod cluster;
+pub mod gitops;
 
 pub use cluster::{
     CreateSettings, DeleteSettings, DescribeSettings, MoveSettings, RenewSettings,
@@ -918,6 +919,45 @@ pub fn fetch_components(
     Ok(Noted {
         value: fetched.files,
         notices: vec![said],
+    })
+}
+
+/// Flux's install manifest for the bundle of `release`: `--flux-manifest`, else the archive's
+/// (`--artifacts`), else Flux's release file fetched through the components' cache
+/// (`snow_provision::flux_manifest`); where it came from said as progress.
+pub fn flux_install(
+    gitops: &gitops::GitOpsSettings,
+    archive: Option<&snow_images::Archive>,
+    release: &snow_api::release::ClusterRelease<'_>,
+    cache_dir: Option<&Path>,
+    ca_paths: &[PathBuf],
+    environment: &Environment,
+) -> Result<Noted<String>, SettingsError> {
+    use snow_provision::flux_manifest::FluxManifest;
+    let source = match (gitops.flux_manifest.as_deref(), archive) {
+        (Some(path), _) => FluxManifest::File(path),
+        (None, Some(archive)) => FluxManifest::Archive(archive),
+        (None, None) => FluxManifest::fetch(assets::FetchConfig {
+            ca_certs_pem: self::ca_certs(ca_paths)?,
+            ..assets::FetchConfig::new(cache(cache_dir, environment)?)
+        }),
+    };
+    let install = runtime()?.block_on(source.resolve(release.bundle));
+    let install = install.map_err(|e| match e.is_input() {
+        true => SettingsError::Usage(e.to_string()),
+        false => SettingsError::Failed(e.to_string()),
+    })?;
+    let said = match install.fetched {
+        Some((fetched, _)) if fetched > 0 => "fetched",
+        Some(_) => "from the cache",
+        None => "read",
+    };
+    Ok(Noted {
+        notices: vec![Notice::Progress(format!(
+            "Flux's install manifest: {} ({said})\n",
+            install.origin
+        ))],
+        value: install.text,
     })
 }
 

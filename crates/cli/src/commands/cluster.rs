@@ -22,7 +22,9 @@ use snow_provision::cluster::{self as operations, MoveTarget};
 use snow_provision::target::{self, Create, CreateTarget, Delete, DeleteTarget};
 use snow_provision::{
     self as provision, Action, CniSource, DeleteOptions, Deleted, Event, InitOptions,
-    LifecycleError, Milestones, MoveOptions, ProvisionError, bootstrap::Bootstrap, self_managed,
+    LifecycleError, Milestones, MoveOptions, ProvisionError, bootstrap::Bootstrap,
+    gitops::{BootstrapOptions, Bootstrapped, GitOpsInputs},
+    self_managed,
 };
 use std::process::ExitCode;
 
@@ -72,6 +74,7 @@ pub fn create(
         wait,
         force,
         dir,
+        gitops,
         ..
     } = settings;
     let render = release_settings(render, catalog, io)?;
@@ -86,32 +89,97 @@ pub fn create(
     let release = render.release(&spec.spec);
     let release = release.map_err(|e| exit::lifecycle(io, &LifecycleError::Release(e)))?;
     let req = request(&spec, &render, &release, files, &dir);
+    let gitops = gitops_inputs(gitops, &args, &render, &release, environment, io)?;
     let Some(management) = management else {
-        return create_self_managed(&args, &req, &render, options, global, environment, io);
+        return create_self_managed(
+            &args,
+            &req,
+            &render,
+            options,
+            &gitops,
+            global,
+            environment,
+            io,
+        );
     };
     let outcome = run(io, async |io| {
         let how = Create::<Bootstrap>::OnManagement(&management.source, &options);
         let mut events = printer(io, global.verbose);
-        let made = target::create(how, &req, &mut events).await?;
+        let made = target::create_with(how, &req, &gitops, &mut events).await?;
         drop(events);
-        let done = match made {
-            target::Created::OnManagement(done) if done.created.existed => "is up to date",
-            _ => "created!",
+        let target::Created::OnManagement(done) = made else {
+            unreachable!("a create on a management cluster makes its cluster there")
         };
-        io.progress(&format!("🎉 Cluster {} {done}\n", spec.spec.name()));
+        let said = match done.created.existed {
+            true => "is up to date",
+            false => "created!",
+        };
+        io.progress(&format!("🎉 Cluster {} {said}\n", spec.spec.name()));
+        gitops_said(io, done.gitops.as_ref());
         Ok(())
     });
     let skip = args.no_support_bundle;
     bundle_on_failure(outcome, io, &management, spec.spec.name(), &dir, skip)
 }
 
+/// GitOps' inputs of a create (none without a FluxConfig to set up): the credentials resolved,
+/// and Flux's install manifest read now, before anything is made.
+fn gitops_inputs(
+    gitops: Option<settings::gitops::GitOpsSettings>,
+    args: &CreateClusterArgs,
+    render: &RenderSettings,
+    release: &ClusterRelease<'_>,
+    environment: &Environment,
+    io: &mut Io<'_>,
+) -> Result<GitOpsInputs, ExitCode> {
+    let Some(gitops) = gitops else {
+        return Ok(GitOpsInputs::default());
+    };
+    let components = &args.bootstrap.components;
+    let install = exit::noted(
+        io,
+        settings::flux_install(
+            &gitops,
+            render.archive.as_deref(),
+            release,
+            components.cache_dir.as_deref(),
+            &components.ca_certs,
+            environment,
+        ),
+    )?;
+    Ok(GitOpsInputs {
+        install: Some(install),
+        auth: Some(gitops.auth),
+        options: BootstrapOptions {
+            poll: args.waits.poll_interval,
+            ..BootstrapOptions::default()
+        },
+    })
+}
+
+/// What GitOps' set-up did, when it ran.
+fn gitops_said(io: &mut Io<'_>, done: Option<&Bootstrapped>) {
+    if let Some(done) = done {
+        let how = match done.committed {
+            true => "committed by this run",
+            false => "already in the repository",
+        };
+        io.progress(&format!(
+            "GitOps: Flux applied {} ({how})\n",
+            done.revision
+        ));
+    }
+}
+
 /// `create cluster` without a management cluster: the bootstrap cluster (given or kind), the
 /// providers from the release, then `snow_provision::self_managed::create`.
+#[allow(clippy::too_many_arguments)]
 fn create_self_managed(
     args: &CreateClusterArgs,
     req: &provision::Request<'_>,
     render: &RenderSettings,
     create: provision::CreateOptions,
+    gitops: &GitOpsInputs,
     global: GlobalSettings,
     environment: &Environment,
     io: &mut Io<'_>,
@@ -155,7 +223,8 @@ fn create_self_managed(
     };
     run(io, async move |io| {
         let mut events = printer(io, global.verbose);
-        let made = target::create(Create::FromNothing(&bootstrap, &opts), req, &mut events).await?;
+        let how = Create::FromNothing(&bootstrap, &opts);
+        let made = target::create_with(how, req, gitops, &mut events).await?;
         drop(events);
         let target::Created::SelfManaged(made) = made else {
             unreachable!("a create from nothing makes a self-managed cluster")
@@ -168,6 +237,7 @@ fn create_self_managed(
             "🎉 Cluster created! It manages itself: snowctl … --kubeconfig ./{}\n",
             shown.display()
         ));
+        gitops_said(io, made.gitops.as_ref());
         Ok(())
     })
 }

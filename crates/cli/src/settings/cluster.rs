@@ -87,6 +87,9 @@ pub struct CreateSettings {
     pub force: bool,
     /// Where the cluster's files go (`./<cluster>/…`): the working directory.
     pub dir: PathBuf,
+    /// GitOps' credentials and `--flux-manifest`, for a management cluster whose Cluster names
+    /// a FluxConfig (`settings::gitops`).
+    pub gitops: Option<super::gitops::GitOpsSettings>,
 }
 
 impl CreateSettings {
@@ -124,8 +127,9 @@ impl CreateSettings {
             environment,
         );
         let cni_manifest = args.cni_manifest.as_deref().map(read_cni_manifest);
-        let settled = catalog.and_then(|c| Ok((c, cni_manifest.transpose()?)));
-        let (catalog, cni_manifest) = settled.map_err(|e| e.after(notices.clone()))?;
+        let gitops = super::gitops::resolve(&spec.spec, args.flux_manifest.as_deref(), environment);
+        let settled = catalog.and_then(|c| Ok((c, cni_manifest.transpose()?, gitops?)));
+        let (catalog, cni_manifest, gitops) = settled.map_err(|e| e.after(notices.clone()))?;
         Ok(Noted {
             value: CreateSettings {
                 spec,
@@ -137,6 +141,7 @@ impl CreateSettings {
                 wait: waits(&args.waits),
                 force: args.force,
                 dir: environment.cwd().to_owned(),
+                gitops,
             },
             notices,
         })
