@@ -254,7 +254,7 @@ fn a_flux_configs_rules_on_create_and_its_whole_spec_immutable_on_update() {
     assert_eq!(answer["response"]["status"]["code"], 403, "{answer:#}");
     assert_eq!(
         answer["response"]["status"]["message"],
-        "error[flux.immutable] FluxConfig/fleet spec.branch: spec.branch of an existing FluxConfig cannot change: it is `main` in the stored FluxConfig, `release` in the spec (hint: set it back; EKS Anywhere makes a FluxConfig's whole spec immutable (another repository, branch or path needs a new cluster))"
+        "error[flux.immutable] spec.branch: spec.branch of an existing FluxConfig cannot change: it is `main` in the stored FluxConfig, `release` in the spec (hint: set it back; EKS Anywhere makes a FluxConfig's whole spec immutable (another repository, branch or path needs a new cluster))"
     );
     let mut defaulted = old.clone();
     defaulted["spec"]["systemNamespace"] = "flux-system".into();
@@ -320,7 +320,7 @@ async fn the_api_server_refuses_a_changed_flux_config_with_the_webhooks_message(
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        stderr.contains("admission webhook \"validation.fluxconfig.anywhere.amazonaws.com\" denied the request: error[flux.immutable] FluxConfig/fleet spec.branch: spec.branch of an existing FluxConfig cannot change: it is `main` in the stored FluxConfig, `release` in the spec"),
+        stderr.contains("admission webhook \"validation.fluxconfig.anywhere.amazonaws.com\" denied the request: error[flux.immutable] spec.branch: spec.branch of an existing FluxConfig cannot change: it is `main` in the stored FluxConfig, `release` in the spec"),
         "{stderr}"
     );
     let stored = api
