@@ -45,9 +45,23 @@ const KUSTOMIZE: &str = "kustomize.toolkit.fluxcd.io/v1";
 const CORE: &str = "cluster.x-k8s.io/v1beta2";
 const FLUX_NS: &str = "flux-system";
 
-/// Flux's install manifest (the four controllers' kustomization bases, two of them present),
+/// Flux's install manifest built from its bases (source-controller and kustomize-controller),
 /// what `flux install` applies and what `gotk-components.yaml` holds.
 const INSTALL: &str = include_str!("../../capi-render/tests/data/flux/install.yaml");
+
+/// [`INSTALL`] with the two controllers it leaves out (Flux's published install manifest has all
+/// four; their bases are not among the reference data): a Deployment each, of a `manager`
+/// container as their bases have it, so that the bundle's four image patches in the
+/// flux-system `kustomization.yaml` find their targets, as they do in the real manifest.
+fn install_manifest() -> String {
+    let mut text = INSTALL.to_owned();
+    for controller in ["helm-controller", "notification-controller"] {
+        text.push_str(&format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {controller}\n  namespace: {FLUX_NS}\n  labels:\n    app.kubernetes.io/component: {controller}\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: {controller}\n  template:\n    metadata:\n      labels:\n        app: {controller}\n    spec:\n      containers:\n      - name: manager\n        image: ghcr.io/fluxcd/{controller}:v1.4.0\n"
+        ));
+    }
+    text
+}
 
 /// Waits (every 100 ms, at most two minutes) until `check` holds; panics with `detail()`.
 async fn until(what: &str, mut check: impl FnMut() -> bool, detail: impl Fn() -> String) {
@@ -225,7 +239,8 @@ async fn a_cluster_committed_to_the_management_clusters_folder_is_created_scaled
         .flux()
         .unwrap()
         .clone();
-    let (_, install) = gitops::flux_install(INSTALL, &flux_bundle).unwrap();
+    let components = install_manifest();
+    let (_, install) = gitops::flux_install(&components, &flux_bundle).unwrap();
     kubectl_apply(&kubeconfig, &install);
     let flux = api.start_flux(FluxOptions::default()).unwrap();
     let ssh_auth = snow_credentials::encode::git::SshAuth::new(
@@ -248,7 +263,7 @@ async fn a_cluster_committed_to_the_management_clusters_folder_is_created_scaled
     api.put(second.identity_secret()).unwrap();
 
     let repo = Repo::new(&ssh);
-    let mut files = gitops::flux_system_files(&gitops, &flux_bundle, INSTALL).to_vec();
+    let mut files = gitops::flux_system_files(&gitops, &flux_bundle, &components).to_vec();
     files.extend(gitops::cluster_files(&gitops, &mgmt_spec));
     let first = repo
         .commit(writes(&files), "Initial commit of cluster configuration")
