@@ -56,7 +56,7 @@ pub const RELEASE_DIGEST_ANNOTATION: &str = "snowctl.anywhere.eks.amazonaws.com/
 /// One webhook the controller serves: its configuration's name, path, the kind's plural and
 /// whether it mutates. The paths are the controller's (`snow_controller::webhook::Hook::path`;
 /// a test there checks both lists agree).
-pub const WEBHOOKS: [(&str, &str, &str, bool); 5] = [
+pub const WEBHOOKS: [(&str, &str, &str, bool); 6] = [
     (
         "validation.cluster.anywhere.amazonaws.com",
         "/validate-anywhere-eks-amazonaws-com-v1alpha1-cluster",
@@ -85,6 +85,12 @@ pub const WEBHOOKS: [(&str, &str, &str, bool); 5] = [
         "validation.snowippool.anywhere.amazonaws.com",
         "/validate-anywhere-eks-amazonaws-com-v1alpha1-snowippool",
         "snowippools",
+        false,
+    ),
+    (
+        "validation.fluxconfig.anywhere.amazonaws.com",
+        "/validate-anywhere-eks-amazonaws-com-v1alpha1-fluxconfig",
+        "fluxconfigs",
         false,
     ),
 ];
@@ -185,8 +191,8 @@ fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
 /// rule from the code that makes the call (the clients of the workload clusters are the
 /// clusters' own kubeconfigs, not this account):
 ///
-/// - the EKS Anywhere kinds: get (`Sources::read`), list and watch (the controllers' watches,
-///   `resync`); Clusters also patch (the finalizer, a merge patch), and the status of Clusters
+/// - the EKS Anywhere kinds: get (`Sources::read`, FluxConfig the one a Cluster's `gitOpsRef`
+///   names), list and watch (the controllers' watches, `resync`); Clusters also patch (the finalizer, a merge patch), and the status of Clusters
 ///   and SnowMachineConfigs patch (`patch_status`);
 /// - the Cluster API and CAPAS kinds `snow_lifecycle::reconcile` reads and applies
 ///   (`Live::read`: get, and list of MachineDeployments by label; `apply_changed`: a
@@ -211,6 +217,7 @@ pub fn cluster_rules() -> Vec<Value> {
                 "snowmachineconfigs",
                 "snowdatacenterconfigs",
                 "snowippools",
+                "fluxconfigs",
             ],
             &["get", "list", "watch"],
         ),

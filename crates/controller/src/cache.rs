@@ -378,6 +378,9 @@ impl Caches {
         {
             return None; // their kinds are not cached
         }
+        if refs.flux_config.is_some() {
+            return None; // FluxConfigs are not cached: a pass reads the one named
+        }
         if let Some(d) = datacenter {
             let secret = snow_api::walk::identity_secret(&identity_view(&d));
             f.add(self.find("", "Secret", Some(ns), &secret)?);

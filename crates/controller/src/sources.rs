@@ -39,8 +39,8 @@ impl std::fmt::Debug for Sources {
 }
 
 impl Sources {
-    /// Reads the Cluster's datacenter, machine configs, IP pools, identity providers and identity
-    /// Secret from its namespace.
+    /// Reads the Cluster's datacenter, machine configs, IP pools, identity providers, FluxConfig
+    /// and identity Secret from its namespace.
     pub async fn read(mgmt: &Management, cluster: &Value) -> Result<Sources, LifecycleError> {
         let ns = cluster["metadata"]["namespace"]
             .as_str()
@@ -74,6 +74,11 @@ impl Sources {
         }
         for (kind, name) in &refs.identity_providers {
             get(kind, name, &mut sources).await?;
+        }
+        // A Cluster applied by Flux names its FluxConfig: the spec is checked with it, as
+        // `snowctl validate` checks the file it came from.
+        if let Some(name) = &refs.flux_config {
+            get("FluxConfig", name, &mut sources).await?;
         }
         if let Some(d) = &datacenter {
             let secret = snow_api::walk::identity_secret(d);

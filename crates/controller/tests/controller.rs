@@ -4,21 +4,23 @@
 //! in-memory (`InMemoryDevice`): what the machine-config part asks them is the subject here, and
 //! the real device clients are tested against moto in snow-validate.
 
+#[path = "support/devices.rs"]
+mod devices;
+
+use devices::{Fleet, cilium};
 use serde_json::{Value, json};
-use snow_api::DeviceIp;
 use snow_controller::{
-    self as controller, BootstrapCredentials, CniSource, Context, DeviceSource, FINALIZER,
-    LeaderElection, RunOptions, machine_config,
+    self as controller, BootstrapCredentials, CniSource, Context, FINALIZER, LeaderElection,
+    RunOptions, machine_config,
 };
 use snow_lifecycle::Management;
-use snow_test_devices::InMemoryDevice;
 use snow_test_kube::{
     CapiHandle, CapiOptions, KubeStandIn,
     declared::{DeclaredCluster, EKSA},
 };
 use std::{
     collections::BTreeSet,
-    sync::{Arc, Mutex},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -26,44 +28,10 @@ const CORE: &str = "cluster.x-k8s.io/v1beta2";
 const INFRA: &str = "infrastructure.cluster.x-k8s.io/v1beta1";
 const NS: &str = "eksa-system";
 
-/// Devices that have the AMIs and key pairs the test gives them (shared with the test).
-#[derive(Default, Clone)]
-struct Fleet {
-    amis: Arc<Mutex<BTreeSet<String>>>,
-}
-
-impl DeviceSource for Fleet {
-    type Device = InMemoryDevice;
-
-    async fn devices(
-        &self,
-        _: &Management,
-        ips: &[DeviceIp],
-    ) -> Result<(Vec<InMemoryDevice>, Vec<DeviceIp>), String> {
-        let amis = self.amis.lock().unwrap().clone();
-        Ok((
-            ips.iter()
-                .map(|ip| {
-                    amis.iter()
-                        .fold(InMemoryDevice::new(*ip), |d, ami| d.with_image(ami, &[]))
-                        .with_key_pair("edge-key")
-                })
-                .collect(),
-            Vec::new(),
-        ))
-    }
-}
-
 struct Setup {
     api: KubeStandIn,
     capi: CapiHandle,
     fleet: Fleet,
-}
-
-/// EKS Anywhere's rendered Cilium manifest (the lifecycle tests' fixture).
-fn cilium() -> snow_lifecycle::CniManifest {
-    snow_lifecycle::CniManifest::parse(include_str!("../../lifecycle/tests/fixtures/cilium.yaml"))
-        .expect("fixture")
 }
 
 async fn setup() -> Setup {

@@ -12,6 +12,9 @@ use snow_test_devices::{
 use snow_test_kube::declared::DeclaredCluster;
 use std::{net::SocketAddr, path::Path};
 
+#[path = "support/webhooks.rs"]
+mod webhooks;
+
 /// An AdmissionReview as kube-apiserver sends it: `operation` of `object` (and `old`), with the
 /// object as stored (uid, managedFields, status).
 fn admission_review(operation: &str, object: &Value, old: Option<&Value>) -> Value {
@@ -212,6 +215,124 @@ fn the_defaulting_hook_patches_what_validate_defaults() {
         &bytes(&admission_review("CREATE", &full, None)),
     );
     assert!(answer["response"]["patch"].is_null(), "{answer:#}");
+}
+
+/// A FluxConfig of `branch` (EKS Anywhere's generic git provider).
+fn flux_config(branch: &str) -> Value {
+    json!({"apiVersion": "anywhere.eks.amazonaws.com/v1alpha1", "kind": "FluxConfig",
+        "metadata": {"name": "fleet", "namespace": "default"},
+        "spec": {"branch": branch, "clusterConfigPath": "clusters/edge",
+            "git": {"repositoryUrl": "ssh://git@192.168.1.5/fleet.git"}}})
+}
+
+/// EKS Anywhere's FluxConfig webhook: a FluxConfig's rules on create, and no change of its spec
+/// on update (a default written out is no change); deletes are allowed.
+#[test]
+fn a_flux_configs_rules_on_create_and_its_whole_spec_immutable_on_update() {
+    let old = flux_config("main");
+    let answer = review(
+        Hook::FluxConfig,
+        &bytes(&admission_review("CREATE", &old, None)),
+    );
+    assert_eq!(answer["response"]["allowed"], true, "{answer:#}");
+    let mut bad = flux_config("main");
+    bad["spec"]["git"]["repositoryUrl"] = "git@192.168.1.5:fleet.git".into();
+    let answer = review(
+        Hook::FluxConfig,
+        &bytes(&admission_review("CREATE", &bad, None)),
+    );
+    let message = answer["response"]["status"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("error[") && message.contains("spec.git.repositoryUrl"),
+        "{answer:#}"
+    );
+    let moved = flux_config("release");
+    let answer = review(
+        Hook::FluxConfig,
+        &bytes(&admission_review("UPDATE", &moved, Some(&old))),
+    );
+    assert_eq!(answer["response"]["status"]["code"], 403, "{answer:#}");
+    assert_eq!(
+        answer["response"]["status"]["message"],
+        "error[flux.immutable] spec.branch: spec.branch of an existing FluxConfig cannot change: it is `main` in the stored FluxConfig, `release` in the spec (hint: set it back; EKS Anywhere makes a FluxConfig's whole spec immutable (another repository, branch or path needs a new cluster))"
+    );
+    let mut defaulted = old.clone();
+    defaulted["spec"]["systemNamespace"] = "flux-system".into();
+    let answer = review(
+        Hook::FluxConfig,
+        &bytes(&admission_review("UPDATE", &defaulted, Some(&old))),
+    );
+    assert_eq!(answer["response"]["allowed"], true, "{answer:#}");
+    let answer = review(
+        Hook::FluxConfig,
+        &bytes(&admission_review("DELETE", &old, Some(&old))),
+    );
+    assert_eq!(answer["response"]["allowed"], true, "{answer:#}");
+}
+
+/// Through the stand-in's admission, as an API server calls the installed component's
+/// ValidatingWebhookConfiguration: kubectl creates a FluxConfig, and its changed branch is
+/// refused with the rule's message; the stored FluxConfig is unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_server_refuses_a_changed_flux_config_with_the_webhooks_message() {
+    let api = snow_test_kube::KubeStandIn::start().await.unwrap();
+    api.install_crds(&snow_api::crds_yaml().unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let certs = dir.path().join("certs");
+    std::fs::create_dir(&certs).unwrap();
+    let addr = snow_test_kube::probe::free_addr();
+    webhooks::install(&api, &certs, addr);
+    let (_, task) = serve(&WebhookOptions {
+        addr,
+        cert_dir: certs,
+    })
+    .await
+    .unwrap();
+    let kubeconfig = api.write_kubeconfig(dir.path()).unwrap();
+    let apply = move |object: Value| {
+        let mut child = std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(["apply", "--server-side", "--validate=false", "-f", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        let _ = child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(object.to_string().as_bytes());
+        child.wait_with_output().unwrap()
+    };
+    let created = tokio::task::spawn_blocking({
+        let apply = apply.clone();
+        move || apply(flux_config("main"))
+    })
+    .await
+    .unwrap();
+    assert!(created.status.success(), "{created:?}");
+    let refused = tokio::task::spawn_blocking(move || apply(flux_config("release")))
+        .await
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("admission webhook \"validation.fluxconfig.anywhere.amazonaws.com\" denied the request: error[flux.immutable] spec.branch: spec.branch of an existing FluxConfig cannot change: it is `main` in the stored FluxConfig, `release` in the spec"),
+        "{stderr}"
+    );
+    let stored = api
+        .get(
+            "anywhere.eks.amazonaws.com/v1alpha1",
+            "FluxConfig",
+            Some("default"),
+            "fleet",
+        )
+        .unwrap();
+    assert_eq!(stored["spec"]["branch"], "main");
+    task.abort();
 }
 
 #[test]

@@ -69,6 +69,193 @@ pub struct Described {
     /// For an imported cluster: what its last import observed (not a desired state).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed: Option<crate::import::Observation>,
+    /// Where the declared Cluster's spec comes from, when it names a FluxConfig
+    /// (`spec.gitOpsRef`): the repository and what Flux last applied of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gitops: Option<GitOpsSource>,
+}
+
+/// The GitOps source of a declared Cluster: its FluxConfig (defaults filled as EKS Anywhere
+/// fills them) and Flux's Kustomization of that repository on the management cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GitOpsSource {
+    /// The FluxConfig, `namespace/name`.
+    pub flux_config: String,
+    /// The repository's URL with any user information replaced by `<redacted>`; `None` when
+    /// the FluxConfig is not found.
+    pub url: Option<String>,
+    /// The branch Flux syncs from.
+    pub branch: String,
+    /// The folder of the management cluster's files in the repository.
+    pub path: String,
+    /// The Kustomization Flux builds that folder with (EKS Anywhere's: named after Flux's
+    /// namespace, in it), or why it cannot be read.
+    pub kustomization: SyncState,
+}
+
+/// What `describe` says of Flux's Kustomization.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncState {
+    /// Read.
+    Read(FluxSync),
+    /// Why it could not be read (no FluxConfig, Flux not installed, no Kustomization).
+    Unknown(String),
+}
+
+/// What Flux's Kustomization says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FluxSync {
+    /// `namespace/name`.
+    pub name: String,
+    /// `status.lastAppliedRevision` (`<branch>@sha1:<commit>`).
+    pub last_applied_revision: Option<String>,
+    /// `status.lastAttemptedRevision`, when it differs from the applied one.
+    pub last_attempted_revision: Option<String>,
+    /// Its `Ready` condition.
+    pub ready: Option<Condition>,
+}
+
+/// Flux's Kustomization API.
+const KUSTOMIZE_API_VERSION: &str = "kustomize.toolkit.fluxcd.io/v1";
+
+impl GitOpsSource {
+    /// The GitOps source of `declared` (an EKS Anywhere Cluster); `None` when it names no
+    /// FluxConfig.
+    async fn of(mgmt: &Management, declared: &Value) -> Result<Option<Self>, LifecycleError> {
+        let reference = &declared["spec"]["gitOpsRef"];
+        let Some(name) = reference["name"].as_str().filter(|n| !n.is_empty()) else {
+            return Ok(None);
+        };
+        if reference["kind"] != "FluxConfig" {
+            return Ok(None);
+        }
+        let ns = declared["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default");
+        let found = mgmt
+            .get(
+                snow_api::names::EKSA_API_VERSION,
+                "FluxConfig",
+                Some(ns),
+                name,
+            )
+            .await?;
+        let spec = found.as_ref().map(|f| &f["spec"]);
+        let text = |field: &str| {
+            spec.and_then(|s| s[field].as_str())
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        // The defaults of `snow_api::gitops` (EKS Anywhere's).
+        let own = declared["metadata"]["name"].as_str().unwrap_or_default();
+        let management = declared["spec"]["managementCluster"]["name"]
+            .as_str()
+            .filter(|m| !m.is_empty())
+            .unwrap_or(own);
+        let url = spec.map(|s| match s["git"]["repositoryUrl"].as_str() {
+            Some(url) => snow_api::redact::redact_userinfo(url).into_owned(),
+            None => format!(
+                "ssh://git@github.com/{}/{}",
+                s["github"]["owner"].as_str().unwrap_or_default(),
+                s["github"]["repository"].as_str().unwrap_or_default()
+            ),
+        });
+        let system = text("systemNamespace")
+            .unwrap_or_else(|| snow_api::gitops::DEFAULT_SYSTEM_NAMESPACE.to_owned());
+        let kustomization = match found {
+            None => SyncState::Unknown(format!(
+                "FluxConfig {ns}/{name} is not on the management cluster"
+            )),
+            Some(_) if mgmt.served(KUSTOMIZE_API_VERSION).await?.is_none() => SyncState::Unknown(
+                format!("{KUSTOMIZE_API_VERSION} is not served: Flux is not installed"),
+            ),
+            Some(_) => match mgmt
+                .get(
+                    KUSTOMIZE_API_VERSION,
+                    "Kustomization",
+                    Some(&system),
+                    &system,
+                )
+                .await?
+            {
+                None => SyncState::Unknown(format!("Kustomization {system}/{system} not found")),
+                Some(k) => SyncState::Read(FluxSync::of(&k)),
+            },
+        };
+        Ok(Some(GitOpsSource {
+            flux_config: format!("{ns}/{name}"),
+            url,
+            branch: text("branch").unwrap_or_else(|| snow_api::gitops::DEFAULT_BRANCH.to_owned()),
+            path: text("clusterConfigPath")
+                .unwrap_or_else(|| snow_api::gitops::default_cluster_config_path(management)),
+            kustomization,
+        }))
+    }
+
+    fn to_text(&self) -> String {
+        let mut out = format!(
+            "GitOps: FluxConfig {}: {} branch {}, path {}\n",
+            self.flux_config,
+            self.url.as_deref().unwrap_or("(not found)"),
+            self.branch,
+            self.path
+        );
+        match &self.kustomization {
+            SyncState::Unknown(why) => {
+                let _ = writeln!(out, "    Kustomization unknown: {why}");
+            }
+            SyncState::Read(sync) => {
+                let _ = write!(
+                    out,
+                    "    Kustomization {}: last applied {}",
+                    sync.name,
+                    sync.last_applied_revision
+                        .as_deref()
+                        .unwrap_or("nothing yet")
+                );
+                if let Some(attempted) = &sync.last_attempted_revision {
+                    let _ = write!(out, ", last attempted {attempted}");
+                }
+                match &sync.ready {
+                    Some(c) => {
+                        let why = [c.reason.as_str(), c.message.trim_end()]
+                            .into_iter()
+                            .filter(|s| !s.is_empty())
+                            .collect::<Vec<_>>()
+                            .join(": ");
+                        let _ = writeln!(out, ", Ready={} {why}", c.status);
+                    }
+                    None => out.push_str(", no Ready condition yet\n"),
+                }
+            }
+        }
+        out
+    }
+}
+
+impl FluxSync {
+    fn of(kustomization: &Value) -> FluxSync {
+        let status = &kustomization["status"];
+        let revision = |field: &str| status[field].as_str().map(str::to_owned);
+        let applied = revision("lastAppliedRevision");
+        let attempted = revision("lastAttemptedRevision").filter(|a| Some(a) != applied.as_ref());
+        let meta = &kustomization["metadata"];
+        FluxSync {
+            name: format!(
+                "{}/{}",
+                meta["namespace"].as_str().unwrap_or_default(),
+                meta["name"].as_str().unwrap_or_default()
+            ),
+            last_applied_revision: applied,
+            last_attempted_revision: attempted,
+            ready: conditions(kustomization)
+                .into_iter()
+                .find(|c| c.kind == "Ready"),
+        }
+    }
 }
 
 /// What a controller last recorded in an EKS Anywhere Cluster's status. A reconcile that finds
@@ -241,10 +428,12 @@ fn node(object: &Value, children: Vec<Node>) -> Node {
 /// Describes cluster `cluster`; `root` is `None` when it is not on the management cluster.
 pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, LifecycleError> {
     let (contract, found) = find_cluster(mgmt, cluster, None).await?;
-    let controller = declared_cluster(mgmt, cluster)
-        .await?
-        .as_ref()
-        .map(Reconciled::of);
+    let declared = declared_cluster(mgmt, cluster).await?;
+    let controller = declared.as_ref().map(Reconciled::of);
+    let gitops = match &declared {
+        Some(d) => GitOpsSource::of(mgmt, d).await?,
+        None => None,
+    };
     let Some(root) = found else {
         return Ok(Described {
             cluster: cluster.to_owned(),
@@ -253,6 +442,7 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
             api_server_certificate: None,
             controller,
             observed: None,
+            gitops,
         });
     };
     let ns = Some(NAMESPACE);
@@ -355,6 +545,7 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
         api_server_certificate,
         controller,
         observed,
+        gitops,
     })
 }
 
@@ -380,6 +571,9 @@ impl Described {
         }
         if let Some(controller) = &self.controller {
             out.push_str(&controller.to_text());
+        }
+        if let Some(gitops) = &self.gitops {
+            out.push_str(&gitops.to_text());
         }
         if let Some(o) = &self.observed {
             let _ = writeln!(
@@ -485,6 +679,7 @@ mod tests {
                 api_server_certificate: None,
                 controller: None,
                 observed: None,
+                gitops: None,
             }
             .to_text()
         };

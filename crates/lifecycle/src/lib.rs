@@ -90,7 +90,9 @@ use snow_kube::{applied, live, wait};
 pub use cni::{CniManifest, CniManifestError};
 pub use create::{CreateOptions, Created, create};
 pub use delete::{DeleteOptions, Deleted, Located, delete, locate};
-pub use describe::{Condition, Described, Node, Reconciled, describe};
+pub use describe::{
+    Condition, Described, FluxSync, GitOpsSource, Node, Reconciled, SyncState, describe,
+};
 pub use error::LifecycleError;
 pub use inventory::{INVENTORY_SUFFIX, Inventory, MANAGED_BY, ObjectRef};
 pub use move_cluster::{

@@ -4,13 +4,15 @@
 //! [`collect`] reads, for one cluster: its EKS Anywhere objects, its Cluster API, kubeadm, CAPAS
 //! and etcdadm objects (status included), the Secrets beside them as name, type and key names
 //! only, the events of those namespaces, the pods and the last lines of the logs of the provider
-//! namespaces ([`PROVIDER_NAMESPACES`]) and of the snowctl controller; then, through the
+//! namespaces ([`PROVIDER_NAMESPACES`]), of the snowctl controller and of Flux (with its
+//! GitRepositories and Kustomizations, when Flux is installed); then, through the
 //! kubeconfig Cluster API publishes, the workload cluster's Nodes, its `kube-system` pods,
 //! events, Deployments, Secrets (names only) and logs, and Cilium's DaemonSet and operator.
 //!
 //! Never collected: a Secret's data, a container's environment values and a bootstrap file's
-//! content (replaced by [`REDACTED`]), `managedFields` and the last-applied annotation (a copy of
-//! what was applied). Logs are kept as the containers wrote them.
+//! content (replaced by [`REDACTED`]), the user information of a URL in an object,
+//! `managedFields` and the last-applied annotation (a copy of what was applied). Logs are kept
+//! as the containers wrote them.
 //!
 //! Bounded ([`BundleOptions`]): the last [`BundleOptions::log_tail_lines`] lines and at most
 //! [`BundleOptions::log_limit_bytes`] of each container's log, the logs of at most
@@ -256,8 +258,13 @@ impl SupportBundle {
         self.files.push((path.to_owned(), bytes));
     }
 
+    /// Adds `value` as pretty JSON, the user information of every URL in it (a GitRepository's
+    /// `https://user:token@…`) replaced by `<redacted>`.
     fn add_json(&mut self, path: &str, value: &Value) {
-        let mut bytes = serde_json::to_vec_pretty(value).unwrap_or_default();
+        let text = serde_json::to_string_pretty(value).unwrap_or_default();
+        let mut bytes = snow_api::redact::redact_userinfo(&text)
+            .into_owned()
+            .into_bytes();
         bytes.push(b'\n');
         self.add(path, bytes);
     }
@@ -269,6 +276,8 @@ struct Collector<'a> {
     opts: &'a BundleOptions,
     start: Instant,
     out_of_time: bool,
+    /// The `systemNamespace` of the declared Cluster's FluxConfig, when it names one.
+    flux_namespace: Option<String>,
 }
 
 impl Collector<'_> {
@@ -345,6 +354,7 @@ pub async fn collect(
         opts,
         start: Instant::now(),
         out_of_time: false,
+        flux_namespace: None,
     };
     let mut version = opts.snowctl_version.clone();
     version.push('\n');
@@ -369,6 +379,7 @@ pub async fn collect(
     );
     pods_and_logs(&mut c, mgmt, Side::Management, NAMESPACE, Some(&controller)).await;
     deployments(&mut c, mgmt, Side::Management, NAMESPACE).await;
+    flux(&mut c, mgmt).await;
     workload(&mut c, mgmt, cluster).await;
     certificate(&mut c, mgmt, cluster).await;
     c.bundle.summary.problems.sort();
@@ -405,6 +416,59 @@ async fn certificate(c: &mut Collector<'_>, mgmt: &Management, cluster: &str) {
         "workload/api-server-certificate.txt",
         format!("{certificate}\n").into_bytes(),
     );
+}
+
+/// Flux's API versions of the objects collected: (API version, kind).
+const FLUX_KINDS: [(&str, &str); 2] = [
+    ("source.toolkit.fluxcd.io/v1", "GitRepository"),
+    ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"),
+];
+
+/// Flux on the management cluster (EKS Anywhere's GitOps), when its kinds are served: in its
+/// namespace (the FluxConfig's `systemNamespace`, else `flux-system`), the GitRepositories and
+/// Kustomizations with their statuses, written and analysed (a Kustomization a webhook refused
+/// is not Ready, with the refusal as its message), the Secrets as names and keys only (the
+/// source Secret holds the repository's key), the controllers' pods, logs, Deployments and
+/// events.
+async fn flux(c: &mut Collector<'_>, mgmt: &Management) {
+    let ns = c
+        .flux_namespace
+        .clone()
+        .unwrap_or_else(|| snow_api::gitops::DEFAULT_SYSTEM_NAMESPACE.to_owned());
+    let mut names = BTreeSet::new();
+    let mut any = false;
+    for (api_version, kind) in FLUX_KINDS {
+        let what = format!("whether {api_version} is served");
+        if !matches!(
+            c.bounded(&what, mgmt.served(api_version)).await,
+            Some(Some(_))
+        ) {
+            continue;
+        }
+        any = true;
+        let what = format!("{kind}s in {ns}");
+        let listed = c
+            .bounded(&what, mgmt.list(api_version, kind, Some(&ns), None))
+            .await
+            .unwrap_or_default();
+        for o in &listed {
+            keep_object(c, Side::Management, "management/flux", o, &mut names);
+        }
+    }
+    if !any {
+        return;
+    }
+    let what = format!("Secrets in {ns}");
+    let secrets = c
+        .bounded(&what, mgmt.list("v1", "Secret", Some(&ns), None))
+        .await
+        .unwrap_or_default();
+    let shapes: Vec<Value> = secrets.iter().map(secret_shape).collect();
+    c.bundle
+        .add_json("management/flux/secrets.json", &Value::Array(shapes));
+    pods_and_logs(c, mgmt, Side::Management, &ns, None).await;
+    deployments(c, mgmt, Side::Management, &ns).await;
+    events(c, mgmt, Side::Management, &ns, None).await;
 }
 
 /// The release catalog the snowctl controller was installed with (its ConfigMap, when there)
@@ -502,7 +566,12 @@ async fn management_objects(
         let mut wanted = BTreeSet::new();
         referenced_names(&root["spec"], false, &mut wanted);
         let mut eksa = vec![root.clone()];
-        for kind in ["SnowDatacenterConfig", "SnowMachineConfig", "SnowIPPool"] {
+        for kind in [
+            "SnowDatacenterConfig",
+            "SnowMachineConfig",
+            "SnowIPPool",
+            "FluxConfig",
+        ] {
             let what = format!("EKS Anywhere {kind}s");
             let listed = c
                 .bounded(
@@ -516,6 +585,12 @@ async fn management_objects(
                 if wanted.contains(name) {
                     // A machine config names its IP pools.
                     referenced_names(&o["spec"], false, &mut wanted);
+                    if kind == "FluxConfig" {
+                        c.flux_namespace = o["spec"]["systemNamespace"]
+                            .as_str()
+                            .filter(|n| !n.is_empty())
+                            .map(str::to_owned);
+                    }
                     if kind == "SnowMachineConfig" {
                         for d in o["spec"]["devices"].as_array().into_iter().flatten() {
                             if let Some(d) = d.as_str() {

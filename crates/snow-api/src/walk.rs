@@ -1,6 +1,6 @@
 //! The walk from a declared EKS Anywhere Cluster object (JSON, as read from an API server) to the
 //! objects it references: its SnowDatacenterConfig, its SnowMachineConfigs, their SnowIPPools,
-//! its identity providers and the datacenter's identity Secret. Pure: each step takes the object
+//! its identity providers, its FluxConfig and the datacenter's identity Secret. Pure: each step takes the object
 //! already read and names the next ones; the caller reads them (the controller's sources with
 //! GETs, its caches from their stores).
 
@@ -18,6 +18,9 @@ pub struct ClusterRefs {
     pub machine_configs: BTreeSet<String>,
     /// `identityProviderRefs` as `(kind, name)`, those with both.
     pub identity_providers: Vec<(String, String)>,
+    /// The FluxConfig `gitOpsRef` names (a reference of another kind is not followed: the
+    /// spec's check says what is wrong with it).
+    pub flux_config: Option<String>,
 }
 
 /// The objects `cluster`'s spec references.
@@ -47,6 +50,9 @@ pub fn cluster_refs(cluster: &Value) -> ClusterRefs {
         datacenter: ref_name(&spec["datacenterRef"]).map(str::to_owned),
         machine_configs,
         identity_providers,
+        flux_config: (spec["gitOpsRef"]["kind"] == crate::crd::Kind::FluxConfig.as_str())
+            .then(|| ref_name(&spec["gitOpsRef"]).map(str::to_owned))
+            .flatten(),
     }
 }
 
@@ -91,6 +97,7 @@ mod tests {
                 {"kind": "OIDCConfig", "name": "oidc"},
                 {"name": "no-kind"},
             ],
+            "gitOpsRef": {"kind": "FluxConfig", "name": "fleet"},
         }});
         let refs = cluster_refs(&cluster);
         assert_eq!(refs.datacenter.as_deref(), Some("dc"));
@@ -105,7 +112,10 @@ mod tests {
             refs.identity_providers,
             [("OIDCConfig".to_owned(), "oidc".to_owned())]
         );
+        assert_eq!(refs.flux_config.as_deref(), Some("fleet"));
         assert_eq!(cluster_refs(&json!({})), ClusterRefs::default());
+        let legacy = json!({"spec": {"gitOpsRef": {"kind": "GitOpsConfig", "name": "old"}}});
+        assert_eq!(cluster_refs(&legacy).flux_config, None);
     }
 
     #[test]

@@ -31,16 +31,20 @@ pub enum Hook {
     Datacenter,
     /// Validates SnowIPPools (their pools may not change).
     IpPool,
+    /// Validates FluxConfigs (EKS Anywhere's FluxConfig webhook: the rules of a FluxConfig,
+    /// and on update no field of its spec may change).
+    FluxConfig,
 }
 
 impl Hook {
     /// Every webhook served.
-    pub const ALL: [Hook; 5] = [
+    pub const ALL: [Hook; 6] = [
         Hook::Cluster,
         Hook::MachineConfig,
         Hook::MachineConfigDefaults,
         Hook::Datacenter,
         Hook::IpPool,
+        Hook::FluxConfig,
     ];
 
     /// The path, as EKS Anywhere's (kubebuilder's) `/validate-<group>-<version>-<kind>` and
@@ -58,6 +62,7 @@ impl Hook {
                 "/validate-anywhere-eks-amazonaws-com-v1alpha1-snowdatacenterconfig"
             }
             Hook::IpPool => "/validate-anywhere-eks-amazonaws-com-v1alpha1-snowippool",
+            Hook::FluxConfig => "/validate-anywhere-eks-amazonaws-com-v1alpha1-fluxconfig",
         }
     }
 
@@ -73,6 +78,7 @@ impl Hook {
             Hook::MachineConfig | Hook::MachineConfigDefaults => Kind::SnowMachineConfig,
             Hook::Datacenter => Kind::SnowDatacenterConfig,
             Hook::IpPool => Kind::SnowIPPool,
+            Hook::FluxConfig => Kind::FluxConfig,
         }
     }
 
