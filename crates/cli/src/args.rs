@@ -120,7 +120,12 @@ pub struct RegistryServeArgs {
     #[arg(long, value_name = "IP:PORT")]
     pub listen: String,
     /// The serving certificate (PEM, leaf first) instead of one made in --state-dir.
-    #[arg(long, value_name = "FILE", requires = "key", conflicts_with = "state_dir")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "key",
+        conflicts_with = "state_dir"
+    )]
     pub cert: Option<PathBuf>,
     /// The key of --cert (PEM).
     #[arg(long, value_name = "FILE", requires = "cert")]

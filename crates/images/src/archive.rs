@@ -184,8 +184,15 @@ pub struct BlobBytes {
 
 #[derive(Debug, Clone)]
 enum At {
-    Tar { file: Arc<File>, offset: u64, size: u64 },
-    File { path: PathBuf, size: u64 },
+    Tar {
+        file: Arc<File>,
+        offset: u64,
+        size: u64,
+    },
+    File {
+        path: PathBuf,
+        size: u64,
+    },
     Memory(bytes::Bytes),
 }
 
@@ -197,7 +204,11 @@ pub struct BlobReader {
 
 #[derive(Debug)]
 enum Opened {
-    File { file: Arc<File>, offset: u64, size: u64 },
+    File {
+        file: Arc<File>,
+        offset: u64,
+        size: u64,
+    },
     Memory(bytes::Bytes),
 }
 
@@ -241,7 +252,10 @@ impl BlobReader {
         let past = || std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "past the blob's end");
         match &self.at {
             Opened::File { file, offset, size } => {
-                if position.checked_add(len as u64).is_none_or(|end| end > *size) {
+                if position
+                    .checked_add(len as u64)
+                    .is_none_or(|end| end > *size)
+                {
                     return Err(past());
                 }
                 let mut buf = vec![0u8; len];
@@ -250,7 +264,10 @@ impl BlobReader {
             }
             Opened::Memory(body) => {
                 let start = usize::try_from(position).map_err(|_| past())?;
-                let end = start.checked_add(len).filter(|e| *e <= body.len()).ok_or_else(past)?;
+                let end = start
+                    .checked_add(len)
+                    .filter(|e| *e <= body.len())
+                    .ok_or_else(past)?;
                 Ok(body.slice(start..end))
             }
         }

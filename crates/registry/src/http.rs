@@ -34,7 +34,9 @@ pub(crate) struct Served {
 }
 
 fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into()).map_err(|never| match never {}).boxed_unsync()
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed_unsync()
 }
 
 fn empty() -> Body {
@@ -97,10 +99,14 @@ fn route(path: &str) -> Route<'_> {
 }
 
 /// The query's value of `key`, percent-decoded.
-fn query<'a>(request: &'a Request<hyper::body::Incoming>, key: &str) -> Option<String> {
+fn query(request: &Request<hyper::body::Incoming>, key: &str) -> Option<String> {
     request.uri().query()?.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        (k == key).then(|| percent_encoding::percent_decode_str(v).decode_utf8_lossy().into_owned())
+        (k == key).then(|| {
+            percent_encoding::percent_decode_str(v)
+                .decode_utf8_lossy()
+                .into_owned()
+        })
     })
 }
 
@@ -148,28 +154,38 @@ impl Served {
             }
             Route::Manifest(name, reference) => {
                 let ns = query(request, "ns");
-                (Kind::Manifest, self.manifest(name, reference, ns.as_deref(), head))
+                (
+                    Kind::Manifest,
+                    self.manifest(name, reference, ns.as_deref(), head),
+                )
             }
             Route::Blob(name, digest) => {
                 let ns = query(request, "ns");
                 let range = request.headers().get(header::RANGE).cloned();
-                (Kind::Blob, self.blob(name, digest, ns.as_deref(), range, head))
+                (
+                    Kind::Blob,
+                    self.blob(name, digest, ns.as_deref(), range, head),
+                )
             }
             Route::Tags(name) => (Kind::Tags, self.tags(request, name)),
         }
     }
 
-    /// The repository a request names, or its error answer.
-    fn repository(&self, name: &str, ns: Option<&str>) -> Result<&Repository, Response<Body>> {
+    /// The repository a request names, or why not: status, code and message of the error.
+    fn repository(
+        &self,
+        name: &str,
+        ns: Option<&str>,
+    ) -> Result<&Repository, (StatusCode, &'static str, &'static str)> {
         if !is_name(name) {
-            return Err(error(
+            return Err((
                 StatusCode::BAD_REQUEST,
                 "NAME_INVALID",
                 "invalid repository name",
             ));
         }
         if ns.is_some_and(|ns| ns.is_empty() || ns.len() > 255 || ns.contains('/')) {
-            return Err(error(
+            return Err((
                 StatusCode::BAD_REQUEST,
                 "NAME_INVALID",
                 "invalid ns parameter",
@@ -179,19 +195,23 @@ impl Served {
             .candidates(name, ns)
             .iter()
             .find_map(|c| self.catalog.repositories.get(c))
-            .ok_or_else(|| {
-                error(
-                    StatusCode::NOT_FOUND,
-                    "NAME_UNKNOWN",
-                    "repository name not known to registry",
-                )
-            })
+            .ok_or((
+                StatusCode::NOT_FOUND,
+                "NAME_UNKNOWN",
+                "repository name not known to registry",
+            ))
     }
 
-    fn manifest(&self, name: &str, reference: &str, ns: Option<&str>, head: bool) -> Response<Body> {
+    fn manifest(
+        &self,
+        name: &str,
+        reference: &str,
+        ns: Option<&str>,
+        head: bool,
+    ) -> Response<Body> {
         let repository = match self.repository(name, ns) {
             Ok(r) => r,
-            Err(response) => return response,
+            Err((status, code, message)) => return error(status, code, message),
         };
         let digest = if reference.contains(':') {
             if !is_digest(reference) {
@@ -229,7 +249,7 @@ impl Served {
     ) -> Response<Body> {
         let repository = match self.repository(name, ns) {
             Ok(r) => r,
-            Err(response) => return response,
+            Err((status, code, message)) => return error(status, code, message),
         };
         if !is_digest(digest) {
             return error(StatusCode::BAD_REQUEST, "DIGEST_INVALID", "invalid digest");
@@ -337,7 +357,7 @@ impl Served {
     fn tags(&self, request: &Request<hyper::body::Incoming>, name: &str) -> Response<Body> {
         let repository = match self.repository(name, query(request, "ns").as_deref()) {
             Ok(r) => r,
-            Err(response) => return response,
+            Err((status, code, message)) => return error(status, code, message),
         };
         let n = match query(request, "n") {
             None => MAX_TAGS,
@@ -392,7 +412,11 @@ enum Range {
 }
 
 fn parse_range(value: &HeaderValue, total: u64) -> Range {
-    let Some(spec) = value.to_str().ok().and_then(|v| v.trim().strip_prefix("bytes=")) else {
+    let Some(spec) = value
+        .to_str()
+        .ok()
+        .and_then(|v| v.trim().strip_prefix("bytes="))
+    else {
         return Range::Whole;
     };
     if spec.contains(',') {
@@ -452,7 +476,10 @@ mod tests {
         assert_eq!(range("bytes=-1000", 100), Range::Part(0, 99));
         assert_eq!(range("bytes=50-1000", 100), Range::Part(50, 99));
         assert_eq!(range("bytes=100-", 100), Range::Unsatisfiable);
-        assert_eq!(range("bytes=99999999999999999999999-", 100), Range::Unsatisfiable);
+        assert_eq!(
+            range("bytes=99999999999999999999999-", 100),
+            Range::Unsatisfiable
+        );
         assert_eq!(range("bytes=0-1,5-6", 100), Range::Whole);
         assert_eq!(range("items=0-1", 100), Range::Whole);
         assert_eq!(range("bytes=5-1", 100), Range::Whole);

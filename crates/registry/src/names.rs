@@ -150,12 +150,17 @@ mod tests {
 
     #[test]
     fn names_follow_the_spec() {
-        for good in ["a", "eks-distro/kubernetes/pause", "a.b/c__d/e--f", "x_y", "0"] {
+        for good in [
+            "a",
+            "eks-distro/kubernetes/pause",
+            "a.b/c__d/e--f",
+            "x_y",
+            "0",
+        ] {
             assert!(is_name(good), "{good}");
         }
         for bad in [
-            "", "A", "a/../b", "..", "a//b", "/a", "a/", "a..b", "a___b", "-a", "a.", "a%2e",
-            "a b",
+            "", "A", "a/../b", "..", "a//b", "/a", "a/", "a..b", "a___b", "-a", "a.", "a%2e", "a b",
         ] {
             assert!(!is_name(bad), "{bad}");
         }
@@ -194,10 +199,16 @@ mod tests {
     fn a_configured_namespace_is_stripped_before_the_name_is_tried_whole() {
         let ns = Namespaces::new([
             ("public.ecr.aws".into(), "eks-anywhere".into()),
-            ("783794618700.dkr.ecr.us-west-2.amazonaws.com".into(), "curated-packages".into()),
+            (
+                "783794618700.dkr.ecr.us-west-2.amazonaws.com".into(),
+                "curated-packages".into(),
+            ),
         ]);
         assert_eq!(
-            ns.candidates("eks-anywhere/eks-anywhere/cli-tools", Some("public.ecr.aws")),
+            ns.candidates(
+                "eks-anywhere/eks-anywhere/cli-tools",
+                Some("public.ecr.aws")
+            ),
             [
                 "public.ecr.aws/eks-anywhere/cli-tools",
                 "public.ecr.aws/eks-anywhere/eks-anywhere/cli-tools"

@@ -201,7 +201,8 @@ async fn accept(
         connections.spawn(async move {
             let _slot = slot;
             let _ = tcp.set_nodelay(true);
-            let Ok(Ok(tls)) = tokio::time::timeout(limits.header_timeout, acceptor.accept(tcp)).await
+            let Ok(Ok(tls)) =
+                tokio::time::timeout(limits.header_timeout, acceptor.accept(tcp)).await
             else {
                 return;
             };

@@ -11,8 +11,8 @@
 //! `snow_io::files` (never through a link).
 
 use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose,
-    IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose, SanType,
 };
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
 use std::{
@@ -200,7 +200,8 @@ fn state_dir(dir: &Path, ips: &[IpAddr]) -> Result<ServingCertificate, TlsError>
             ));
         }
     };
-    let ca_key = KeyPair::from_pem(&ca_key_pem).map_err(|_| file_error(&ca_key, "not a PEM private key"))?;
+    let ca_key =
+        KeyPair::from_pem(&ca_key_pem).map_err(|_| file_error(&ca_key, "not a PEM private key"))?;
     let issuer = Issuer::from_ca_cert_pem(&ca_pem, ca_key)
         .map_err(|e| file_error(&ca_cert, format!("not a CA certificate: {e}")))?;
     let ca_der = parse_chain(&ca_cert, ca_pem.as_bytes())?;
@@ -242,8 +243,10 @@ fn state_dir(dir: &Path, ips: &[IpAddr]) -> Result<ServingCertificate, TlsError>
 /// [`RENEW_BEFORE_DAYS`] more days.
 fn covers(leaf: &CertificateDer<'_>, ca: &CertificateDer<'_>, ips: &[IpAddr]) -> bool {
     use x509_parser::prelude::{FromDer as _, GeneralName, X509Certificate};
-    let (Ok((_, leaf)), Ok((_, ca))) = (X509Certificate::from_der(leaf), X509Certificate::from_der(ca))
-    else {
+    let (Ok((_, leaf)), Ok((_, ca))) = (
+        X509Certificate::from_der(leaf),
+        X509Certificate::from_der(ca),
+    ) else {
         return false;
     };
     if leaf.issuer() != ca.subject() || leaf.verify_signature(Some(ca.public_key())).is_err() {
@@ -281,9 +284,8 @@ fn covers(leaf: &CertificateDer<'_>, ca: &CertificateDer<'_>, ips: &[IpAddr]) ->
 /// The spec's `registryMirrorConfiguration` for a mirror at `endpoint:port` whose CA is
 /// `ca_pem`: YAML to put under a Cluster's `spec` (`caCertContent` is the CA's PEM text).
 pub fn mirror_configuration(endpoint: &IpAddr, port: u16, ca_pem: Option<&str>) -> String {
-    let mut out = format!(
-        "registryMirrorConfiguration:\n  endpoint: \"{endpoint}\"\n  port: \"{port}\"\n"
-    );
+    let mut out =
+        format!("registryMirrorConfiguration:\n  endpoint: \"{endpoint}\"\n  port: \"{port}\"\n");
     if let Some(ca) = ca_pem {
         out.push_str("  caCertContent: |\n");
         for line in ca.trim_end().lines() {

@@ -4,6 +4,9 @@
 //! every image out of it by tag and by digest, containerd's `ctr` pulls through the `hosts.toml`
 //! snowctl renders for nodes, and hostile requests get bounded answers.
 
+// A skipped test says so on stderr.
+#![allow(clippy::print_stderr)]
+
 use snow_images::{
     Archive, Credentials, DownloadConfig, NoProgress, Platforms, download_images, plan_download,
 };
@@ -150,7 +153,10 @@ fn start(fixture: &Fixture, namespaces: Namespaces, limits: Limits) -> Server {
         }))
         .unwrap();
     let ca_pem = running.ca_pem.clone().unwrap();
-    let certs = fixture.dir.path().join(format!("certs-{}", running.addr.port()));
+    let certs = fixture
+        .dir
+        .path()
+        .join(format!("certs-{}", running.addr.port()));
     std::fs::create_dir_all(&certs).unwrap();
     std::fs::write(certs.join("ca.crt"), &ca_pem).unwrap();
     Server {
@@ -191,7 +197,13 @@ fn skopeo_copies_every_image_by_tag_and_by_digest_with_the_archives_digests() {
             format!("{}/{path}:{tag}", server.host),
             format!("{}/{repo}@{}", server.host, image.digest),
         ] {
-            let raw = skopeo(&["inspect", "--raw", "--cert-dir", certs, &format!("docker://{reference}")]);
+            let raw = skopeo(&[
+                "inspect",
+                "--raw",
+                "--cert-dir",
+                certs,
+                &format!("docker://{reference}"),
+            ]);
             assert_eq!(raw_digest(&raw), image.digest, "{reference}");
             let dest = out.path().join(path.replace('/', "_"));
             skopeo(&[
@@ -202,7 +214,11 @@ fn skopeo_copies_every_image_by_tag_and_by_digest_with_the_archives_digests() {
                 &format!("docker://{reference}"),
                 &format!("oci:{}:copied", dest.display()),
             ]);
-            let copied = skopeo(&["inspect", "--raw", &format!("oci:{}:copied", dest.display())]);
+            let copied = skopeo(&[
+                "inspect",
+                "--raw",
+                &format!("oci:{}:copied", dest.display()),
+            ]);
             assert_eq!(raw_digest(&copied), image.digest, "{reference}");
             let parsed: serde_json::Value = serde_json::from_str(&raw).unwrap();
             for child in parsed["manifests"].as_array().into_iter().flatten() {
@@ -244,7 +260,10 @@ impl Answer {
     }
 
     fn code(&self) -> String {
-        self.json()["errors"][0]["code"].as_str().unwrap().to_owned()
+        self.json()["errors"][0]["code"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     }
 }
 
@@ -286,7 +305,14 @@ fn request(server: &Server, method: &str, target: &str, extra: &str) -> Answer {
     let end = bytes.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
     let head = String::from_utf8_lossy(&bytes[..end]).into_owned();
     let mut lines = head.split("\r\n");
-    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     let headers = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
@@ -313,21 +339,45 @@ fn answers_carry_the_stored_bytes_and_types_and_hostile_requests_are_bounded() {
     // /v2/ and a HEAD of a manifest, as containerd opens.
     let base = request(&server, "GET", "/v2/", "");
     assert_eq!((base.status, base.body.as_slice()), (200, &b"{}"[..]));
-    let head = request(&server, "HEAD", "/v2/eks-distro/kubernetes/pause/manifests/v1?ns=public.ecr.aws", "");
+    let head = request(
+        &server,
+        "HEAD",
+        "/v2/eks-distro/kubernetes/pause/manifests/v1?ns=public.ecr.aws",
+        "",
+    );
     assert_eq!(head.status, 200);
-    assert_eq!(head.header("docker-content-digest"), Some(pause.digest.as_str()));
+    assert_eq!(
+        head.header("docker-content-digest"),
+        Some(pause.digest.as_str())
+    );
     assert_eq!(head.header("content-type"), Some(pause.media_type.as_str()));
-    assert_eq!(head.header("content-length"), Some(pause.size.to_string().as_str()));
+    assert_eq!(
+        head.header("content-length"),
+        Some(pause.size.to_string().as_str())
+    );
     assert!(head.body.is_empty());
-    let get = request(&server, "GET", &format!("/v2/eks-distro/kubernetes/pause/manifests/{}", pause.digest), "");
+    let get = request(
+        &server,
+        "GET",
+        &format!("/v2/eks-distro/kubernetes/pause/manifests/{}", pause.digest),
+        "",
+    );
     assert_eq!(support::sha256(&get.body), pause.digest);
 
     // A blob whole and in ranges.
     let tools = image(&archive, IMAGES[1]);
-    let manifest = request(&server, "GET", "/v2/eks-anywhere/cli-tools/manifests/v0.1", "");
+    let manifest = request(
+        &server,
+        "GET",
+        "/v2/eks-anywhere/cli-tools/manifests/v0.1",
+        "",
+    );
     assert_eq!(support::sha256(&manifest.body), tools.digest);
     let layer = &manifest.json()["layers"][0];
-    let (digest, size) = (layer["digest"].as_str().unwrap(), layer["size"].as_u64().unwrap());
+    let (digest, size) = (
+        layer["digest"].as_str().unwrap(),
+        layer["size"].as_u64().unwrap(),
+    );
     let blob_path = format!("/v2/eks-anywhere/cli-tools/blobs/{digest}");
     let whole = request(&server, "GET", &blob_path, "");
     assert_eq!((whole.status, whole.body.len() as u64), (200, size));
@@ -336,51 +386,120 @@ fn answers_carry_the_stored_bytes_and_types_and_hostile_requests_are_bounded() {
     let part = request(&server, "GET", &blob_path, "Range: bytes=1000-1999\r\n");
     assert_eq!(part.status, 206);
     assert_eq!(part.body, whole.body[1000..2000]);
-    assert_eq!(part.header("content-range"), Some(format!("bytes 1000-1999/{size}").as_str()));
-    let resume = request(&server, "GET", &blob_path, &format!("Range: bytes={}-\r\n", size - 10));
+    assert_eq!(
+        part.header("content-range"),
+        Some(format!("bytes 1000-1999/{size}").as_str())
+    );
+    let resume = request(
+        &server,
+        "GET",
+        &blob_path,
+        &format!("Range: bytes={}-\r\n", size - 10),
+    );
     assert_eq!(resume.body, whole.body[size as usize - 10..]);
-    let past = request(&server, "GET", &blob_path, &format!("Range: bytes={size}-\r\n"));
+    let past = request(
+        &server,
+        "GET",
+        &blob_path,
+        &format!("Range: bytes={size}-\r\n"),
+    );
     assert_eq!(past.status, 416);
     // A blob of another repository is not this one's.
-    let other = request(&server, "GET", &format!("/v2/eks-distro/etcd-io/etcd/blobs/{digest}"), "");
+    let other = request(
+        &server,
+        "GET",
+        &format!("/v2/eks-distro/etcd-io/etcd/blobs/{digest}"),
+        "",
+    );
     assert_eq!((other.status, other.code().as_str()), (404, "BLOB_UNKNOWN"));
 
     // Tag lists: n past the bound, n = 0, last.
-    let tags = request(&server, "GET", "/v2/eks-distro/kubernetes/pause/tags/list?n=99999999999999999999999999", "");
+    let tags = request(
+        &server,
+        "GET",
+        "/v2/eks-distro/kubernetes/pause/tags/list?n=99999999999999999999999999",
+        "",
+    );
     assert_eq!(tags.json()["tags"], serde_json::json!(["v1"]));
-    let none = request(&server, "GET", "/v2/eks-distro/kubernetes/pause/tags/list?n=0", "");
+    let none = request(
+        &server,
+        "GET",
+        "/v2/eks-distro/kubernetes/pause/tags/list?n=0",
+        "",
+    );
     assert_eq!(none.json()["tags"], serde_json::json!([]));
-    let after = request(&server, "GET", "/v2/eks-distro/kubernetes/pause/tags/list?last=v1", "");
+    let after = request(
+        &server,
+        "GET",
+        "/v2/eks-distro/kubernetes/pause/tags/list?last=v1",
+        "",
+    );
     assert_eq!(after.json()["tags"], serde_json::json!([]));
-    let bad_n = request(&server, "GET", "/v2/eks-distro/kubernetes/pause/tags/list?n=-1", "");
+    let bad_n = request(
+        &server,
+        "GET",
+        "/v2/eks-distro/kubernetes/pause/tags/list?n=-1",
+        "",
+    );
     assert_eq!(bad_n.status, 400);
 
     // Bad names, digests and references; misses.
     for (target, status, code) in [
         ("/v2/eks-distro/../etc/manifests/v1", 400, "NAME_INVALID"),
         ("/v2/%2e%2e/%2e%2e/manifests/v1", 400, "NAME_INVALID"),
-        ("/v2/eks-distro/kubernetes/pause/blobs/sha256:../../etc/passwd", 400, "DIGEST_INVALID"),
-        ("/v2/eks-distro/kubernetes/pause/manifests/sha256:zz", 400, "DIGEST_INVALID"),
-        ("/v2/eks-distro/kubernetes/pause/manifests/v2", 404, "MANIFEST_UNKNOWN"),
+        (
+            "/v2/eks-distro/kubernetes/pause/blobs/sha256:../../etc/passwd",
+            400,
+            "DIGEST_INVALID",
+        ),
+        (
+            "/v2/eks-distro/kubernetes/pause/manifests/sha256:zz",
+            400,
+            "DIGEST_INVALID",
+        ),
+        (
+            "/v2/eks-distro/kubernetes/pause/manifests/v2",
+            404,
+            "MANIFEST_UNKNOWN",
+        ),
         ("/v2/nothing/here/manifests/v1", 404, "NAME_UNKNOWN"),
-        ("/v2/eks-distro/kubernetes/pause/manifests/v1?ns=quay.io", 404, "NAME_UNKNOWN"),
+        (
+            "/v2/eks-distro/kubernetes/pause/manifests/v1?ns=quay.io",
+            404,
+            "NAME_UNKNOWN",
+        ),
     ] {
         let answer = request(&server, "GET", target, "");
-        assert_eq!((answer.status, answer.code()), (status, code.to_owned()), "{target}");
+        assert_eq!(
+            (answer.status, answer.code()),
+            (status, code.to_owned()),
+            "{target}"
+        );
     }
     let long = format!("/v2/{}/manifests/v1", "a/".repeat(40_000));
     let too_long = request(&server, "GET", &long, "");
-    assert!([400, 414, 431].contains(&too_long.status), "{}", too_long.status);
+    assert!(
+        [400, 414, 431].contains(&too_long.status),
+        "{}",
+        too_long.status
+    );
 
     // Pushes and deletes are refused without their bodies being read.
     for (method, target) in [
         ("POST", "/v2/eks-distro/kubernetes/pause/blobs/uploads/"),
         ("PUT", "/v2/eks-distro/kubernetes/pause/manifests/v9"),
-        ("DELETE", &format!("/v2/eks-distro/kubernetes/pause/manifests/{}", pause.digest)),
+        (
+            "DELETE",
+            &format!("/v2/eks-distro/kubernetes/pause/manifests/{}", pause.digest),
+        ),
         ("PATCH", "/v2/eks-distro/kubernetes/pause/blobs/uploads/x"),
     ] {
         let answer = request(&server, method, target, "Content-Length: 0\r\n");
-        assert_eq!((answer.status, answer.code()), (405, "UNSUPPORTED".to_owned()), "{method} {target}");
+        assert_eq!(
+            (answer.status, answer.code()),
+            (405, "UNSUPPORTED".to_owned()),
+            "{method} {target}"
+        );
     }
 
     // A slow client (half a request head, then nothing) is cut off; so is one that opens a
@@ -389,10 +508,18 @@ fn answers_carry_the_stored_bytes_and_types_and_hostile_requests_are_bounded() {
     slow.write_all(b"GET /v2/ HTTP/1.1\r\nHost: x\r\n").unwrap();
     slow.flush().unwrap();
     let mut silent = TcpStream::connect(&server.host).unwrap();
-    silent.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
     let mut buf = [0u8; 64];
-    assert!(matches!(slow.read(&mut buf), Ok(0) | Err(_)), "the slow client was not cut off");
-    assert!(matches!(silent.read(&mut buf), Ok(0) | Err(_)), "the silent client was not cut off");
+    assert!(
+        matches!(slow.read(&mut buf), Ok(0) | Err(_)),
+        "the slow client was not cut off"
+    );
+    assert!(
+        matches!(silent.read(&mut buf), Ok(0) | Err(_)),
+        "the silent client was not cut off"
+    );
     // Both slots are free again: two requests at once are answered.
     let (a, b) = std::thread::scope(|s| {
         let a = s.spawn(|| request(&server, "GET", "/v2/", ""));
@@ -403,8 +530,14 @@ fn answers_carry_the_stored_bytes_and_types_and_hostile_requests_are_bounded() {
 
     // What was counted.
     let metrics = String::from_utf8(request(&server, "GET", "/metrics", "").body).unwrap();
-    assert!(metrics.contains("snowctl_registry_misses_total 4\n"), "{metrics}");
-    assert!(metrics.contains("snowctl_registry_requests_total{kind=\"blob\",status=\"206\"} 2\n"), "{metrics}");
+    assert!(
+        metrics.contains("snowctl_registry_misses_total 4\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("snowctl_registry_requests_total{kind=\"blob\",status=\"206\"} 2\n"),
+        "{metrics}"
+    );
     let sent: u64 = metrics
         .lines()
         .find_map(|l| l.strip_prefix("snowctl_registry_sent_bytes_total "))
@@ -424,7 +557,9 @@ fn past_the_connection_limit_a_client_waits_for_a_slot() {
     let server = start(&fixture, Namespaces::default(), limits);
     // One connection holds the only slot (a finished handshake, then idle).
     let mut holder = connect(&server);
-    holder.write_all(b"GET /v2/ HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    holder
+        .write_all(b"GET /v2/ HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let mut buf = [0u8; 12];
     holder.read_exact(&mut buf).unwrap();
     assert_eq!(&buf, b"HTTP/1.1 200");
@@ -460,8 +595,8 @@ fn containerd_pulls_through_the_hosts_toml_snowctl_renders_for_nodes() {
     let namespaces = Namespaces::new([("public.ecr.aws".to_owned(), "eks-anywhere".to_owned())]);
     let server = start(&fixture, namespaces, Limits::default());
     let port = server.host.rsplit_once(':').unwrap().1.to_owned();
-    let mirror = capi_render::RegistryMirror::new(
-        &snow_api::types::cluster::RegistryMirrorConfiguration {
+    let mirror =
+        capi_render::RegistryMirror::new(&snow_api::types::cluster::RegistryMirrorConfiguration {
             endpoint: Some("127.0.0.1".into()),
             port: Some(port),
             ca_cert_content: Some(server.ca_pem.clone()),
@@ -470,8 +605,7 @@ fn containerd_pulls_through_the_hosts_toml_snowctl_renders_for_nodes() {
                 namespace: "eks-anywhere".into(),
             }]),
             ..Default::default()
-        },
-    );
+        });
     let work = tempfile::tempdir().unwrap();
     let hosts = work.path().join("certs.d");
     let base = hosts.join(mirror.base());
@@ -496,16 +630,33 @@ fn containerd_pulls_through_the_hosts_toml_snowctl_renders_for_nodes() {
         hosts.to_str().unwrap(),
         IMAGES[0],
     ]);
-    assert!(out.status.success(), "ctr pull: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "ctr pull: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let listed = containerd.ctr(&["images", "ls"]);
     let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
-    let line = listed.lines().find(|l| l.starts_with(IMAGES[0])).unwrap_or_default();
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with(IMAGES[0]))
+        .unwrap_or_default();
     assert!(line.contains(&pause.digest), "{listed}");
     // An image the archive does not hold fails as a miss (the node would then try upstream).
-    let missing = containerd.ctr(&["images", "pull", "--hosts-dir", hosts.to_str().unwrap(), "public.ecr.aws/eks-distro/kubernetes/pause:v0"]);
+    let missing = containerd.ctr(&[
+        "images",
+        "pull",
+        "--hosts-dir",
+        hosts.to_str().unwrap(),
+        "public.ecr.aws/eks-distro/kubernetes/pause:v0",
+    ]);
     assert!(!missing.status.success());
     let metrics = String::from_utf8(request(&server, "GET", "/metrics", "").body).unwrap();
-    assert!(metrics.contains("kind=\"manifest\",status=\"200\""), "{metrics}");
+    assert!(
+        metrics.contains("kind=\"manifest\",status=\"200\""),
+        "{metrics}"
+    );
 }
 
 /// A containerd of the test's own (root, state, socket, config), killed on drop.
