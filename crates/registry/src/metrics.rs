@@ -1,6 +1,6 @@
 //! The counters served at `/metrics` in Prometheus' text format: requests by kind and status,
-//! body bytes sent, misses (a manifest, blob, tag list or repository the archive does not hold),
-//! and connections turned away at the limit.
+//! body bytes sent, and misses (a manifest, blob, tag list or repository the archive does not
+//! hold).
 
 use std::{
     collections::BTreeMap,
@@ -46,8 +46,6 @@ pub(crate) struct Metrics {
     requests: Mutex<BTreeMap<(Kind, u16), u64>>,
     bytes: AtomicU64,
     misses: AtomicU64,
-    /// Connections closed unanswered because every slot was taken for longer than the wait.
-    pub(crate) refused: AtomicU64,
 }
 
 impl Metrics {
@@ -93,12 +91,6 @@ impl Metrics {
             "snowctl_registry_misses_total",
             "Manifests, blobs and tag lists asked for that the archive does not hold.",
             self.misses.load(Ordering::Relaxed),
-        );
-        counter(
-            &mut out,
-            "snowctl_registry_refused_connections_total",
-            "Connections closed unanswered at the connection limit.",
-            self.refused.load(Ordering::Relaxed),
         );
         out
     }

@@ -11,7 +11,10 @@ use snow_images::{
     Archive, Credentials, DownloadConfig, NoProgress, Platforms, download_images, plan_download,
 };
 use snow_registry::{CertificateSource, Limits, Namespaces, Running, ServeOptions, serve};
-use snow_test_devices::{layout::Layout, registry as support};
+use snow_test_devices::{
+    layout::Layout,
+    registry::{self as support, skopeo},
+};
 use std::{
     io::{Read as _, Write as _},
     net::TcpStream,
@@ -49,20 +52,6 @@ fn tar_layer(dir: &Path, name: &str, content: &[u8]) -> Vec<u8> {
         .unwrap();
     assert!(out.status.success());
     out.stdout
-}
-
-fn skopeo(args: &[&str]) -> String {
-    let out = Command::new("skopeo")
-        .arg("--insecure-policy")
-        .args(args)
-        .output()
-        .expect("skopeo is missing: scripts/test-world installs it");
-    assert!(
-        out.status.success(),
-        "skopeo {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// The archive: the three images in a layout, pushed to a docker-registry with skopeo, then
