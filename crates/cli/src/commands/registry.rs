@@ -44,10 +44,17 @@ fn options(args: &RegistryServeArgs) -> Result<ServeOptions, Vec<String>> {
         }
     }
     let certificate = match (&args.cert, &args.key, &args.state_dir) {
-        (Some(cert), Some(key), None) => Some(CertificateSource::Files {
-            cert: cert.clone(),
-            key: key.clone(),
-        }),
+        (Some(cert), Some(key), None) => {
+            if !args.addresses.is_empty() {
+                problems.push(
+                    "--address names the addresses of a certificate made in --state-dir; a certificate given with --cert names its own".to_owned(),
+                );
+            }
+            Some(CertificateSource::Files {
+                cert: cert.clone(),
+                key: key.clone(),
+            })
+        }
         (None, None, Some(dir)) => {
             if let Ok(listen) = listen
                 && ips.is_empty()
