@@ -394,7 +394,7 @@ pub const EXAMPLES: &[(&[&str], &[Example])] = &[
         &["registry", "serve"],
         &[
             ex(
-                "The archive as the site's mirror, with a CA made in /var/lib/snowctl-registry; prints the spec's registryMirrorConfiguration",
+                "The site's mirror with a CA made there; prints registryMirrorConfiguration",
                 "snowctl registry serve --archive artifacts.tar --listen 10.0.0.5:443 --state-dir /var/lib/snowctl-registry",
             ),
             ex(

@@ -180,7 +180,7 @@ fn state_dir(dir: &Path, ips: &[IpAddr]) -> Result<ServingCertificate, TlsError>
             let key = KeyPair::generate().map_err(make)?;
             let mut params = CertificateParams::default();
             let mut name = DistinguishedName::new();
-            name.push(DnType::CommonName, "snowctl registry CA");
+            name.push(DnType::CommonName, "Snow site registry CA");
             params.distinguished_name = name;
             params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
             params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
@@ -220,7 +220,7 @@ fn state_dir(dir: &Path, ips: &[IpAddr]) -> Result<ServingCertificate, TlsError>
     let key = KeyPair::generate().map_err(make)?;
     let mut params = CertificateParams::default();
     let mut name = DistinguishedName::new();
-    name.push(DnType::CommonName, "snowctl registry");
+    name.push(DnType::CommonName, "Snow site registry");
     params.distinguished_name = name;
     params.subject_alt_names = ips.iter().map(|ip| SanType::IpAddress(*ip)).collect();
     params.is_ca = IsCa::ExplicitNoCa;

@@ -100,6 +100,15 @@ pub fn serve(args: RegistryServeArgs, io: &mut Io<'_>) -> Outcome {
         CertificateSource::Files { .. } => vec![options.listen.ip()],
     };
     let runtime = exit::runtime(io, true)?;
+    // The handlers first: a signal sent as soon as the CA is printed must stop the server
+    // gracefully, not kill the process.
+    let signals = {
+        use tokio::signal::unix::{SignalKind, signal};
+        let _entered = runtime.enter();
+        signal(SignalKind::terminate()).and_then(|t| Ok((t, signal(SignalKind::interrupt())?)))
+    };
+    let (mut term, mut int) = signals
+        .map_err(|e| exit::failed(io, format_args!("cannot handle SIGTERM and SIGINT: {e}")))?;
     let running = runtime.block_on(snow_registry::serve(options));
     let running = running.map_err(|e| match &e {
         RegistryError::Archive(_) => exit::archive(io, &e),
@@ -123,7 +132,12 @@ pub fn serve(args: RegistryServeArgs, io: &mut Io<'_>) -> Outcome {
         "Serving {} images ({} repositories) of {archive} at https://{} with {made}; stop with Ctrl-C or SIGTERM\n",
         running.images, running.repositories, running.addr
     ));
-    runtime.block_on(snow_controller::termination());
+    runtime.block_on(async {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    });
     running.stop();
     io.progress("Stopped\n");
     Ok(ExitCode::SUCCESS)
