@@ -31,14 +31,6 @@ const IMAGES: [&str; 3] = [
     "public.ecr.aws/eks-distro/etcd-io/etcd:v3.5",
 ];
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// A tar holding one file, as GNU tar writes it: a layer containerd can unpack.
 fn tar_layer(dir: &Path, name: &str, content: &[u8]) -> Vec<u8> {
     let root = dir.join(format!("layer-{name}"));
@@ -102,7 +94,11 @@ fn fixture() -> Fixture {
     };
     let uris: Vec<String> = IMAGES.iter().map(|s| s.to_string()).collect();
     let plan = plan_download(&uris, Some(&source.host)).unwrap();
-    let report = rt().block_on(download_images(&plan, &config, Arc::new(NoProgress)));
+    let report = snow_test_devices::runtime().block_on(download_images(
+        &plan,
+        &config,
+        Arc::new(NoProgress),
+    ));
     assert!(report.error.is_none(), "{report}");
     drop(source);
     Fixture { dir, archive }
@@ -127,7 +123,7 @@ impl Drop for Server {
 }
 
 fn start(fixture: &Fixture, namespaces: Namespaces, limits: Limits) -> Server {
-    let rt = rt();
+    let rt = snow_test_devices::runtime();
     let state = fixture.dir.path().join("state");
     let running = rt
         .block_on(serve(ServeOptions {
