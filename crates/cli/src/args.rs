@@ -90,6 +90,59 @@ pub enum Command {
     /// This snowctl's version, its embedded catalog, the release manifest it defaults to, and
     /// whether the programs some commands run (helm, kind, docker) are on PATH.
     Version(VersionArgs),
+    /// Serve an image archive as a read-only registry: the mirror the nodes of a disconnected
+    /// site pull from.
+    #[command(subcommand)]
+    Registry(RegistryCommand),
+}
+
+/// `snowctl registry …`
+#[derive(Debug, Subcommand)]
+pub enum RegistryCommand {
+    /// Serve an archive of `download artifacts` (or its unpacked directory, or an OCI image
+    /// layout) over HTTPS as a read-only OCI registry until SIGINT or SIGTERM: manifests and
+    /// blobs by tag and digest, tag lists, Range on blobs; pushes are refused. Nodes ask through
+    /// the spec's registryMirrorConfiguration (containerd's `ns`, the ociNamespaces paths).
+    /// Blobs are read from the tar by offset, never unpacked. With --state-dir a CA and a
+    /// certificate for the serving addresses are made there (0600, reused on restart) and the
+    /// spec's registryMirrorConfiguration with that CA is printed on stdout.
+    Serve(RegistryServeArgs),
+}
+
+/// `snowctl registry serve --archive FILE --listen IP:PORT (--cert FILE --key FILE | --state-dir DIR)`
+#[derive(Debug, Args)]
+pub struct RegistryServeArgs {
+    /// The archive: a `download artifacts` tar, its unpacked directory, or an OCI image layout.
+    #[arg(long, value_name = "FILE")]
+    pub archive: PathBuf,
+    /// The address and port to listen on (0.0.0.0 for every address, then name the ones the
+    /// nodes use with --address).
+    #[arg(long, value_name = "IP:PORT")]
+    pub listen: String,
+    /// The serving certificate (PEM, leaf first) instead of one made in --state-dir.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "key",
+        conflicts_with = "state_dir"
+    )]
+    pub cert: Option<PathBuf>,
+    /// The key of --cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub key: Option<PathBuf>,
+    /// Where the CA and the serving certificate are made and kept (ca.crt, ca.key, tls.crt,
+    /// tls.key, 0600); made again only when the addresses change or it nears its end, always
+    /// with the same CA.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// An IP address the nodes reach the registry at (repeatable), named in the made
+    /// certificate; default: the --listen address.
+    #[arg(long = "address", value_name = "IP")]
+    pub addresses: Vec<String>,
+    /// A registry's namespace on the mirror, as the spec's ociNamespaces (repeatable):
+    /// requests under /v2/NAMESPACE/ are that registry's images.
+    #[arg(long = "namespace", value_name = "REGISTRY=NAMESPACE")]
+    pub namespaces: Vec<String>,
 }
 
 /// `snowctl version [-o text|json|yaml]`

@@ -390,6 +390,23 @@ pub const EXAMPLES: &[(&[&str], &[Example])] = &[
             ),
         ],
     ),
+    (
+        &["registry", "serve"],
+        &[
+            ex(
+                "The site's mirror with a CA made there; prints registryMirrorConfiguration",
+                "snowctl registry serve --archive artifacts.tar --listen 10.0.0.5:443 --state-dir /var/lib/snowctl-registry",
+            ),
+            ex(
+                "On every address, named in the certificate, for a spec with ociNamespaces",
+                "snowctl registry serve --archive artifacts.tar --listen 0.0.0.0:443 --address 10.0.0.5 --state-dir /var/lib/snowctl-registry --namespace public.ecr.aws=eks-anywhere",
+            ),
+            ex(
+                "With a certificate of the site's own CA",
+                "snowctl registry serve --archive artifacts.tar --listen 10.0.0.5:443 --cert registry.crt --key registry.key",
+            ),
+        ],
+    ),
 ];
 
 /// The headings `create cluster --help` groups its flags under, by argument id. A flag not

@@ -175,6 +175,105 @@ pub struct Archive {
     truncated: Option<String>,
 }
 
+/// A blob's bytes in an archive ([`Archive::blob_bytes`]): a byte range of the tar, a file of
+/// an unpacked archive, or a manifest made in memory for a `docker save` image.
+#[derive(Debug, Clone)]
+pub struct BlobBytes {
+    at: At,
+}
+
+#[derive(Debug, Clone)]
+enum At {
+    Tar {
+        file: Arc<File>,
+        offset: u64,
+        size: u64,
+    },
+    File {
+        path: PathBuf,
+        size: u64,
+    },
+    Memory(bytes::Bytes),
+}
+
+/// A [`BlobBytes`] opened for reading.
+#[derive(Debug)]
+pub struct BlobReader {
+    at: Opened,
+}
+
+#[derive(Debug)]
+enum Opened {
+    File {
+        file: Arc<File>,
+        offset: u64,
+        size: u64,
+    },
+    Memory(bytes::Bytes),
+}
+
+impl BlobBytes {
+    /// The blob's size in bytes.
+    pub fn len(&self) -> u64 {
+        match &self.at {
+            At::Tar { size, .. } | At::File { size, .. } => *size,
+            At::Memory(body) => body.len() as u64,
+        }
+    }
+
+    /// Whether the blob is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Opens it (a file of an unpacked archive is opened now; the tar is open already).
+    pub fn open(&self) -> std::io::Result<BlobReader> {
+        let at = match &self.at {
+            At::Tar { file, offset, size } => Opened::File {
+                file: file.clone(),
+                offset: *offset,
+                size: *size,
+            },
+            At::File { path, size } => Opened::File {
+                file: Arc::new(File::open(path)?),
+                offset: 0,
+                size: *size,
+            },
+            At::Memory(body) => Opened::Memory(body.clone()),
+        };
+        Ok(BlobReader { at })
+    }
+}
+
+impl BlobReader {
+    /// Reads `len` bytes at `position`
+    /// within the blob; an error when the range is past its end or the file is shorter.
+    pub fn read(&self, position: u64, len: usize) -> std::io::Result<bytes::Bytes> {
+        let past = || std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "past the blob's end");
+        match &self.at {
+            Opened::File { file, offset, size } => {
+                if position
+                    .checked_add(len as u64)
+                    .is_none_or(|end| end > *size)
+                {
+                    return Err(past());
+                }
+                let mut buf = vec![0u8; len];
+                file.read_exact_at(&mut buf, offset + position)?;
+                Ok(bytes::Bytes::from(buf))
+            }
+            Opened::Memory(body) => {
+                let start = usize::try_from(position).map_err(|_| past())?;
+                let end = start
+                    .checked_add(len)
+                    .filter(|e| *e <= body.len())
+                    .ok_or_else(past)?;
+                Ok(body.slice(start..end))
+            }
+        }
+    }
+}
+
 /// Where the entries' bytes are: one tar file, or the files of an unpacked archive.
 #[derive(Debug, Clone)]
 enum Source {
@@ -786,8 +885,33 @@ impl Archive {
         })
     }
 
-    /// A manifest or index, its digest checked.
-    pub(crate) fn manifest(&self, digest: &str) -> Result<bytes::Bytes, String> {
+    /// Where the bytes of a blob (a layer, a config, a manifest or an index) are, to be read
+    /// by offset without unpacking the archive (a server answers a request from it); `None`
+    /// when the archive does not hold it. The bytes are not hashed here: a reader that needs
+    /// them checked hashes what it reads.
+    pub fn blob_bytes(&self, digest: &str) -> Option<BlobBytes> {
+        if let Some(body) = self.made.get(digest) {
+            return Some(BlobBytes {
+                at: At::Memory(body.clone()),
+            });
+        }
+        let entry = self.blob_entry(digest).ok()?;
+        let at = match &self.source {
+            Source::Tar(file) => At::Tar {
+                file: file.clone(),
+                offset: entry.offset,
+                size: entry.size,
+            },
+            Source::Dir(root) => At::File {
+                path: root.join(&entry.name),
+                size: entry.size,
+            },
+        };
+        Some(BlobBytes { at })
+    }
+
+    /// A manifest or index (at most [`JSON_MAX`] bytes), its digest checked.
+    pub fn manifest(&self, digest: &str) -> Result<bytes::Bytes, String> {
         if let Some(body) = self.made.get(digest) {
             return Ok(body.clone());
         }

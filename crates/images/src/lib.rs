@@ -45,7 +45,7 @@ pub mod support_archive;
 mod tar;
 pub mod transfer;
 
-pub use archive::{Archive, ArchiveError, ArchiveFormat, ArchiveImage};
+pub use archive::{Archive, ArchiveError, ArchiveFormat, ArchiveImage, BlobBytes, BlobReader};
 pub use download::{
     DownloadConfig, DownloadError, DownloadReport, FromArchive, download_images,
     download_images_with_limits, plan_download,

@@ -18,7 +18,7 @@ use std::{
         atomic::{AtomicUsize, Ordering},
     },
 };
-use support::{Registry, Tls};
+use support::{Registry, Tls, skopeo};
 
 const PREFIX: &str = "public.ecr.aws";
 
@@ -74,20 +74,6 @@ fn cert_dir(tls: &Tls, dir: &Path) -> String {
 /// The digest of `skopeo inspect --raw` output (without the newline skopeo may add).
 fn raw_digest(raw: &str) -> String {
     support::sha256(raw.strip_suffix('\n').unwrap_or(raw).as_bytes())
-}
-
-fn skopeo(args: &[&str]) -> String {
-    let out = Command::new("skopeo")
-        .args(["--insecure-policy"])
-        .args(args)
-        .output()
-        .expect("skopeo is missing: `apt-get install skopeo` (.ci/run does)");
-    assert!(
-        out.status.success(),
-        "skopeo {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// (name, size) of every entry, from GNU tar (another independent reader).

@@ -51,6 +51,16 @@ pub use moto::{Moto, MotoError, SNOW_INSTANCE_TYPES};
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// A two-worker multi-threaded tokio runtime, timers and IO on, for a synchronous test that
+/// runs servers while it drives outside clients (skopeo, ctr).
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A fresh loopback address `127.0.X.Y` for one test device, unique in this process and unlikely
 /// to collide with another test process (the third octet comes from the process id).
 pub fn loopback_ip() -> IpAddr {

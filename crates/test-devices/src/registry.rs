@@ -65,6 +65,22 @@ impl Tls {
     }
 }
 
+/// Runs `skopeo --insecure-policy ARGS…` (no policy file needed); its stdout. The test fails
+/// when skopeo is missing or fails, with its stderr.
+pub fn skopeo(args: &[&str]) -> String {
+    let out = Command::new("skopeo")
+        .args(["--insecure-policy"])
+        .args(args)
+        .output()
+        .expect("skopeo is missing: `apt-get install skopeo` (scripts/test-world does)");
+    assert!(
+        out.status.success(),
+        "skopeo {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// A running `docker-registry serve`, killed on drop.
 pub struct Registry {
     child: Child,

@@ -11,6 +11,7 @@ pub mod generate;
 pub mod import;
 pub mod import_images;
 pub mod init;
+pub mod registry;
 pub mod render;
 pub mod store;
 pub mod support_bundle;
@@ -20,8 +21,8 @@ pub mod version;
 use crate::{
     args::{
         BuildCommand, Cli, Command, CreateCommand, DeleteCommand, DescribeCommand, DownloadCommand,
-        GetCommand, ImportCommand, MoveCommand, RenewCommand, StoreCommand, UpgradeCommand,
-        UpgradePlanCommand,
+        GetCommand, ImportCommand, MoveCommand, RegistryCommand, RenewCommand, StoreCommand,
+        UpgradeCommand, UpgradePlanCommand,
     },
     env::Environment,
     output::Io,
@@ -118,6 +119,7 @@ pub fn dispatch(cli: Cli, environment: &Environment, io: &mut Io<'_>) -> ExitCod
         Command::Import(ImportCommand::Cluster(args)) => import::cluster(args, environment, io),
         Command::Get(GetCommand::Clusters(args)) => import::clusters(args, environment, io),
         Command::Version(args) => version::run(&args, environment, io),
+        Command::Registry(RegistryCommand::Serve(args)) => registry::serve(args, io),
     };
     outcome.unwrap_or_else(|code| code)
 }

@@ -40,6 +40,7 @@ fn the_cli_depends_directly_on_the_libraries_and_a_short_list() {
         "snow-images",
         // Not snow-lifecycle: the CLI's cluster work goes through snow-provision, the facade.
         "snow-provision",
+        "snow-registry",
         "snow-validate",
         // Argument parsing.
         "clap",
@@ -82,6 +83,7 @@ fn no_library_depends_on_clap() {
         "snow-provision",
         "snow-controller",
         "snow-git",
+        "snow-registry",
     ] {
         args.extend(["--package", library]);
     }

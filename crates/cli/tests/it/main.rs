@@ -23,6 +23,7 @@ mod preflight;
 mod quick_start;
 mod reference;
 mod refusals;
+mod registry;
 mod release_defaults;
 mod render;
 mod scoped_user;
