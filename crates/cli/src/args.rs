@@ -141,7 +141,7 @@ pub struct RegistryServeArgs {
     pub addresses: Vec<String>,
     /// A registry's namespace on the mirror, as the spec's ociNamespaces (repeatable):
     /// requests under /v2/NAMESPACE/ are that registry's images.
-    #[arg(long = "namespace", value_name = "REGISTRY=NAMESPACE")]
+    #[arg(long = "oci-namespace", value_name = "REGISTRY=NAMESPACE")]
     pub namespaces: Vec<String>,
 }
 

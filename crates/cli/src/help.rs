@@ -399,7 +399,7 @@ pub const EXAMPLES: &[(&[&str], &[Example])] = &[
             ),
             ex(
                 "On every address, named in the certificate, for a spec with ociNamespaces",
-                "snowctl registry serve --archive artifacts.tar --listen 0.0.0.0:443 --address 10.0.0.5 --state-dir /var/lib/snowctl-registry --namespace public.ecr.aws=eks-anywhere",
+                "snowctl registry serve --archive artifacts.tar --listen 0.0.0.0:443 --address 10.0.0.5 --state-dir /var/lib/snowctl-registry --oci-namespace public.ecr.aws=eks-anywhere",
             ),
             ex(
                 "With a certificate of the site's own CA",

@@ -39,7 +39,7 @@ fn options(args: &RegistryServeArgs) -> Result<ServeOptions, Vec<String>> {
                 pairs.push((registry.to_owned(), ns.to_owned()));
             }
             _ => problems.push(format!(
-                "--namespace {namespace}: not REGISTRY=NAMESPACE (e.g. public.ecr.aws=eks-anywhere; the namespace lowercase)"
+                "--oci-namespace {namespace}: not REGISTRY=NAMESPACE (e.g. public.ecr.aws=eks-anywhere; the namespace lowercase)"
             )),
         }
     }

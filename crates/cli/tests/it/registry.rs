@@ -34,10 +34,10 @@ fn refused(args: &[&str]) -> String {
 
 #[test]
 fn wrong_flags_are_said_together_with_exit_2() {
-    let stderr = refused(&["--namespace", "public.ecr.aws", "--address", "ten"]);
+    let stderr = refused(&["--oci-namespace", "public.ecr.aws", "--address", "ten"]);
     for said in [
         "--address ten",
-        "--namespace public.ecr.aws",
+        "--oci-namespace public.ecr.aws",
         "--state-dir DIR",
     ] {
         assert!(stderr.contains(said), "{said}: {stderr}");
