@@ -27,16 +27,9 @@ use std::time::Duration;
 /// (see its SOURCES.md).
 const FIXTURE: &str = include_str!("../../capi-render/tests/data/flux/install.yaml");
 
-/// The fixture with bare Deployments of the two other default controllers, as Flux's
-/// `install.yaml` has all four (the repository's kustomization patches each).
+/// The fixture with the two other default controllers (all four, as Flux's `install.yaml`).
 fn install() -> String {
-    let mut text = FIXTURE.to_owned();
-    for controller in ["helm-controller", "notification-controller"] {
-        text.push_str(&format!(
-            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {controller}\n  namespace: flux-system\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: {controller}}}\n  template:\n    metadata:\n      labels: {{app: {controller}}}\n    spec:\n      containers:\n      - name: manager\n        image: ghcr.io/fluxcd/{controller}:v1.0.0\n"
-        ));
-    }
-    text
+    snow_test_kube::flux::install_manifest()
 }
 const REPO: &str = "fleet.git";
 const KUSTOMIZE: &str = "kustomize.toolkit.fluxcd.io/v1";

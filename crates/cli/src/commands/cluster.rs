@@ -22,7 +22,8 @@ use snow_provision::cluster::{self as operations, MoveTarget};
 use snow_provision::target::{self, Create, CreateTarget, Delete, DeleteTarget};
 use snow_provision::{
     self as provision, Action, CniSource, DeleteOptions, Deleted, Event, InitOptions,
-    LifecycleError, Milestones, MoveOptions, ProvisionError, bootstrap::Bootstrap,
+    LifecycleError, Milestones, MoveOptions, ProvisionError,
+    bootstrap::Bootstrap,
     gitops::{BootstrapOptions, Bootstrapped, GitOpsInputs},
     self_managed,
 };
@@ -164,10 +165,7 @@ fn gitops_said(io: &mut Io<'_>, done: Option<&Bootstrapped>) {
             true => "committed by this run",
             false => "already in the repository",
         };
-        io.progress(&format!(
-            "GitOps: Flux applied {} ({how})\n",
-            done.revision
-        ));
+        io.progress(&format!("GitOps: Flux applied {} ({how})\n", done.revision));
     }
 }
 

@@ -51,7 +51,8 @@ pub fn resolve(
                     "--flux-manifest is for a management cluster whose Cluster names a FluxConfig (spec.gitOpsRef), and cluster {} {}: drop --flux-manifest",
                     spec.name(),
                     match spec.gitops() {
-                        Some(_) => "is a workload cluster (Flux runs on its management cluster alone)",
+                        Some(_) =>
+                            "is a workload cluster (Flux runs on its management cluster alone)",
                         None => "names none",
                     }
                 ))),
@@ -76,11 +77,15 @@ fn ssh(flux_config: &str, environment: &Environment) -> Result<Auth, SettingsErr
     let known_hosts = environment.path(env::GIT_KNOWN_HOSTS);
     let (Some(key), Some(known_hosts)) = (key.as_deref(), known_hosts.as_deref()) else {
         let missing: Vec<String> = [
-            (key.is_none(), env::GIT_PRIVATE_KEY, "the SSH private key's file"),
+            (
+                key.is_none(),
+                env::GIT_PRIVATE_KEY,
+                "the SSH private key's file",
+            ),
             (
                 known_hosts.is_none(),
                 env::GIT_KNOWN_HOSTS,
-                "a known_hosts file with the git server's host key (ssh-keyscan -t ed25519 HOST)",
+                "a known_hosts file with the git server's host key, from ssh-keyscan -p PORT HOST",
             ),
         ]
         .into_iter()
@@ -93,7 +98,10 @@ fn ssh(flux_config: &str, environment: &Environment) -> Result<Auth, SettingsErr
         )));
     };
     Ok(Auth::Ssh(SshAuth {
-        private_key: Secret::new(read_text(key, &format!("the SSH private key ({})", env::GIT_PRIVATE_KEY))?),
+        private_key: Secret::new(read_text(
+            key,
+            &format!("the SSH private key ({})", env::GIT_PRIVATE_KEY),
+        )?),
         passphrase: environment
             .var(env::GIT_SSH_KEY_PASSPHRASE)
             .filter(|p| !p.is_empty())
@@ -117,8 +125,11 @@ fn https(environment: &Environment) -> Result<Auth, SettingsError> {
     });
     let ca_bundle_pem = match environment.path(env::GIT_CA_BUNDLE) {
         Some(path) => Some(
-            read_text(&path, &format!("the git server's CA bundle ({})", env::GIT_CA_BUNDLE))?
-                .into_bytes(),
+            read_text(
+                &path,
+                &format!("the git server's CA bundle ({})", env::GIT_CA_BUNDLE),
+            )?
+            .into_bytes(),
         ),
         None => None,
     };
@@ -175,7 +186,10 @@ mod tests {
             .unwrap()
             .expect("a management cluster with gitOpsRef needs GitOps");
         let shown = format!("{got:?}");
-        assert!(!shown.contains("c2VjcmV0") && !shown.contains("hunter2"), "{shown}");
+        assert!(
+            !shown.contains("c2VjcmV0") && !shown.contains("hunter2"),
+            "{shown}"
+        );
         let Auth::Ssh(ssh) = got.auth else {
             panic!("an ssh:// repository takes SSH credentials")
         };
@@ -188,8 +202,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let environment = Environment::new(dir.path());
         assert!(resolve(&spec(false), None, &environment).unwrap().is_none());
-        let err = resolve(&spec(false), Some(Path::new("install.yaml")), &environment)
-            .unwrap_err();
+        let err = resolve(&spec(false), Some(Path::new("install.yaml")), &environment).unwrap_err();
         assert!(err.to_string().contains("drop --flux-manifest"), "{err}");
     }
 }

@@ -11,6 +11,7 @@ mod dependencies;
 mod devices;
 mod download;
 mod e2e_management;
+mod gitops_create;
 mod hostile;
 mod import_cluster;
 mod import_images;

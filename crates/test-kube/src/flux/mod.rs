@@ -74,6 +74,20 @@ pub const KUSTOMIZE_API_VERSION: &str = "kustomize.toolkit.fluxcd.io/v1";
 /// The annotation that asks Flux to reconcile an object now.
 pub const REQUESTED_AT: &str = "reconcile.fluxcd.io/requestedAt";
 
+/// Flux's install manifest for tests: capi-render's fixture (source-controller and
+/// kustomize-controller, trimmed from Flux's `install.yaml`; see its SOURCES.md) with bare
+/// Deployments of the two other default controllers, as Flux's `install.yaml` has all four (a
+/// repository's `flux-system/kustomization.yaml` patches each).
+pub fn install_manifest() -> String {
+    let mut text = include_str!("../../../capi-render/tests/data/flux/install.yaml").to_owned();
+    for controller in ["helm-controller", "notification-controller"] {
+        text.push_str(&format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {controller}\n  namespace: flux-system\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: {controller}}}\n  template:\n    metadata:\n      labels: {{app: {controller}}}\n    spec:\n      containers:\n      - name: manager\n        image: ghcr.io/fluxcd/{controller}:v1.0.0\n"
+        ));
+    }
+    text
+}
+
 /// Options of the simulated Flux.
 #[derive(Debug, Clone)]
 pub struct FluxOptions {
