@@ -198,15 +198,6 @@ async fn a_cluster_committed_to_the_management_clusters_folder_is_created_scaled
         api.install_crds(&snow_api::crds_yaml().unwrap()).unwrap(),
         5
     );
-    // Served by every API server; Flux's install manifest holds them.
-    api.register("v1", "ResourceQuota", "resourcequotas", true, true);
-    api.register(
-        "networking.k8s.io/v1",
-        "NetworkPolicy",
-        "networkpolicies",
-        true,
-        false,
-    );
     let capi = api.start_capi(CapiOptions {
         step: Duration::from_millis(10),
         ..CapiOptions::default()

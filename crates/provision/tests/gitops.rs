@@ -67,15 +67,6 @@ struct World {
 impl World {
     async fn start() -> World {
         let api = KubeStandIn::start().await.expect("stand-in");
-        // Flux's manifest holds these; every API server serves the kinds.
-        api.register("v1", "ResourceQuota", "resourcequotas", true, true);
-        api.register(
-            "networking.k8s.io/v1",
-            "NetworkPolicy",
-            "networkpolicies",
-            true,
-            true,
-        );
         let workloads = api.start_workloads(WorkloadOptions::default());
         let flux = api
             .start_flux(FluxOptions {
@@ -677,15 +668,6 @@ async fn a_create_with_gitops_and_no_inputs_says_what_to_give_before_anything() 
 async fn the_facade_create_of_a_management_cluster_ends_with_its_gitops() {
     bounded(280, async {
         let site = support::site().await;
-        site.api
-            .register("v1", "ResourceQuota", "resourcequotas", true, true);
-        site.api.register(
-            "networking.k8s.io/v1",
-            "NetworkPolicy",
-            "networkpolicies",
-            true,
-            true,
-        );
         let _workloads = site.api.start_workloads(WorkloadOptions::default());
         let _flux = site
             .api

@@ -542,15 +542,6 @@ async fn from_nothing_with_gitops_a_failure_after_the_cluster_is_up_is_finished_
     use snow_provision::target::{self, Create, Created};
     use snow_test_devices::git_server::{GitRepos, SshGit, SshKey};
     let site = site().await;
-    site.target
-        .register("v1", "ResourceQuota", "resourcequotas", true, true);
-    site.target.register(
-        "networking.k8s.io/v1",
-        "NetworkPolicy",
-        "networkpolicies",
-        true,
-        true,
-    );
     let _workloads = site.target.start_workloads(WorkloadOptions::default());
     let _flux = site
         .target

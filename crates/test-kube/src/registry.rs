@@ -72,6 +72,15 @@ impl Registry {
             ResourceType::new("v1", "Namespace", "namespaces", false, true),
             ResourceType::new("v1", "Secret", "secrets", true, false),
             ResourceType::new("v1", "ConfigMap", "configmaps", true, false),
+            // Served by every API server; Flux's install manifest holds one of each.
+            ResourceType::new("v1", "ResourceQuota", "resourcequotas", true, true),
+            ResourceType::new(
+                "networking.k8s.io/v1",
+                "NetworkPolicy",
+                "networkpolicies",
+                true,
+                false,
+            ),
             ResourceType::new("v1", "Event", "events", true, false),
             ResourceType::new("v1", "ServiceAccount", "serviceaccounts", true, false),
             ResourceType::new("v1", "Service", "services", true, true),

@@ -102,8 +102,6 @@ impl World {
     /// Flux's controllers stall (never Available) when `stalled`.
     async fn start(stalled: bool) -> Result<World> {
         let stand_in = KubeStandIn::start().await?;
-        // Served by every API server; no simulated controller acts on it.
-        stand_in.register("v1", "ResourceQuota", "resourcequotas", true, true);
         let stall = if stalled {
             ["source-controller", "kustomize-controller"]
                 .map(|d| (NS.to_owned(), d.to_owned()))

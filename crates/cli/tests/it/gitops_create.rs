@@ -40,16 +40,6 @@ struct World {
 
 async fn world() -> World {
     let m = management().await;
-    // Flux's install manifest holds these; every API server serves the kinds.
-    m.api
-        .register("v1", "ResourceQuota", "resourcequotas", true, true);
-    m.api.register(
-        "networking.k8s.io/v1",
-        "NetworkPolicy",
-        "networkpolicies",
-        true,
-        true,
-    );
     let workloads = m.api.start_workloads(WorkloadOptions::default());
     let flux = m
         .api
