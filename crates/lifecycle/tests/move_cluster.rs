@@ -128,8 +128,35 @@ async fn create_cluster(side: &Side) {
     snow_lifecycle::create(&side.mgmt, &request, &options, &mut |_| {})
         .await
         .expect("create");
-    // Let the controllers finish their last passes (template ownership, final status).
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Let the controllers finish their last passes (template ownership, final status): the
+    // tests compare against what is there now, so it must be what stays there. A fixed pause
+    // was too short on a loaded machine.
+    settle(&side.api).await;
+}
+
+/// Returns once the cluster's objects have stopped changing: two looks 300 ms apart find the same
+/// objects at the same resource versions (bounded: 30 s).
+async fn settle(api: &KubeStandIn) {
+    let versions = |api: &KubeStandIn| {
+        snapshot(api)
+            .into_iter()
+            .map(|(k, o)| (k, o["metadata"]["resourceVersion"].clone()))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let start = std::time::Instant::now();
+    let mut last = versions(api);
+    loop {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let now = versions(api);
+        if now == last {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the cluster's objects never stopped changing"
+        );
+        last = now;
+    }
 }
 
 fn fast() -> MoveOptions {
