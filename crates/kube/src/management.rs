@@ -90,29 +90,14 @@ impl Management {
         source: &KubeconfigSource,
         read_timeout: Option<Duration>,
     ) -> Result<Management, KubeError> {
-        let bad = |reason: String| KubeError::Kubeconfig {
-            path: source.shown().into(),
-            reason,
-        };
+        let shown = source.shown().to_string();
         let file = source.read()?.into_config();
         let options = KubeConfigOptions {
             context: source.context.clone(),
             ..KubeConfigOptions::default()
         };
-        let mut config = Config::from_custom_kubeconfig(file, &options)
-            .await
-            .map_err(|e| bad(chain(&e)))?;
-        config.connect_timeout = Some(CONNECT_TIMEOUT);
-        config.read_timeout = read_timeout;
-        let server = redact_userinfo(&config.cluster_url.to_string()).into_owned();
-        let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
-        let management = Management {
-            client,
-            server,
-            workloads: Workloads::default(),
-        };
-        management.ping().await?;
-        Ok(management)
+        let config = Config::from_custom_kubeconfig(file, &options).await;
+        Management::from_config(config, read_timeout, shown).await
     }
 
     /// Connects with a kubeconfig read out of a Secret (a workload cluster's: inline
@@ -120,36 +105,39 @@ impl Management {
     pub async fn from_published(
         kubeconfig: &crate::kubeconfig::Published,
     ) -> Result<Management, KubeError> {
-        let bad = |reason: String| KubeError::Kubeconfig {
-            path: "<kubeconfig from a Secret>".into(),
-            reason,
-        };
         let file = kubeconfig.file().clone();
-        let mut config = Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
-            .await
-            .map_err(|e| bad(chain(&e)))?;
-        config.connect_timeout = Some(CONNECT_TIMEOUT);
-        config.read_timeout = Some(READ_TIMEOUT);
-        let server = redact_userinfo(&config.cluster_url.to_string()).into_owned();
-        let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
-        let management = Management {
-            client,
-            server,
-            workloads: Workloads::default(),
-        };
-        management.ping().await?;
-        Ok(management)
+        let config = Config::from_custom_kubeconfig(file, &KubeConfigOptions::default()).await;
+        Management::from_config(
+            config,
+            Some(READ_TIMEOUT),
+            "<kubeconfig from a Secret>".into(),
+        )
+        .await
     }
 
     /// Connects with the in-cluster service account (a controller running in a pod; kube-rs
     /// reads `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT` and the account's files).
+    /// No read timeout: the controller's watches run on this client.
     pub async fn in_cluster() -> Result<Management, KubeError> {
+        let config = Config::incluster();
+        Management::from_config(config, None, "<in-cluster service account>".into()).await
+    }
+
+    /// The one way a client is made from a kube-rs config: the timeouts set, the server's URL
+    /// kept without credentials, and the API server asked once. `shown` names where the config
+    /// came from in errors.
+    async fn from_config<E: std::error::Error + 'static>(
+        config: Result<Config, E>,
+        read_timeout: Option<Duration>,
+        shown: String,
+    ) -> Result<Management, KubeError> {
         let bad = |reason: String| KubeError::Kubeconfig {
-            path: "<in-cluster service account>".into(),
+            path: shown.clone().into(),
             reason,
         };
-        let mut config = Config::incluster().map_err(|e| bad(chain(&e)))?;
+        let mut config = config.map_err(|e| bad(chain(&e)))?;
         config.connect_timeout = Some(CONNECT_TIMEOUT);
+        config.read_timeout = read_timeout;
         let server = redact_userinfo(&config.cluster_url.to_string()).into_owned();
         let client = Client::try_from(config).map_err(|e| bad(chain(&e)))?;
         let management = Management {
