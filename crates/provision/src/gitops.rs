@@ -337,8 +337,12 @@ pub fn required<'a>(
 /// The repository's credentials, in words, by its URL's kind.
 fn credentials_wanted(gitops: &GitOps) -> &'static str {
     match gitops.repository_url().starts_with("https://") {
-        true => "the repository's HTTPS credentials (a token, and the CA bundle of a server whose certificate is not from a public CA)",
-        false => "the repository's SSH credentials (a private key, its passphrase when it has one, and the server's known_hosts)",
+        true => {
+            "the repository's HTTPS credentials (a token, and the CA bundle of a server whose certificate is not from a public CA)"
+        }
+        false => {
+            "the repository's SSH credentials (a private key, its passphrase when it has one, and the server's known_hosts)"
+        }
     }
 }
 
@@ -448,7 +452,8 @@ pub async fn bootstrap(
         .into_iter()
         .chain(layout::cluster_files(gitops, spec))
         .collect();
-    let (commit, committed) = commit(&url, gitops, auth, writes(&files), COMMIT_MESSAGE, options).await?;
+    let (commit, committed) =
+        commit(&url, gitops, auth, writes(&files), COMMIT_MESSAGE, options).await?;
     on_event(committed_note(
         gitops,
         &commit,

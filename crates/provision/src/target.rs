@@ -137,7 +137,8 @@ pub async fn delete<B: BootstrapCluster>(
     cluster: &str,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Deleted, ProvisionError> {
-    let deleted = Box::pin(delete_with(how, cluster, &GitOpsInputs::default(), on_event));
+    let none = GitOpsInputs::default();
+    let deleted = Box::pin(delete_with(how, cluster, &none, on_event));
     Ok(deleted.await?.0)
 }
 

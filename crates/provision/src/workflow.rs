@@ -153,13 +153,8 @@ pub async fn upgrade(
     opts: &UpgradeOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<UpgradeOutcome, ProvisionError> {
-    let upgraded = Box::pin(upgrade_with(
-        management,
-        req,
-        opts,
-        &GitOpsInputs::default(),
-        on_event,
-    ));
+    let none = GitOpsInputs::default();
+    let upgraded = Box::pin(upgrade_with(management, req, opts, &none, on_event));
     Ok(upgraded.await?.0)
 }
 

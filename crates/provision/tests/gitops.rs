@@ -759,7 +759,9 @@ impl Managed {
             .expect("flux");
         let repos = GitRepos::new().expect("repos");
         repos.create(REPO).expect("repository");
-        repos.commit(REPO, "main", "README.md", "# fleet\n").expect("commit");
+        repos
+            .commit(REPO, "main", "README.md", "# fleet\n")
+            .expect("commit");
         let ssh = SshGit::start(&repos).expect("sshd");
         let managed = Managed {
             site,
@@ -873,7 +875,9 @@ impl Managed {
         cluster: &str,
         inputs: &GitOpsInputs,
     ) -> Result<(snow_lifecycle::Deleted, Option<Bootstrapped>), ProvisionError> {
-        let mgmt = Management::connect(&self.management()).await.expect("connect");
+        let mgmt = Management::connect(&self.management())
+            .await
+            .expect("connect");
         let options = snow_lifecycle::DeleteOptions {
             wait: support::wait(),
         };
@@ -903,13 +907,18 @@ impl Managed {
     }
 
     fn subject(&self) -> String {
-        (self.git(&["log", "-1", "--format=%s", "refs/heads/main"]).trim()).to_owned()
+        (self
+            .git(&["log", "-1", "--format=%s", "refs/heads/main"])
+            .trim())
+        .to_owned()
     }
 
     fn files(&self) -> Vec<String> {
-        (self.git(&["ls-tree", "-r", "--name-only", "refs/heads/main"]).lines())
-            .map(str::to_owned)
-            .collect()
+        (self
+            .git(&["ls-tree", "-r", "--name-only", "refs/heads/main"])
+            .lines())
+        .map(str::to_owned)
+        .collect()
     }
 
     fn declared(&self, kind: &str, name: &str) -> Option<Value> {
@@ -976,12 +985,17 @@ async fn a_workload_cluster_is_created_upgraded_and_deleted_by_commit() {
         expected.extend(WORKLOAD_FILES.map(str::to_owned));
         expected.sort();
         assert_eq!(m.files(), expected);
-        let declared = m.declared("Cluster", "second").expect("Flux applied the workload");
+        let declared = m
+            .declared("Cluster", "second")
+            .expect("Flux applied the workload");
         assert_eq!(
             declared["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"],
             NS
         );
-        let built = m.site.api.get(CAPI, "Cluster", Some("eksa-system"), "second");
+        let built = m
+            .site
+            .api
+            .get(CAPI, "Cluster", Some("eksa-system"), "second");
         assert!(built.is_some(), "the cluster was not built");
 
         // A worker more: one commit, then the upgrade.
@@ -1000,13 +1014,23 @@ async fn a_workload_cluster_is_created_upgraded_and_deleted_by_commit() {
             declared["spec"]["workerNodeGroupConfigurations"][0]["count"],
             2
         );
-        let md = (m.site.api).get(CAPI, "MachineDeployment", Some("eksa-system"), "second-md-0");
+        let md = (m.site.api).get(
+            CAPI,
+            "MachineDeployment",
+            Some("eksa-system"),
+            "second-md-0",
+        );
         assert_eq!(md.expect("md")["spec"]["replicas"], 2);
 
         // Delete: stopped after the push, then to the end.
-        let stopped = m.delete("second", &m.inputs(Some(BootstrapStep::Pushed))).await;
+        let stopped = m
+            .delete("second", &m.inputs(Some(BootstrapStep::Pushed)))
+            .await;
         assert!(
-            matches!(&stopped, Err(ProvisionError::GitOps(GitOpsError::Stopped(_)))),
+            matches!(
+                &stopped,
+                Err(ProvisionError::GitOps(GitOpsError::Stopped(_)))
+            ),
             "{stopped:?}"
         );
         assert_eq!(m.commits(), base + 3);
@@ -1017,7 +1041,10 @@ async fn a_workload_cluster_is_created_upgraded_and_deleted_by_commit() {
         assert_eq!(m.files(), management_files);
         assert!(m.declared("Cluster", "second").is_none(), "Flux pruned it");
         assert!(m.declared("Cluster", "edge").is_some());
-        let built = m.site.api.get(CAPI, "Cluster", Some("eksa-system"), "second");
+        let built = m
+            .site
+            .api
+            .get(CAPI, "Cluster", Some("eksa-system"), "second");
         assert!(built.is_none(), "the cluster is gone");
     })
     .await;

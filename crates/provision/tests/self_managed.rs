@@ -713,7 +713,10 @@ async fn from_nothing_with_gitops_a_failure_after_the_cluster_is_up_is_finished_
     let how = target::Delete::SelfManaged(&bootstrap, &kubeconfig, &delete);
     let halted = target::delete_with(how, "edge", &stopped, &mut |_| {}).await;
     assert!(
-        matches!(&halted, Err(ProvisionError::GitOps(GitOpsError::Stopped(_)))),
+        matches!(
+            &halted,
+            Err(ProvisionError::GitOps(GitOpsError::Stopped(_)))
+        ),
         "{halted:?}"
     );
     assert_eq!(commits(), "3");

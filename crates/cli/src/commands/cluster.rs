@@ -309,7 +309,8 @@ pub fn upgrade(
             .map_err(LifecycleError::Release)?;
         let req = request(&spec, &render, &release, files, &dir);
         let mut events = printer(io, global.verbose);
-        let upgraded = provision::upgrade_with(&management.source, &req, &options, &gitops, &mut events);
+        let upgraded =
+            provision::upgrade_with(&management.source, &req, &options, &gitops, &mut events);
         let (outcome, committed) = upgraded.await?;
         drop(events);
         gitops_said(io, committed.as_ref());

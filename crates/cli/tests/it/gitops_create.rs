@@ -322,11 +322,11 @@ async fn gitops_workload_cluster_is_created_and_deleted_by_commit() {
                 "spec:\n  managementCluster: {name: edge}\n  gitOpsRef: {kind: FluxConfig, name: second}\n",
                 1,
             );
-        let text = format!(
+        let yaml = format!(
             "{cluster}---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: FluxConfig\nmetadata:\n  name: second\nspec:\n  branch: main\n  git:\n    repositoryUrl: {}\n    sshKeyAlgorithm: ed25519\n",
             ssh.url(REPO)
         );
-        let path = w.m.write_spec("second.yaml", &text);
+        let path = w.m.write_spec("second.yaml", &yaml);
         let args = [
             "create",
             "cluster",
@@ -365,7 +365,11 @@ async fn gitops_workload_cluster_is_created_and_deleted_by_commit() {
         assert_eq!(ready, Some("True".into()), "{built:?}");
 
         let out = (w.m)
-            .snowctl_env(&["delete", "cluster", "second"], &w.m.kubeconfig, &env)
+            .snowctl_env(
+                &["delete", "cluster", "second", "--poll-interval", "50ms"],
+                &w.m.kubeconfig,
+                &env,
+            )
             .await;
         assert!(out.status.success(), "delete: {}", show(&out));
         assert_eq!(w.commits(), before + 2);

@@ -91,7 +91,10 @@ fn namespace_of(object: &Value) -> &str {
 
 /// The checked FluxConfig the declared Cluster `declared` names (`gitOpsRef`), read from `mgmt`
 /// (its defaults are its management cluster's); `None` when it names none.
-async fn flux_config_of(mgmt: &Management, declared: &Value) -> Result<Option<GitOps>, GitOpsError> {
+async fn flux_config_of(
+    mgmt: &Management,
+    declared: &Value,
+) -> Result<Option<GitOps>, GitOpsError> {
     let Some(name) = walk::cluster_refs(declared).flux_config else {
         return Ok(None);
     };
@@ -124,7 +127,10 @@ async fn flux_config_of(mgmt: &Management, declared: &Value) -> Result<Option<Gi
 /// The repository that holds cluster `cluster` of `mgmt`: the FluxConfig its declared Cluster
 /// names, read from the management cluster; `None` when the cluster is not declared there or
 /// names none (its files are in no repository snowctl knows).
-pub async fn repository_of(mgmt: &Management, cluster: &str) -> Result<Option<GitOps>, GitOpsError> {
+pub async fn repository_of(
+    mgmt: &Management,
+    cluster: &str,
+) -> Result<Option<GitOps>, GitOpsError> {
     match declared_cluster(mgmt, cluster, None).await? {
         Some(declared) => flux_config_of(mgmt, &declared).await,
         None => Ok(None),
@@ -229,7 +235,11 @@ pub async fn commit_and_sync(
 
 /// Asks the GitRepository of `gitops` (named after Flux's namespace, in it) to fetch now, with
 /// the commit as the value (a re-run asks the same).
-async fn request_fetch(mgmt: &Management, gitops: &GitOps, commit: &str) -> Result<(), GitOpsError> {
+async fn request_fetch(
+    mgmt: &Management,
+    gitops: &GitOps,
+    commit: &str,
+) -> Result<(), GitOpsError> {
     let namespace = gitops.system_namespace();
     let found = mgmt
         .get(
@@ -276,7 +286,11 @@ async fn paused_objects(mgmt: &Management, spec: &ValidSpec) -> Result<Vec<Value
         .datacenter
         .iter()
         .map(|d| ("SnowDatacenterConfig", d))
-        .chain(refs.machine_configs.iter().map(|m| ("SnowMachineConfig", m)));
+        .chain(
+            refs.machine_configs
+                .iter()
+                .map(|m| ("SnowMachineConfig", m)),
+        );
     for (kind, name) in named {
         let found = mgmt
             .get(EKSA_API_VERSION, kind, Some(namespace), name)
@@ -386,7 +400,10 @@ pub(crate) async fn management_repository(
     };
     found.ok_or_else(|| GitOpsError::NotSetUp {
         cluster: spec.name().to_owned(),
-        flux_config: spec.gitops().map(|g| g.name().to_owned()).unwrap_or_default(),
+        flux_config: spec
+            .gitops()
+            .map(|g| g.name().to_owned())
+            .unwrap_or_default(),
     })
 }
 
