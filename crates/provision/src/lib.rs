@@ -52,7 +52,9 @@ pub use error::ProvisionError;
 pub use snow_lifecycle::cni::CniSource;
 /// What a command would do to a cluster, for [`refusal`].
 pub use snow_lifecycle::standing::Action;
-pub use workflow::{CreateOptions, Provisioned, UpgradeOptions, create, default_key, upgrade};
+pub use workflow::{
+    CreateOptions, Provisioned, UpgradeOptions, create, default_key, upgrade, upgrade_with,
+};
 
 /// The `snow-lifecycle` types a caller of these workflows names: their options, results,
 /// progress events and errors, re-exported so that a caller needs no other front.

@@ -525,7 +525,10 @@ async fn pause_declared(mgmt: &Management, cluster: &str) -> Result<(), Lifecycl
 }
 
 /// `namespace/name` of every Cluster API Cluster on `mgmt` but `cluster` itself.
-async fn other_clusters(mgmt: &Management, cluster: &str) -> Result<Vec<String>, LifecycleError> {
+pub(crate) async fn other_clusters(
+    mgmt: &Management,
+    cluster: &str,
+) -> Result<Vec<String>, LifecycleError> {
     let (api_version, kind) = CAPI_CLUSTER;
     if mgmt.served(api_version).await?.is_none() {
         return Ok(Vec::new());

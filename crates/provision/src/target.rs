@@ -3,7 +3,7 @@
 //! so every caller decides alike: first the target ([`create_target`], [`delete_target`]),
 //! then, with what that target needs, one call ([`create`], [`delete`]).
 
-use crate::gitops::GitOpsInputs;
+use crate::gitops::{Bootstrapped, GitOpsInputs, auth_for, by_commit};
 use crate::{CreateOptions, ProvisionError, Provisioned, Request, self_managed};
 use snow_lifecycle::{
     self as lifecycle, Deleted, Event, KubeconfigSource, LifecycleError, Management,
@@ -129,18 +129,82 @@ pub enum Delete<'a, B> {
     SelfManaged(&'a B, &'a KubeconfigSource, &'a self_managed::DeleteOptions),
 }
 
-/// Deletes cluster `cluster` where `how` says.
+/// Deletes cluster `cluster` where `how` says. A cluster whose files are in a GitOps repository
+/// needs [`delete_with`]'s credentials: here it is refused before anything
+/// ([`crate::gitops::GitOpsError::Missing`]).
 pub async fn delete<B: BootstrapCluster>(
     how: Delete<'_, B>,
     cluster: &str,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Deleted, ProvisionError> {
+    let none = GitOpsInputs::default();
+    let deleted = Box::pin(delete_with(how, cluster, &none, on_event));
+    Ok(deleted.await?.0)
+}
+
+/// The GitOps repository that holds cluster `cluster` of the management cluster of
+/// `management`: the FluxConfig its declared Cluster names (`None`: it names none, is not
+/// declared, or the management cluster does not answer, which a delete that already removed
+/// it from git leaves). A caller finds the credentials [`delete_with`] needs for it.
+pub async fn repository(
+    management: &KubeconfigSource,
+    cluster: &str,
+) -> Result<Option<snow_api::gitops::GitOps>, ProvisionError> {
+    let mgmt = match Management::connect(management).await {
+        Ok(mgmt) if mgmt.ping().await.is_ok() => mgmt,
+        _ => return Ok(None),
+    };
+    Ok(by_commit::repository_of(&mgmt, cluster).await?)
+}
+
+/// [`delete`], keeping the repository true when the cluster's files are in one
+/// ([`repository`]), with `gitops`' credentials for it: a workload cluster's folder removed by
+/// one commit and Flux synced (it prunes the declared objects) before the cluster is deleted,
+/// so that Flux cannot apply it again meanwhile; a management cluster (refused while it manages
+/// others) has Flux's Kustomization suspended and its own files removed by one commit before
+/// its delete, every other file kept. What was committed comes back with what was deleted.
+pub async fn delete_with<B: BootstrapCluster>(
+    how: Delete<'_, B>,
+    cluster: &str,
+    gitops: &GitOpsInputs,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(Deleted, Option<Bootstrapped>), ProvisionError> {
+    let options = &gitops.options;
     Ok(match how {
         Delete::OnManagement(mgmt, opts) => {
-            lifecycle::delete(mgmt, cluster, opts, on_event).await?
+            let committed = match by_commit::repository_of(mgmt, cluster).await? {
+                Some(repo) => {
+                    let auth = auth_for(&repo, gitops)?;
+                    let removed =
+                        by_commit::remove_workload(mgmt, &repo, auth, cluster, options, on_event);
+                    Some(removed.await?)
+                }
+                None => None,
+            };
+            let deleted = lifecycle::delete(mgmt, cluster, opts, on_event).await?;
+            (deleted, committed)
         }
         Delete::SelfManaged(bootstrap, management, opts) => {
-            self_managed::delete(bootstrap, management, cluster, opts, on_event).await?
+            let mut committed = None;
+            if let Ok(own) = Management::connect(management).await
+                && own.ping().await.is_ok()
+                && let Some(repo) = by_commit::repository_of(&own, cluster).await?
+            {
+                let others = self_managed::other_clusters(&own, cluster).await?;
+                if !others.is_empty() {
+                    return Err(ProvisionError::StillManages {
+                        cluster: cluster.to_owned(),
+                        others,
+                    });
+                }
+                let auth = auth_for(&repo, gitops)?;
+                let removed =
+                    by_commit::remove_management(&own, &repo, auth, cluster, options, on_event);
+                committed = Some(removed.await?);
+            }
+            let deleted =
+                self_managed::delete(bootstrap, management, cluster, opts, on_event).await?;
+            (deleted, committed)
         }
     })
 }

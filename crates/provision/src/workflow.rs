@@ -1,7 +1,7 @@
 //! Create and upgrade on a management cluster: the CNI manifest, preflight, the default key,
 //! then the lifecycle step and the workload kubeconfig.
 
-use crate::gitops::{Bootstrapped, GitOpsInputs};
+use crate::gitops::{BootstrapStep, Bootstrapped, GitOpsError, GitOpsInputs, by_commit};
 use crate::{Checks, CniSource, ProvisionError, Request, cni, preflight, step};
 use snow_lifecycle::{
     self as lifecycle, CniManifest, Created, Event, KubeconfigSource, LifecycleError, Management,
@@ -81,14 +81,26 @@ pub(crate) async fn create_with(
     gitops: &GitOpsInputs,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Provisioned, ProvisionError> {
-    crate::gitops::required(req.spec, req.release, gitops)?;
+    let needs = crate::gitops::required(req.spec, req.release, gitops)?;
     let cni = cni::render(opts.cni.clone(), req, on_event).await?;
     preflight::checks(req.spec, req.devices, opts.checks, on_event).await?;
     let mgmt = connect(management, on_event).await?;
+    // A workload cluster under a GitOps management cluster: its files committed first, so
+    // that git says the cluster before it is built (a re-run commits nothing again).
+    let committed = match needs {
+        Some(needs) if needs.install.is_none() => {
+            let message = crate::gitops::COMMIT_MESSAGE;
+            by_commit::commit_workload(&mgmt, req.spec, needs.auth, message, gitops, on_event)
+                .await?
+        }
+        _ => None,
+    };
     let mut made = create_on(&mgmt, req, cni.manifest.clone(), opts, on_event).await?;
     store_cilium(&mgmt, req, &cni, on_event).await?;
-    made.gitops =
-        crate::gitops::after_create(&mgmt, req.spec, req.release, gitops, on_event).await?;
+    made.gitops = match committed {
+        Some(committed) => Some(committed),
+        None => crate::gitops::after_create(&mgmt, req.spec, req.release, gitops, on_event).await?,
+    };
     Ok(made)
 }
 
@@ -133,14 +145,37 @@ pub(crate) async fn store_cilium(
 }
 
 /// Upgrades the cluster of `req` on the management cluster of `management`; with `dry_run`,
-/// only says what would change (the objects are in the outcome).
+/// only says what would change (the objects are in the outcome). A spec that names a FluxConfig
+/// needs [`upgrade_with`]: here it is refused before anything.
 pub async fn upgrade(
     management: &KubeconfigSource,
     req: &Request<'_>,
     opts: &UpgradeOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<UpgradeOutcome, ProvisionError> {
+    let none = GitOpsInputs::default();
+    let upgraded = Box::pin(upgrade_with(management, req, opts, &none, on_event));
+    Ok(upgraded.await?.0)
+}
+
+/// [`upgrade`], keeping the repository true when the spec names a FluxConfig (`gitOpsRef`),
+/// with the credentials of `gitops` ([`crate::gitops::by_commit`]): a workload cluster's new
+/// spec committed first (after a dry run has found the upgrade allowed) and applied by Flux,
+/// then the upgrade; a management cluster's declared objects paused for Flux, the upgrade, the
+/// new spec applied and committed, Flux synced, the objects resumed (also when a step fails).
+/// What was committed comes back with the outcome.
+pub async fn upgrade_with(
+    management: &KubeconfigSource,
+    req: &Request<'_>,
+    opts: &UpgradeOptions,
+    gitops: &GitOpsInputs,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(UpgradeOutcome, Option<Bootstrapped>), ProvisionError> {
     let dry_run = opts.dry_run;
+    let auth = match (req.spec.gitops(), dry_run) {
+        (Some(repo), false) => Some(crate::gitops::auth_for(repo, gitops)?),
+        _ => None,
+    };
     let cni = match dry_run {
         true => None,
         false => Some(cni::render(opts.cni.clone(), req, on_event).await?),
@@ -172,12 +207,67 @@ pub async fn upgrade(
         cni: cni.as_ref().map(|c| c.manifest.clone()),
         backup: opts.backup.then(|| req.dir.to_owned()),
     };
-    let outcome =
-        lifecycle::upgrade(&mgmt, &req.cluster(key.as_deref()), &options, on_event).await?;
+    let cluster = req.cluster(key.as_deref());
+    let (outcome, committed) = match auth {
+        None => (
+            lifecycle::upgrade(&mgmt, &cluster, &options, on_event).await?,
+            None,
+        ),
+        Some(auth) if req.spec.is_self_managed() => {
+            let repo = by_commit::management_repository(&mgmt, req.spec).await?;
+            by_commit::pause(&mgmt, req.spec, on_event).await?;
+            gitops.options.stop(BootstrapStep::Paused)?;
+            let upgraded = async {
+                let outcome = lifecycle::upgrade(&mgmt, &cluster, &options, on_event).await?;
+                by_commit::apply_declared(&mgmt, req.spec).await?;
+                let committed = by_commit::commit_and_sync(
+                    &mgmt,
+                    &repo,
+                    auth,
+                    by_commit::write_cluster(&repo, req.spec),
+                    by_commit::UPDATE_MESSAGE,
+                    &format!("cluster {}'s new spec", req.spec.name()),
+                    &gitops.options,
+                    on_event,
+                )
+                .await?;
+                gitops.options.stop(BootstrapStep::Synced)?;
+                Ok::<_, ProvisionError>((outcome, committed))
+            }
+            .await;
+            // A stop stands for a kill: the annotations stay, for the re-run to remove.
+            let upgraded = match upgraded {
+                Err(stopped @ ProvisionError::GitOps(GitOpsError::Stopped(_))) => {
+                    return Err(stopped);
+                }
+                other => other,
+            };
+            let resumed = by_commit::resume(&mgmt, req.spec, on_event).await;
+            let (outcome, committed) = upgraded?;
+            resumed?;
+            (outcome, Some(committed))
+        }
+        Some(auth) => {
+            // What the upgrade would refuse (an immutable change) is refused before git says it.
+            let plan = lifecycle::UpgradeOptions {
+                dry_run: true,
+                cni: None,
+                backup: None,
+                ..options.clone()
+            };
+            lifecycle::upgrade(&mgmt, &cluster, &plan, on_event).await?;
+            let message = by_commit::UPDATE_MESSAGE;
+            let committed =
+                by_commit::commit_workload(&mgmt, req.spec, auth, message, gitops, on_event)
+                    .await?;
+            let outcome = lifecycle::upgrade(&mgmt, &cluster, &options, on_event).await?;
+            (outcome, committed)
+        }
+    };
     if let Some(cni) = &cni {
         store_cilium(&mgmt, req, cni, on_event).await?;
     }
-    Ok(outcome)
+    Ok((outcome, committed))
 }
 
 /// Connects to a management cluster and says where it is.

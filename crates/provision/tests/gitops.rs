@@ -735,3 +735,414 @@ async fn the_facade_create_of_a_management_cluster_ends_with_its_gitops() {
     })
     .await;
 }
+
+/// The management cluster `edge` created on the site's management cluster with its GitOps
+/// (the repository `fleet.git` over SSH), and what the tests of clusters by commit need.
+struct Managed {
+    site: support::Site,
+    _workloads: WorkloadHandle,
+    _flux: FluxHandle,
+    repos: GitRepos,
+    ssh: SshGit,
+}
+
+impl Managed {
+    async fn start() -> Managed {
+        let site = support::site().await;
+        let workloads = site.api.start_workloads(WorkloadOptions::default());
+        let flux = site
+            .api
+            .start_flux(FluxOptions {
+                step: Duration::from_millis(20),
+                ..FluxOptions::default()
+            })
+            .expect("flux");
+        let repos = GitRepos::new().expect("repos");
+        repos.create(REPO).expect("repository");
+        repos
+            .commit(REPO, "main", "README.md", "# fleet\n")
+            .expect("commit");
+        let ssh = SshGit::start(&repos).expect("sshd");
+        let managed = Managed {
+            site,
+            _workloads: workloads,
+            _flux: flux,
+            repos,
+            ssh,
+        };
+        let inputs = GitOpsInputs {
+            install: Some(install()),
+            ..managed.inputs(None)
+        };
+        let text = managed.management_text(1);
+        let (made, _) = managed.create(&text, &inputs).await;
+        made.unwrap_or_else(|e| panic!("the management cluster: {e}\nsshd: {}", managed.ssh.log()));
+        managed
+    }
+
+    /// The credentials and bounded waits, stopping after `stop_after`.
+    fn inputs(&self, stop_after: Option<BootstrapStep>) -> GitOpsInputs {
+        GitOpsInputs {
+            install: None,
+            auth: Some(ssh_auth(&self.ssh)),
+            options: BootstrapOptions {
+                stop_after,
+                ..options()
+            },
+        }
+    }
+
+    fn flux_config(&self, name: &str) -> String {
+        format!(
+            "---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: FluxConfig\nmetadata:\n  name: {name}\nspec:\n  git:\n    repositoryUrl: {}\n",
+            self.ssh.url(REPO)
+        )
+    }
+
+    /// `edge`, managing itself, naming FluxConfig `edge`.
+    fn management_text(&self, workers: u32) -> String {
+        let spec = self.site.spec(workers).replacen(
+            "spec:\n",
+            "spec:\n  gitOpsRef: {kind: FluxConfig, name: edge}\n",
+            1,
+        );
+        format!("{spec}{}", self.flux_config("edge"))
+    }
+
+    /// Workload cluster `second` of `edge`, naming FluxConfig `flux` (of `edge`'s spec).
+    fn workload_text(&self, workers: u32, flux: &str) -> String {
+        let spec = (self.site.spec(workers))
+            .replace("name: edge", "name: second")
+            .replace("192.168.1.100", "192.168.1.101")
+            .replacen(
+                "spec:\n",
+                &format!(
+                    "spec:\n  managementCluster: {{name: edge}}\n  gitOpsRef: {{kind: FluxConfig, name: {flux}}}\n"
+                ),
+                1,
+            );
+        format!("{spec}{}", self.flux_config(flux))
+    }
+
+    fn management(&self) -> KubeconfigSource {
+        KubeconfigSource::file(&self.site.kubeconfig)
+    }
+
+    async fn create(
+        &self,
+        text: &str,
+        inputs: &GitOpsInputs,
+    ) -> (Result<target::Created, ProvisionError>, Vec<Event>) {
+        let options = snow_provision::CreateOptions {
+            checks: snow_provision::Checks::Skip,
+            cni: support::cni(),
+            wait: support::wait(),
+            force: false,
+        };
+        let management = self.management();
+        support::with_request(&self.site, text, async |req, on_event| {
+            let how = target::Create::<snow_provision::bootstrap::Kind>::OnManagement(
+                &management,
+                &options,
+            );
+            target::create_with(how, req, inputs, on_event).await
+        })
+        .await
+    }
+
+    async fn upgrade(
+        &self,
+        text: &str,
+        inputs: &GitOpsInputs,
+    ) -> Result<(snow_lifecycle::UpgradeOutcome, Option<Bootstrapped>), ProvisionError> {
+        let options = snow_provision::UpgradeOptions {
+            checks: snow_provision::Checks::Skip,
+            cni: support::cni(),
+            wait: support::wait(),
+            dry_run: false,
+            backup: false,
+        };
+        let management = self.management();
+        let (done, _) = support::with_request(&self.site, text, async |req, on_event| {
+            snow_provision::upgrade_with(&management, req, &options, inputs, on_event).await
+        })
+        .await;
+        done
+    }
+
+    async fn delete(
+        &self,
+        cluster: &str,
+        inputs: &GitOpsInputs,
+    ) -> Result<(snow_lifecycle::Deleted, Option<Bootstrapped>), ProvisionError> {
+        let mgmt = Management::connect(&self.management())
+            .await
+            .expect("connect");
+        let options = snow_lifecycle::DeleteOptions {
+            wait: support::wait(),
+        };
+        let how = target::Delete::<snow_provision::bootstrap::Kind>::OnManagement(&mgmt, &options);
+        target::delete_with(how, cluster, inputs, &mut |e| eprintln!("{e}")).await
+    }
+
+    fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .arg("--git-dir")
+            .arg(self.repos.path(REPO))
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8")
+    }
+
+    fn commits(&self) -> usize {
+        (self.git(&["rev-list", "--count", "refs/heads/main"]).trim())
+            .parse()
+            .expect("a count")
+    }
+
+    fn subject(&self) -> String {
+        (self
+            .git(&["log", "-1", "--format=%s", "refs/heads/main"])
+            .trim())
+        .to_owned()
+    }
+
+    fn files(&self) -> Vec<String> {
+        (self
+            .git(&["ls-tree", "-r", "--name-only", "refs/heads/main"])
+            .lines())
+        .map(str::to_owned)
+        .collect()
+    }
+
+    fn declared(&self, kind: &str, name: &str) -> Option<Value> {
+        (self.site.api).get(
+            snow_api::names::EKSA_API_VERSION,
+            kind,
+            Some("default"),
+            name,
+        )
+    }
+
+    fn applied_revision(&self) -> String {
+        let ks = (self.site.api)
+            .get(KUSTOMIZE, "Kustomization", Some(NS), NS)
+            .expect("Kustomization");
+        ks["status"]["lastAppliedRevision"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+const WORKLOAD_FILES: [&str; 2] = [
+    "clusters/edge/second/eksa-system/eksa-cluster.yaml",
+    "clusters/edge/second/eksa-system/kustomization.yaml",
+];
+const CAPI: &str = "cluster.x-k8s.io/v1beta2";
+
+/// A workload cluster of a GitOps management cluster, through the facade: its create (stopped
+/// after the push, then after asking Flux, then run to the end) makes one commit of its two
+/// files in the management cluster's tree, Flux applies them, the cluster is built; a worker
+/// more is one more commit and the upgrade; its delete (stopped after the push, then run to
+/// the end) removes its folder by one commit, Flux prunes its declared objects, the cluster is
+/// gone; the management cluster's files are untouched throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workload_cluster_is_created_upgraded_and_deleted_by_commit() {
+    bounded(290, async {
+        let m = Managed::start().await;
+        let base = m.commits();
+        let management_files = m.files();
+
+        let text = m.workload_text(1, "second");
+        for step in [BootstrapStep::Pushed, BootstrapStep::Applied] {
+            let (made, _) = m.create(&text, &m.inputs(Some(step))).await;
+            assert!(
+                matches!(&made, Err(ProvisionError::GitOps(GitOpsError::Stopped(s))) if *s == step),
+                "{made:?}"
+            );
+            assert_eq!(m.commits(), base + 1);
+        }
+        for round in 0..2 {
+            let (made, _) = m.create(&text, &m.inputs(None)).await;
+            let made = made.unwrap_or_else(|e| panic!("create {round}: {e}"));
+            let target::Created::OnManagement(made) = made else {
+                panic!("a create on the management cluster");
+            };
+            let committed = made.gitops.expect("the workload's commit");
+            assert!(!committed.committed, "the stopped runs made the commit");
+            assert_eq!(m.commits(), base + 1);
+            assert_eq!(committed.revision, m.applied_revision());
+        }
+        assert_eq!(m.subject(), gitops::COMMIT_MESSAGE);
+        let mut expected = management_files.clone();
+        expected.extend(WORKLOAD_FILES.map(str::to_owned));
+        expected.sort();
+        assert_eq!(m.files(), expected);
+        let declared = m
+            .declared("Cluster", "second")
+            .expect("Flux applied the workload");
+        assert_eq!(
+            declared["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"],
+            NS
+        );
+        let built = m
+            .site
+            .api
+            .get(CAPI, "Cluster", Some("eksa-system"), "second");
+        assert!(built.is_some(), "the cluster was not built");
+
+        // A worker more: one commit, then the upgrade.
+        let (upgraded, committed) = m
+            .upgrade(&m.workload_text(2, "second"), &m.inputs(None))
+            .await
+            .expect("upgrade");
+        assert!(upgraded.applied);
+        assert!(committed.expect("a commit").committed);
+        assert_eq!(m.commits(), base + 2);
+        assert_eq!(m.subject(), gitops::by_commit::UPDATE_MESSAGE);
+        let spec = m.git(&["show", &format!("refs/heads/main:{}", WORKLOAD_FILES[0])]);
+        assert!(spec.contains("count: 2"), "{spec}");
+        let declared = m.declared("Cluster", "second").expect("declared");
+        assert_eq!(
+            declared["spec"]["workerNodeGroupConfigurations"][0]["count"],
+            2
+        );
+        let md = (m.site.api).get(
+            CAPI,
+            "MachineDeployment",
+            Some("eksa-system"),
+            "second-md-0",
+        );
+        assert_eq!(md.expect("md")["spec"]["replicas"], 2);
+
+        // Delete: stopped after the push, then to the end.
+        let stopped = m
+            .delete("second", &m.inputs(Some(BootstrapStep::Pushed)))
+            .await;
+        assert!(
+            matches!(
+                &stopped,
+                Err(ProvisionError::GitOps(GitOpsError::Stopped(_)))
+            ),
+            "{stopped:?}"
+        );
+        assert_eq!(m.commits(), base + 3);
+        let (deleted, _) = m.delete("second", &m.inputs(None)).await.expect("delete");
+        assert!(deleted.found);
+        assert_eq!(m.commits(), base + 3);
+        assert_eq!(m.subject(), gitops::by_commit::DELETE_MESSAGE);
+        assert_eq!(m.files(), management_files);
+        assert!(m.declared("Cluster", "second").is_none(), "Flux pruned it");
+        assert!(m.declared("Cluster", "edge").is_some());
+        let built = m
+            .site
+            .api
+            .get(CAPI, "Cluster", Some("eksa-system"), "second");
+        assert!(built.is_none(), "the cluster is gone");
+    })
+    .await;
+}
+
+/// EKS Anywhere's rules for a workload cluster's FluxConfig, before anything is committed or
+/// applied: another spec than the management cluster's (another branch), and the management
+/// cluster's own FluxConfig's name; without credentials, what to give.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workload_flux_config_unlike_its_management_clusters_is_refused_before_anything() {
+    bounded(240, async {
+        let m = Managed::start().await;
+        let head = m.commits();
+        let other_branch = m
+            .workload_text(1, "second")
+            .replace("spec:\n  git:\n", "spec:\n  branch: release\n  git:\n");
+        let (made, events) = m.create(&other_branch, &m.inputs(None)).await;
+        let err = made.expect_err("another branch");
+        assert!(
+            matches!(&err, ProvisionError::GitOps(GitOpsError::WorkloadMismatch(f)) if f.len() == 1 && f[0].field.as_deref() == Some("spec.branch")),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("same between management and its workload clusters"), "{err}");
+        assert!(err.is_input());
+        assert!(!events.iter().any(|e| matches!(e, Event::Step(s) if s.starts_with("Applying"))));
+
+        let same_name = m.workload_text(1, "edge");
+        let (made, _) = m.create(&same_name, &m.inputs(None)).await;
+        let err = made.expect_err("the management cluster's FluxConfig name");
+        assert!(err.to_string().contains("another name"), "{err}");
+
+        let no_credentials = GitOpsInputs::default();
+        let (made, _) = m.create(&m.workload_text(1, "second"), &no_credentials).await;
+        let err = made.expect_err("no credentials");
+        assert!(
+            matches!(&err, ProvisionError::GitOps(GitOpsError::Missing { missing, .. }) if missing.len() == 1),
+            "{err:?}"
+        );
+        assert_eq!(m.commits(), head);
+        assert!(m.site.api.get(CAPI, "Cluster", Some("eksa-system"), "second").is_none());
+    })
+    .await;
+}
+
+/// The management cluster's upgrade, EKS Anywhere's way: stopped with its declared objects
+/// paused (annotated for Flux), then after Flux applied the new spec's commit, each time the
+/// annotations left for the re-run; the run to the end makes no second commit and removes
+/// them. An upgrade the lifecycle refuses (an immutable change) removes them too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_management_clusters_upgrade_pauses_commits_and_resumes() {
+    bounded(290, async {
+        let m = Managed::start().await;
+        let base = m.commits();
+        let paused = |m: &Managed| {
+            let annotated = |kind: &str, name: &str| {
+                m.declared(kind, name).expect(name)["metadata"]["annotations"]
+                    [gitops::by_commit::RECONCILE]
+                    == gitops::by_commit::DISABLED
+            };
+            [
+                annotated("Cluster", "edge"),
+                annotated("SnowDatacenterConfig", "edge"),
+                annotated("SnowMachineConfig", "edge-cp"),
+                annotated("SnowMachineConfig", "edge"),
+            ]
+        };
+        let text = m.management_text(2);
+        for (step, commits) in [(BootstrapStep::Paused, base), (BootstrapStep::Synced, base + 1)] {
+            let stopped = m.upgrade(&text, &m.inputs(Some(step))).await;
+            assert!(
+                matches!(&stopped, Err(ProvisionError::GitOps(GitOpsError::Stopped(s))) if *s == step),
+                "{stopped:?}"
+            );
+            assert_eq!(paused(&m), [true; 4], "after {step:?}");
+            assert_eq!(m.commits(), commits);
+        }
+        let (_, committed) = m.upgrade(&text, &m.inputs(None)).await.expect("upgrade");
+        let committed = committed.expect("the commit");
+        assert!(!committed.committed);
+        assert_eq!(m.commits(), base + 1);
+        assert_eq!(m.subject(), gitops::by_commit::UPDATE_MESSAGE);
+        assert_eq!(committed.revision, m.applied_revision());
+        assert_eq!(paused(&m), [false; 4]);
+        let spec = m.git(&["show", "refs/heads/main:clusters/edge/edge/eksa-system/eksa-cluster.yaml"]);
+        assert!(spec.contains("count: 2"), "{spec}");
+        let declared = m.declared("Cluster", "edge").expect("declared");
+        assert_eq!(declared["spec"]["workerNodeGroupConfigurations"][0]["count"], 2);
+
+        // Another endpoint cannot be upgraded to: refused after the pause, and resumed.
+        let refused = m
+            .upgrade(&text.replace("192.168.1.100", "192.168.1.109"), &m.inputs(None))
+            .await;
+        assert!(
+            matches!(&refused, Err(ProvisionError::Lifecycle(_))),
+            "{refused:?}"
+        );
+        assert_eq!(paused(&m), [false; 4]);
+        assert_eq!(m.commits(), base + 1);
+    })
+    .await;
+}

@@ -680,4 +680,64 @@ async fn from_nothing_with_gitops_a_failure_after_the_cluster_is_up_is_finished_
             .list("kustomize.toolkit.fluxcd.io/v1", "Kustomization", None)
             .is_empty()
     );
+
+    // Its delete: Flux suspended and the cluster's and Flux's files removed by one commit
+    // (stopped after the push, as a kill there), then the delete run to the end, which commits
+    // nothing again; every other file of the repository stays.
+    let files = || {
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(repos.path("fleet.git"))
+            .args(["ls-tree", "-r", "--name-only", "refs/heads/main"])
+            .output()
+            .expect("git");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let create = options();
+    let delete = self_managed::DeleteOptions {
+        components: create.components,
+        init: create.init,
+        moving: create.moving,
+        delete: snow_lifecycle::DeleteOptions {
+            wait: create.create.wait,
+        },
+        keep_bootstrap: false,
+    };
+    let kubeconfig = snow_lifecycle::KubeconfigSource::file(
+        site.dir.path().join("edge/edge-eks-a-cluster.kubeconfig"),
+    );
+    let repository = target::repository(&kubeconfig, "edge").await.expect("read");
+    assert_eq!(repository.expect("the cluster's repository").name(), "edge");
+    let mut stopped = right.clone();
+    stopped.options.stop_after = Some(snow_provision::gitops::BootstrapStep::Pushed);
+    let how = target::Delete::SelfManaged(&bootstrap, &kubeconfig, &delete);
+    let halted = target::delete_with(how, "edge", &stopped, &mut |_| {}).await;
+    assert!(
+        matches!(
+            &halted,
+            Err(ProvisionError::GitOps(GitOpsError::Stopped(_)))
+        ),
+        "{halted:?}"
+    );
+    assert_eq!(commits(), "3");
+    assert_eq!(files(), "README.md");
+    let ks = site
+        .target
+        .get(
+            "kustomize.toolkit.fluxcd.io/v1",
+            "Kustomization",
+            Some("flux-system"),
+            "flux-system",
+        )
+        .expect("Flux's Kustomization");
+    assert_eq!(ks["spec"]["suspend"], true, "{ks}");
+    assert!(clusters(&site.target).len() == 1, "nothing deleted yet");
+    let how = target::Delete::SelfManaged(&bootstrap, &kubeconfig, &delete);
+    let (deleted, committed) = target::delete_with(how, "edge", &right, &mut |_| {})
+        .await
+        .expect("deleted");
+    assert!(deleted.found);
+    assert!(!committed.expect("the repository's commit").committed);
+    assert_eq!(commits(), "3");
+    assert_deleted(&site);
 }

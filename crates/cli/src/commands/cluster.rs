@@ -24,7 +24,7 @@ use snow_provision::{
     self as provision, Action, CniSource, DeleteOptions, Deleted, Event, InitOptions,
     LifecycleError, Milestones, MoveOptions, ProvisionError,
     bootstrap::Bootstrap,
-    gitops::{BootstrapOptions, Bootstrapped, GitOpsInputs},
+    gitops::{Auth, BootstrapOptions, Bootstrapped, GitOpsInputs},
     self_managed,
 };
 use std::process::ExitCode;
@@ -137,28 +137,37 @@ fn gitops_inputs(
         return Ok(GitOpsInputs::default());
     };
     let components = &args.bootstrap.components;
-    let install = exit::noted(
-        io,
-        settings::flux_install(
-            &gitops,
-            render.archive.as_deref(),
-            release,
-            components.cache_dir.as_deref(),
-            &components.ca_certs,
-            environment,
-        ),
-    )?;
-    Ok(GitOpsInputs {
-        install: Some(install),
-        auth: Some(gitops.auth),
-        options: BootstrapOptions {
-            poll: args.waits.poll_interval,
-            ..BootstrapOptions::default()
-        },
-    })
+    // A workload cluster's files go to its management cluster's repository: no Flux to install.
+    let install = match gitops.install {
+        true => Some(exit::noted(
+            io,
+            settings::flux_install(
+                &gitops,
+                render.archive.as_deref(),
+                release,
+                components.cache_dir.as_deref(),
+                &components.ca_certs,
+                environment,
+            ),
+        )?),
+        false => None,
+    };
+    Ok(with_auth(gitops.auth, args.waits.poll_interval, install))
 }
 
-/// What GitOps' set-up did, when it ran.
+/// GitOps' inputs with the repository's credentials, looking at Flux every `poll`.
+fn with_auth(auth: Auth, poll: std::time::Duration, install: Option<String>) -> GitOpsInputs {
+    GitOpsInputs {
+        install,
+        auth: Some(auth),
+        options: BootstrapOptions {
+            poll,
+            ..BootstrapOptions::default()
+        },
+    }
+}
+
+/// What GitOps' set-up or a commit did, when it ran.
 fn gitops_said(io: &mut Io<'_>, done: Option<&Bootstrapped>) {
     if let Some(done) = done {
         let how = match done.committed {
@@ -166,6 +175,20 @@ fn gitops_said(io: &mut Io<'_>, done: Option<&Bootstrapped>) {
             false => "already in the repository",
         };
         io.progress(&format!("GitOps: Flux applied {} ({how})\n", done.revision));
+    }
+}
+
+/// What a delete's commit did, when the cluster's files were in a repository.
+fn gitops_removed(io: &mut Io<'_>, done: Option<&Bootstrapped>) {
+    if let Some(done) = done {
+        let how = match done.committed {
+            true => "removed by this run",
+            false => "already gone",
+        };
+        io.progress(&format!(
+            "GitOps: the cluster's files are not in {} ({how})\n",
+            done.revision
+        ));
     }
 }
 
@@ -271,14 +294,26 @@ pub fn upgrade(
         backup: !args.no_backup,
     };
     let files = &args.render.device_files;
+    // A spec naming a FluxConfig: the new spec is committed to its repository (not by a dry run).
+    let gitops = match (spec.spec.gitops(), args.dry_run) {
+        (Some(repo), false) => {
+            let auth = settings::gitops::auth(repo, environment);
+            let auth = auth.map_err(|e| exit::settings(io, &e))?;
+            with_auth(auth, wait.poll, None)
+        }
+        _ => GitOpsInputs::default(),
+    };
     let outcome = run(io, async |io| {
         let release = render
             .release(&spec.spec)
             .map_err(LifecycleError::Release)?;
         let req = request(&spec, &render, &release, files, &dir);
         let mut events = printer(io, global.verbose);
-        let outcome = provision::upgrade(&management.source, &req, &options, &mut events).await?;
+        let upgraded =
+            provision::upgrade_with(&management.source, &req, &options, &gitops, &mut events);
+        let (outcome, committed) = upgraded.await?;
         drop(events);
+        gitops_said(io, committed.as_ref());
         match options.dry_run {
             true => io.out(&capi_render::to_yaml(&outcome.objects)),
             false => {
@@ -362,21 +397,33 @@ pub fn delete(
     // What the delete will not do, before the bootstrap cluster or the release it may need.
     let refused = runtime.block_on(provision::refusal(&management.source, name, Action::Delete));
     refused.map_err(|err| exit::provision(io, &err))?;
+    // The GitOps repository holding the cluster, when one does: its credentials, before
+    // anything is changed.
+    let repository = runtime.block_on(target::repository(&management.source, name));
+    let gitops = match repository.map_err(|err| exit::provision(io, &err))? {
+        Some(repo) => {
+            let auth = settings::gitops::auth(&repo, environment);
+            with_auth(auth.map_err(|e| exit::settings(io, &e))?, wait.poll, None)
+        }
+        None => GitOpsInputs::default(),
+    };
     let decided = runtime.block_on(target::delete_target(&management.source, name));
     let mgmt = match decided.map_err(|err| exit::lifecycle(io, &err))? {
         DeleteTarget::SelfManaged => {
             drop(runtime);
-            return delete_self_managed(&args, &settings, global, environment, io);
+            return delete_self_managed(&args, &settings, &gitops, global, environment, io);
         }
         DeleteTarget::Management(mgmt) => mgmt,
     };
     let options = DeleteOptions { wait };
     let how = Delete::<Bootstrap>::OnManagement(&mgmt, &options);
-    let deleted = runtime
-        .block_on(async { target::delete(how, name, &mut printer(io, global.verbose)).await });
+    let deleted = runtime.block_on(async {
+        target::delete_with(how, name, &gitops, &mut printer(io, global.verbose)).await
+    });
     drop(runtime);
     let outcome = match deleted {
-        Ok(deleted) => {
+        Ok((deleted, committed)) => {
+            gitops_removed(io, committed.as_ref());
             say_deleted(io, name, &deleted);
             Ok(ExitCode::SUCCESS)
         }
@@ -430,6 +477,7 @@ fn bundle_on_failure(
 fn delete_self_managed(
     args: &DeleteClusterArgs,
     settings: &DeleteSettings,
+    gitops: &GitOpsInputs,
     global: GlobalSettings,
     environment: &Environment,
     io: &mut Io<'_>,
@@ -483,8 +531,9 @@ fn delete_self_managed(
         ));
         let mut events = printer(io, global.verbose);
         let how = Delete::SelfManaged(&bootstrap, &management.source, &opts);
-        let deleted = target::delete(how, name, &mut events).await?;
+        let (deleted, committed) = target::delete_with(how, name, gitops, &mut events).await?;
         drop(events);
+        gitops_removed(io, committed.as_ref());
         say_deleted(io, name, &deleted);
         Ok(())
     })

@@ -1,7 +1,9 @@
-//! What `create cluster` needs for GitOps when the spec's Cluster names a FluxConfig
-//! (`gitOpsRef`) and manages itself: the repository's credentials, from the environment as EKS
-//! Anywhere reads them, and where Flux's install manifest comes from. A workload cluster's spec
-//! needs neither here (Flux runs on its management cluster alone).
+//! What `create cluster`, `upgrade cluster` and `delete cluster` need for GitOps when the
+//! cluster's spec names a FluxConfig (`gitOpsRef`): the repository's credentials, from the
+//! environment as EKS Anywhere reads them, and, for a management cluster's create, where Flux's
+//! install manifest comes from. A workload cluster's create and upgrade commit its files to its
+//! management cluster's repository (Flux runs there alone): they need the credentials only;
+//! a delete needs them when the cluster's files are in a repository.
 //!
 //! Credentials by the repository URL's scheme:
 //! - `ssh://` (generic git, and GitHub, whose URL Flux reads is `ssh://git@github.com/…`): the
@@ -14,7 +16,7 @@
 
 use super::{SettingsError, read_text};
 use crate::env::{self, Environment};
-use snow_api::ValidSpec;
+use snow_api::{ValidSpec, gitops::GitOps};
 use snow_provision::gitops::{Auth, HttpCredential, HttpsAuth, Secret, SshAuth};
 use std::path::{Path, PathBuf};
 
@@ -22,6 +24,9 @@ use std::path::{Path, PathBuf};
 pub struct GitOpsSettings {
     /// `--flux-manifest`: Flux's install manifest given (else the archive's, else fetched).
     pub flux_manifest: Option<PathBuf>,
+    /// Whether Flux is installed (a management cluster's create); a workload cluster's files go
+    /// to its management cluster's repository, and Flux's install manifest is not read.
+    pub install: bool,
     /// The repository's credentials.
     pub auth: Auth,
 }
@@ -30,45 +35,49 @@ impl std::fmt::Debug for GitOpsSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GitOpsSettings")
             .field("flux_manifest", &self.flux_manifest)
+            .field("install", &self.install)
             .field("auth", &self.auth)
             .finish()
     }
 }
 
-/// GitOps' inputs for `spec`: `None` when it needs none (no `gitOpsRef`, or a workload cluster);
-/// `--flux-manifest` without GitOps to set up is a usage error, as is any credential missing
+/// GitOps' inputs of a create of `spec`: `None` when it names no FluxConfig; the credentials for
+/// every spec that names one, and Flux's install manifest's source for a management cluster.
+/// `--flux-manifest` without Flux to install is a usage error, as is any credential missing
 /// (all named at once) or unreadable.
 pub fn resolve(
     spec: &ValidSpec,
     flux_manifest: Option<&Path>,
     environment: &Environment,
 ) -> Result<Option<GitOpsSettings>, SettingsError> {
-    let gitops = match spec.gitops() {
-        Some(gitops) if spec.is_self_managed() => gitops,
-        _ => {
-            return match flux_manifest {
-                Some(_) => Err(SettingsError::usage(format!(
-                    "--flux-manifest is for a management cluster whose Cluster names a FluxConfig (spec.gitOpsRef), and cluster {} {}: drop --flux-manifest",
-                    spec.name(),
-                    match spec.gitops() {
-                        Some(_) =>
-                            "is a workload cluster (Flux runs on its management cluster alone)",
-                        None => "names none",
-                    }
-                ))),
-                None => Ok(None),
-            };
-        }
-    };
-    let url = gitops.repository_url();
-    let auth = match url.starts_with("https://") {
-        true => https(environment)?,
-        false => ssh(gitops.name(), environment)?,
+    let install = spec.is_self_managed();
+    if flux_manifest.is_some() && !(install && spec.gitops().is_some()) {
+        return Err(SettingsError::usage(format!(
+            "--flux-manifest is for a management cluster whose Cluster names a FluxConfig (spec.gitOpsRef), and cluster {} {}: drop --flux-manifest",
+            spec.name(),
+            match spec.gitops() {
+                Some(_) => "is a workload cluster (Flux runs on its management cluster alone)",
+                None => "names none",
+            }
+        )));
+    }
+    let Some(gitops) = spec.gitops() else {
+        return Ok(None);
     };
     Ok(Some(GitOpsSettings {
         flux_manifest: flux_manifest.map(Path::to_path_buf),
-        auth,
+        install,
+        auth: auth(gitops, environment)?,
     }))
+}
+
+/// The credentials of `gitops`' repository, by its URL's kind: SSH from EKS Anywhere's
+/// variables, HTTPS from snowctl's.
+pub fn auth(gitops: &GitOps, environment: &Environment) -> Result<Auth, SettingsError> {
+    match gitops.repository_url().starts_with("https://") {
+        true => https(environment),
+        false => ssh(gitops.name(), environment),
+    }
 }
 
 /// The SSH credentials: every missing variable named in one error.
@@ -93,7 +102,7 @@ fn ssh(flux_config: &str, environment: &Environment) -> Result<Auth, SettingsErr
         .map(|(_, name, what)| format!("{name} ({what})"))
         .collect();
         return Err(SettingsError::usage(format!(
-            "the spec's FluxConfig {flux_config} names an ssh:// repository, and snowctl pushes the cluster's configuration there: set {}",
+            "FluxConfig {flux_config} names an ssh:// repository, and snowctl pushes the cluster's configuration there: set {}",
             missing.join(" and ")
         )));
     };
@@ -195,6 +204,30 @@ mod tests {
         };
         assert_eq!(ssh.known_hosts, "[127.0.0.1]:2222 ssh-ed25519 AAAA\n");
         assert!(ssh.passphrase.is_some());
+    }
+
+    #[test]
+    fn a_workload_cluster_with_gitops_needs_the_credentials_and_no_flux_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = snow_test_kube::edge_spec::EdgeSpec::default().yaml().replacen(
+            "spec:\n",
+            "spec:\n  managementCluster: {name: mgmt}\n  gitOpsRef: {kind: FluxConfig, name: edge}\n",
+            1,
+        ) + "---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: FluxConfig\nmetadata:\n  name: edge\nspec:\n  git:\n    repositoryUrl: ssh://git@127.0.0.1:2222/fleet.git\n";
+        let workload = snow_api::check(&text).unwrap().into_valid().unwrap();
+        let err = resolve(&workload, None, &Environment::new(dir.path())).unwrap_err();
+        assert!(err.to_string().contains("EKSA_GIT_PRIVATE_KEY"), "{err}");
+        let key = dir.path().join("id");
+        let hosts = dir.path().join("known_hosts");
+        std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE KEY-----\n").unwrap();
+        std::fs::write(&hosts, "[127.0.0.1]:2222 ssh-ed25519 AAAA\n").unwrap();
+        let environment = Environment::new(dir.path())
+            .with(env::GIT_PRIVATE_KEY, key.to_str().unwrap())
+            .with(env::GIT_KNOWN_HOSTS, hosts.to_str().unwrap());
+        let got = resolve(&workload, None, &environment).unwrap().unwrap();
+        assert!(!got.install && matches!(got.auth, Auth::Ssh(_)));
+        let err = resolve(&workload, Some(Path::new("install.yaml")), &environment).unwrap_err();
+        assert!(err.to_string().contains("is a workload cluster"), "{err}");
     }
 
     #[test]

@@ -285,3 +285,105 @@ async fn gitops_flux_manifest_without_a_flux_config_is_a_usage_error() {
     })
     .await;
 }
+
+/// The EKS Anywhere variables of the SSH server's credentials.
+fn ssh_env(ssh: &SshGit) -> [(&'static str, String); 2] {
+    [
+        (
+            "EKSA_GIT_PRIVATE_KEY",
+            ssh.client_key.private_key_file.display().to_string(),
+        ),
+        (
+            "EKSA_GIT_KNOWN_HOSTS",
+            ssh.known_hosts_file.display().to_string(),
+        ),
+    ]
+}
+
+/// A workload cluster `second` of the GitOps management cluster `edge` through the binary: its
+/// create commits its two files in `edge`'s tree (Flux's install manifest not asked for), Flux
+/// applies them and the cluster is Ready; its delete removes its folder by one commit and the
+/// cluster is gone; `edge`'s files are untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gitops_workload_cluster_is_created_and_deleted_by_commit() {
+    bounded(280, async {
+        let w = world().await;
+        let ssh = SshGit::start(&w.repos).expect("sshd");
+        let env = ssh_env(&ssh);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let out = w.create(&w.gitops_spec(&ssh.url(REPO)), &env).await;
+        assert!(out.status.success(), "edge: {}", show(&out));
+        let before = w.commits();
+
+        let cluster = spec("192.168.1.101", &[Group("md-0", 1, "edge")], "sbe-c.large")
+            .replace("name: edge", "name: second")
+            .replacen(
+                "spec:\n",
+                "spec:\n  managementCluster: {name: edge}\n  gitOpsRef: {kind: FluxConfig, name: second}\n",
+                1,
+            );
+        let yaml = format!(
+            "{cluster}---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: FluxConfig\nmetadata:\n  name: second\nspec:\n  branch: main\n  git:\n    repositoryUrl: {}\n    sshKeyAlgorithm: ed25519\n",
+            ssh.url(REPO)
+        );
+        let path = w.m.write_spec("second.yaml", &yaml);
+        let args = [
+            "create",
+            "cluster",
+            "-f",
+            path.to_str().unwrap(),
+            "--skip-validations",
+            "--poll-interval",
+            "50ms",
+            "--per-machine-wait-timeout=1m",
+            "--cni-manifest",
+            super::lifecycle::CILIUM,
+        ];
+        let out = w.m.snowctl_env(&args, &w.m.kubeconfig, &env).await;
+        assert!(out.status.success(), "second: {}\nsshd: {}", show(&out), ssh.log());
+        assert_eq!(w.commits(), before + 1);
+        let stderr = text(&out.stderr);
+        let revision = format!("main@sha1:{}", w.head());
+        assert!(
+            stderr.contains(&format!("GitOps: Flux applied {revision} (committed by this run)")),
+            "{stderr}"
+        );
+        let changed = w.git(&["diff", "--name-only", "HEAD~1", "HEAD"]);
+        assert_eq!(
+            changed.lines().collect::<Vec<_>>(),
+            [
+                "clusters/edge/second/eksa-system/eksa-cluster.yaml",
+                "clusters/edge/second/eksa-system/kustomization.yaml"
+            ]
+        );
+        let built = (w.m.api).get("cluster.x-k8s.io/v1beta2", "Cluster", Some("eksa-system"), "second");
+        let ready = built.as_ref().and_then(|c| {
+            (c["status"]["conditions"].as_array().into_iter().flatten())
+                .find(|c| c["type"] == "Ready")
+                .map(|c| c["status"].clone())
+        });
+        assert_eq!(ready, Some("True".into()), "{built:?}");
+
+        let out = (w.m)
+            .snowctl_env(
+                &["delete", "cluster", "second", "--poll-interval", "50ms"],
+                &w.m.kubeconfig,
+                &env,
+            )
+            .await;
+        assert!(out.status.success(), "delete: {}", show(&out));
+        assert_eq!(w.commits(), before + 2);
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains(&format!("GitOps: the cluster's files are not in main@sha1:{} (removed by this run)", w.head())),
+            "{stderr}"
+        );
+        assert_eq!(
+            w.git(&["ls-tree", "-r", "--name-only", "refs/heads/main"]).lines().collect::<Vec<_>>(),
+            FILES
+        );
+        let built = (w.m.api).get("cluster.x-k8s.io/v1beta2", "Cluster", Some("eksa-system"), "second");
+        assert!(built.is_none(), "{built:?}");
+    })
+    .await;
+}
