@@ -35,7 +35,7 @@ pub const EXAMPLES: &[(&[&str], &[Example])] = &[
                 "snowctl generate clusterconfig edge --provider snow --os bottlerocket --kubernetes-version 1.33 --ssh-key-name snow-key",
             ),
             ex(
-                "Nodes pulling from the mirror `registry serve --state-dir /var/lib/snowctl-registry` runs",
+                "Nodes pulling from the mirror of `registry serve --state-dir DIR`",
                 "snowctl generate clusterconfig edge --provider snow --registry-mirror 10.0.0.5:5000 --registry-mirror-ca /var/lib/snowctl-registry/ca.crt",
             ),
         ],
