@@ -231,7 +231,7 @@ pub const EXAMPLES: &[(&[&str], &[Example])] = &[
         &["describe", "cluster"],
         &[
             ex(
-                "A cluster's objects and conditions as a tree, and whether its registry mirror answers",
+                "A cluster's objects as a tree, and whether its registry mirror answers",
                 "snowctl describe cluster edge --kubeconfig mgmt.kubeconfig",
             ),
             ex(
