@@ -216,8 +216,9 @@ pub struct ImportClusterArgs {
 #[derive(Debug, Subcommand)]
 pub enum GetCommand {
     /// Every cluster the management cluster knows, managed and imported: kind, Kubernetes
-    /// version, nodes, readiness, devices; with device files, the instances on the devices that
-    /// belong to no listed cluster.
+    /// version, nodes, readiness, devices, the registry mirror its spec names and whether it
+    /// answers; with device files, the instances on the devices that belong to no listed
+    /// cluster.
     Clusters(GetClustersArgs),
 }
 
@@ -639,7 +640,9 @@ pub struct DeleteClusterArgs {
 /// `snowctl describe …`
 #[derive(Debug, Subcommand)]
 pub enum DescribeCommand {
-    /// Show a cluster's objects and their conditions as a tree.
+    /// Show a cluster's objects and their conditions as a tree, and the registry mirror its
+    /// spec names with whether it answers (GET /v2/ over HTTPS, checked against the spec's
+    /// caCertContent, within 5s).
     Cluster(DescribeClusterArgs),
 }
 
@@ -982,6 +985,23 @@ pub struct GenerateClusterconfigArgs {
     /// and the Cluster's gitOpsRef to it.
     #[arg(long, value_name = "URL")]
     pub gitops_url: Option<String>,
+    /// Adds the Cluster's registryMirrorConfiguration: the registry the nodes pull every image
+    /// from, HOST:PORT (e.g. the --listen address of `snowctl registry serve`).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub registry_mirror: Option<String>,
+    /// The CA certificate (PEM) that signed the mirror's certificate, written as its
+    /// caCertContent so the nodes trust the mirror (`registry serve --state-dir DIR` writes
+    /// DIR/ca.crt).
+    #[arg(long, value_name = "FILE", requires = "registry_mirror")]
+    pub registry_mirror_ca: Option<PathBuf>,
+    /// A registry's namespace on the mirror, as the spec's ociNamespaces (repeatable): the
+    /// nodes ask for that registry's images under /v2/NAMESPACE/.
+    #[arg(
+        long = "oci-namespace",
+        value_name = "REGISTRY=NAMESPACE",
+        requires = "registry_mirror"
+    )]
+    pub oci_namespaces: Vec<String>,
 }
 
 /// Output formats for reports.

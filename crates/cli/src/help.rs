@@ -34,6 +34,10 @@ pub const EXAMPLES: &[(&[&str], &[Example])] = &[
                 "Bottlerocket nodes on Kubernetes 1.33, with a key pair the devices have",
                 "snowctl generate clusterconfig edge --provider snow --os bottlerocket --kubernetes-version 1.33 --ssh-key-name snow-key",
             ),
+            ex(
+                "Nodes pulling from the mirror of `registry serve --state-dir DIR`",
+                "snowctl generate clusterconfig edge --provider snow --registry-mirror 10.0.0.5:5000 --registry-mirror-ca /var/lib/snowctl-registry/ca.crt",
+            ),
         ],
     ),
     (
@@ -227,7 +231,7 @@ pub const EXAMPLES: &[(&[&str], &[Example])] = &[
         &["describe", "cluster"],
         &[
             ex(
-                "A cluster's objects and conditions as a tree",
+                "A cluster's objects as a tree, and whether its registry mirror answers",
                 "snowctl describe cluster edge --kubeconfig mgmt.kubeconfig",
             ),
             ex(

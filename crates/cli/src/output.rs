@@ -154,6 +154,112 @@ pub fn structured(format: OutputFormat, report: &impl serde::Serialize) -> Optio
     }
 }
 
+/// The registry mirror a cluster uses, as `describe cluster` says it: where it is, where that
+/// was read, its namespaces, and whether it answers and why not.
+pub fn registry_mirror(mirror: &snow_provision::RegistryMirror) -> String {
+    let mut out = format!(
+        "Registry mirror: {}:{} (from {})\n",
+        mirror.endpoint, mirror.port, mirror.source
+    );
+    for ns in &mirror.oci_namespaces {
+        out.push_str(&format!(
+            "    ociNamespace: {} under /v2/{}\n",
+            ns.registry, ns.namespace
+        ));
+    }
+    let answer = match &mirror.answer {
+        Some(answer) => mirror_answer(mirror, answer, false),
+        None => "not asked".to_owned(),
+    };
+    out.push_str(&format!("    {answer}\n"));
+    out
+}
+
+/// Whether `mirror` answers, in words; `short` for a table's cell.
+pub fn mirror_answer(
+    mirror: &snow_provision::RegistryMirror,
+    answer: &snow_api::mirror::MirrorAnswer,
+    short: bool,
+) -> String {
+    use snow_api::mirror::{MirrorAnswer, Silence, TlsProblem, Trust};
+    let url = format!("https://{}:{}/v2/", mirror.endpoint, mirror.port);
+    let reason = match answer {
+        MirrorAnswer::Answering { status, trust } => {
+            if short {
+                return "answering".to_owned();
+            }
+            let trust = match trust {
+                Trust::CaCertContent => "its certificate checked against caCertContent",
+                Trust::InsecureSkipVerify => {
+                    "its certificate not checked (insecureSkipVerify, as the nodes)"
+                }
+                Trust::NoCaCertContent => {
+                    "its certificate not checked (no caCertContent: the nodes check it against their own CAs)"
+                }
+            };
+            return format!("answering: GET {url} gave {status}, {trust}");
+        }
+        MirrorAnswer::NotAnswering { reason } => reason,
+    };
+    let (brief, full) = match reason {
+        Silence::Refused => (
+            "refused".to_owned(),
+            format!(
+                "connection refused: nothing listens at {}:{}",
+                mirror.endpoint, mirror.port
+            ),
+        ),
+        Silence::Timeout { milliseconds } => {
+            let limit = match milliseconds % 1000 {
+                0 => format!("{}s", milliseconds / 1000),
+                _ => format!("{milliseconds}ms"),
+            };
+            (
+                "timeout".to_owned(),
+                format!("no answer from {url} within {limit}"),
+            )
+        }
+        Silence::Unreachable { error } => {
+            ("unreachable".to_owned(), format!("unreachable: {error}"))
+        }
+        Silence::Tls { problem } => {
+            let words = match problem {
+                TlsProblem::UnknownIssuer => {
+                    "the certificate is not signed by the CA in caCertContent (unknown issuer): give caCertContent the CA that signed the mirror's certificate (`registry serve --state-dir` prints it)".to_owned()
+                }
+                TlsProblem::NotValidForName { expected, presented } if presented.is_empty() => {
+                    format!("the certificate does not name {expected}")
+                }
+                TlsProblem::NotValidForName { expected, presented } => format!(
+                    "the certificate does not name {expected} (it names {})",
+                    presented.join(", ")
+                ),
+                TlsProblem::Expired => "the certificate has expired".to_owned(),
+                TlsProblem::NotValidYet => {
+                    "the certificate is not valid yet (is this machine's clock behind?)".to_owned()
+                }
+                TlsProblem::NotTls => "the port does not speak TLS (a plain-HTTP server?)".to_owned(),
+                TlsProblem::Other { error } => error.clone(),
+            };
+            ("TLS failure".to_owned(), format!("TLS failure: {words}"))
+        }
+        Silence::NotARegistry { status } => (
+            format!("not a registry: {status}"),
+            format!("GET {url} gave {status}, which a registry does not (200, or 401)"),
+        ),
+        Silence::Http { error } => ("HTTP failure".to_owned(), format!("HTTP failure: {error}")),
+        Silence::BadCaCertContent { problem } => (
+            "bad caCertContent".to_owned(),
+            format!("not asked: caCertContent {problem}"),
+        ),
+    };
+    if short {
+        format!("not answering ({brief})")
+    } else {
+        format!("not answering: {full}")
+    }
+}
+
 /// How a source is named in messages: the path as given, or `<stdin>`.
 pub fn source_name(path: &Path) -> String {
     if path.as_os_str() == "-" {

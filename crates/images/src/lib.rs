@@ -20,6 +20,9 @@
 //!   certificates, a non-root user), built without a container runtime into an archive of the
 //!   same layout, reproducibly.
 //!
+//! - [`probe`]: whether a registry mirror answers `GET /v2/` over HTTPS, checked against the
+//!   spec's `caCertContent` (refused, a timeout and the certificate's problem said as data).
+//!
 //! The library never prints: progress goes through [`copy::Progress`]; [`printable`] escapes
 //! what an archive or a registry said before a tool shows it.
 
@@ -39,6 +42,7 @@ pub mod layout;
 pub mod limits;
 pub mod list;
 pub mod platform;
+pub mod probe;
 mod registry;
 mod shown;
 pub mod support_archive;

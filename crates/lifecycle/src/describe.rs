@@ -73,6 +73,10 @@ pub struct Described {
     /// (`spec.gitOpsRef`): the repository and what Flux last applied of it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gitops: Option<GitOpsSource>,
+    /// The registry mirror its nodes pull from (`crate::mirror::in_use`), when its spec names
+    /// one; whether it answers is filled by a caller that asks it (`answer`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry_mirror: Option<crate::mirror::RegistryMirror>,
 }
 
 /// The GitOps source of a declared Cluster: its FluxConfig (defaults filled as EKS Anywhere
@@ -443,6 +447,7 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
             controller,
             observed: None,
             gitops,
+            registry_mirror: None,
         });
     };
     let ns = Some(NAMESPACE);
@@ -538,6 +543,7 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
         true => crate::import::observed(mgmt, cluster).await?,
         false => None,
     };
+    let registry_mirror = crate::mirror::in_use(mgmt, cluster, declared.as_ref()).await?;
     Ok(Described {
         cluster: cluster.to_owned(),
         root: Some(node(&root, children)),
@@ -546,6 +552,7 @@ pub async fn describe(mgmt: &Management, cluster: &str) -> Result<Described, Lif
         controller,
         observed,
         gitops,
+        registry_mirror,
     })
 }
 
@@ -680,6 +687,7 @@ mod tests {
                 controller: None,
                 observed: None,
                 gitops: None,
+                registry_mirror: None,
             }
             .to_text()
         };

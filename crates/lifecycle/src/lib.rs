@@ -70,6 +70,7 @@ mod immutable;
 pub mod import;
 pub mod init;
 mod inventory;
+pub mod mirror;
 pub mod move_cluster;
 mod plan;
 use snow_io::process;
@@ -95,6 +96,7 @@ pub use describe::{
 };
 pub use error::LifecycleError;
 pub use inventory::{INVENTORY_SUFFIX, Inventory, MANAGED_BY, ObjectRef};
+pub use mirror::RegistryMirror;
 pub use move_cluster::{
     Backup, Destination, MoveOptions, Moved, backup_all_before_upgrade, backup_before_upgrade,
     move_cluster, restore,

@@ -34,6 +34,10 @@ pub struct SiteCluster {
     /// `device/instance` of the instances known to be its own (imported: the observed nodes').
     #[serde(skip)]
     pub instances: Vec<String>,
+    /// The registry mirror its nodes pull from (managed clusters: `crate::mirror::all`), when
+    /// its spec names one; whether it answers is filled by a caller that asks it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry_mirror: Option<crate::mirror::RegistryMirror>,
 }
 
 fn count(n: usize) -> u32 {
@@ -50,6 +54,7 @@ pub async fn clusters(mgmt: &Management) -> Result<Vec<SiteCluster>, LifecycleEr
     let ns = Some(NAMESPACE);
     let mut all = Vec::new();
     let machines = mgmt.list(&core, "Machine", ns, None).await?;
+    let mut mirrors = crate::mirror::all(mgmt).await?;
     for cluster in mgmt.list(&core, "Cluster", ns, None).await? {
         let name = cluster["metadata"]["name"]
             .as_str()
@@ -73,6 +78,7 @@ pub async fn clusters(mgmt: &Management) -> Result<Vec<SiteCluster>, LifecycleEr
                     .filter_map(|n| n.instance.as_ref())
                     .map(|i| format!("{}/{}", i.device, i.id))
                     .collect(),
+                registry_mirror: None,
                 name,
             });
             continue;
@@ -100,6 +106,7 @@ pub async fn clusters(mgmt: &Management) -> Result<Vec<SiteCluster>, LifecycleEr
             ready: condition_true(&cluster, "Ready"),
             devices: Vec::new(),
             instances: Vec::new(),
+            registry_mirror: mirrors.remove(&name),
             name,
         });
     }

@@ -18,20 +18,27 @@ pub async fn connect(source: &KubeconfigSource) -> Result<Management, ProvisionE
     Ok(Management::connect(source).await?)
 }
 
-/// Describes cluster `cluster`: its objects' conditions, machines and nodes. A cluster that is
-/// not on the management cluster is [`LifecycleError::NotFound`].
+/// Describes cluster `cluster`: its objects' conditions, machines and nodes, and the registry
+/// mirror its spec names with whether it answers (`GET /v2/` checked against the spec's
+/// `caCertContent`, within [`snow_images::probe::PROBE_TIMEOUT`]). A cluster that is not on the
+/// management cluster is [`LifecycleError::NotFound`].
 pub async fn describe(
     management: &KubeconfigSource,
     cluster: &str,
 ) -> Result<Described, ProvisionError> {
     let mgmt = connect(management).await?;
-    let described = lifecycle::describe(&mgmt, cluster).await?;
+    let mut described = lifecycle::describe(&mgmt, cluster).await?;
     if described.root.is_none() {
         return Err(LifecycleError::NotFound {
             what: format!("cluster {cluster}"),
         }
         .into());
     }
+    crate::mirror::answer_all(
+        described.registry_mirror.as_mut(),
+        snow_images::probe::PROBE_TIMEOUT,
+    )
+    .await;
     Ok(described)
 }
 

@@ -127,6 +127,13 @@ pub struct Site {
 /// of a listed imported cluster. Terminated instances are left out.
 pub async fn site(mgmt: &Management, devices: Option<Devices<'_>>) -> Result<Site, ProvisionError> {
     let mut clusters = snow_lifecycle::site::clusters(mgmt).await?;
+    crate::mirror::answer_all(
+        clusters
+            .iter_mut()
+            .filter_map(|c| c.registry_mirror.as_mut()),
+        snow_images::probe::PROBE_TIMEOUT,
+    )
+    .await;
     let Some(devices) = devices else {
         return Ok(Site {
             clusters,

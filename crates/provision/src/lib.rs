@@ -21,6 +21,8 @@
 //! renews its control plane's certificates, moves, backs up and restores it, and removes an
 //! imported cluster's records. [`management`] installs and upgrades the management components
 //! (the provider stack, then the snowctl controller) and makes the controller's component.
+//! [`mirror`] asks the registry mirror a cluster's spec names whether it answers, for
+//! [`cluster::describe`] and the site view ([`import::site`]).
 //! [`store_cilium`] stores a cluster's Cilium manifests for a controller without helm.
 //!
 //! This crate is the one front for everything that composes steps: a tool that embeds the
@@ -40,6 +42,7 @@ pub mod flux_manifest;
 pub mod gitops;
 pub mod import;
 pub mod management;
+pub mod mirror;
 pub mod preflight;
 pub mod self_managed;
 pub mod support_bundle;
@@ -82,8 +85,8 @@ pub use snow_lifecycle::ssh_key::dry_run_note as default_key_note;
 pub use snow_lifecycle::support_bundle::BundleOptions;
 pub use snow_lifecycle::{
     Backup, ClusterPlan, CniManifest, DeleteOptions, Deleted, Described, Event, KubeconfigSource,
-    LifecycleError, Management, Milestones, MoveOptions, Moved, RenewOptions, Renewed, Timeouts,
-    WaitOptions,
+    LifecycleError, Management, Milestones, MoveOptions, Moved, RegistryMirror, RenewOptions,
+    Renewed, Timeouts, WaitOptions,
 };
 
 use capi_render::SecretInputs;

@@ -38,6 +38,7 @@ pub mod gitops;
 pub mod fuzz;
 pub mod immutable;
 pub mod limits;
+pub mod mirror;
 pub mod names;
 mod os;
 pub mod redact;

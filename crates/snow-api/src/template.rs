@@ -29,6 +29,9 @@ pub struct TemplateOptions {
     /// The GitOps repository's URL (`ssh://` or `https://`): adds a FluxConfig of that
     /// repository, named after the cluster, and the Cluster's `gitOpsRef` to it.
     pub gitops_url: Option<String>,
+    /// The registry mirror the nodes pull from: written as the Cluster's
+    /// `registryMirrorConfiguration` (endpoint, port, `caCertContent`, `ociNamespaces`).
+    pub registry_mirror: Option<crate::types::cluster::RegistryMirrorConfiguration>,
 }
 
 /// The cluster name cannot be used.
@@ -174,6 +177,9 @@ pub fn cluster_config(opts: &TemplateOptions) -> Result<String, InvalidClusterNa
     let _ = writeln!(w, "  kubernetesVersion: {}", quoted(version));
     let _ = writeln!(w, "  managementCluster:");
     let _ = writeln!(w, "    name: {name}");
+    if let Some(mirror) = &opts.registry_mirror {
+        registry_mirror(w, mirror);
+    }
     let _ = writeln!(w, "  workerNodeGroupConfigurations:");
     let _ = writeln!(w, "  - count: 3");
     let _ = writeln!(w, "    machineGroupRef:");
@@ -223,6 +229,44 @@ fn cluster_cidrs(opts: &TemplateOptions) -> (&'static str, &'static str) {
             .unwrap_or(cidrs[0])
     };
     (free(PODS), free(SERVICES))
+}
+
+/// The Cluster's `registryMirrorConfiguration`, keys in the template's (alphabetical) order.
+fn registry_mirror(w: &mut String, m: &crate::types::cluster::RegistryMirrorConfiguration) {
+    let _ = writeln!(
+        w,
+        "  # The registry the nodes pull every image from: its certificate must be signed by"
+    );
+    let _ = writeln!(
+        w,
+        "  # caCertContent and name the endpoint (an IP endpoint needs an IP SAN)."
+    );
+    let _ = writeln!(w, "  registryMirrorConfiguration:");
+    if let Some(ca) = m
+        .ca_cert_content
+        .as_deref()
+        .filter(|c| !c.trim().is_empty())
+    {
+        let _ = writeln!(w, "    caCertContent: |");
+        for line in ca.trim_end().lines() {
+            let _ = writeln!(w, "      {}", line.trim_end());
+        }
+    }
+    let _ = writeln!(
+        w,
+        "    endpoint: {}",
+        quoted(m.endpoint.as_deref().unwrap_or_default())
+    );
+    if let Some(namespaces) = m.oci_namespaces.as_deref().filter(|n| !n.is_empty()) {
+        let _ = writeln!(w, "    ociNamespaces:");
+        for ns in namespaces {
+            let _ = writeln!(w, "    - namespace: {}", quoted(&ns.namespace));
+            let _ = writeln!(w, "      registry: {}", quoted(&ns.registry));
+        }
+    }
+    if let Some(port) = &m.port {
+        let _ = writeln!(w, "    port: {}", quoted(port));
+    }
 }
 
 /// The FluxConfig of `--gitops-url`: the repository, the defaults written as comments.
@@ -359,6 +403,38 @@ mod tests {
     }
 
     #[test]
+    fn a_mirror_template_validates_clean_and_keeps_the_ca_byte_for_byte() {
+        use crate::types::cluster::{OciNamespace, RegistryMirrorConfiguration};
+        let ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        let opts = TemplateOptions {
+            name: "edge".into(),
+            devices: vec!["192.168.1.10".into()],
+            endpoint: Some("192.168.1.100".into()),
+            registry_mirror: Some(RegistryMirrorConfiguration {
+                endpoint: Some("10.0.0.5".into()),
+                port: Some("5000".into()),
+                ca_cert_content: Some(ca.into()),
+                oci_namespaces: Some(vec![OciNamespace {
+                    registry: "public.ecr.aws".into(),
+                    namespace: "eks".into(),
+                }]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let report = crate::check(&cluster_config(&opts).unwrap()).unwrap();
+        assert!(report.findings.is_empty(), "{:#?}", report.findings);
+        let spec = report.into_valid().unwrap();
+        let mirror = spec
+            .cluster
+            .spec
+            .registry_mirror_configuration
+            .clone()
+            .unwrap();
+        assert_eq!(mirror, opts.registry_mirror.unwrap());
+    }
+
+    #[test]
     fn bottlerocket_template_validates_clean() {
         let opts = TemplateOptions {
             name: "edge".into(),
@@ -369,6 +445,7 @@ mod tests {
             instance_type: Some("sbe-c.xlarge".into()),
             ssh_key_name: Some("my-key".into()),
             gitops_url: None,
+            registry_mirror: None,
         };
         let report = crate::check(&cluster_config(&opts).unwrap()).unwrap();
         assert!(report.findings.is_empty(), "{:#?}", report.findings);

@@ -567,9 +567,21 @@ pub fn describe(args: DescribeClusterArgs, environment: &Environment, io: &mut I
     let (name, format) = (args.name, args.output);
     run(io, async move |io| {
         let described = operations::describe(&management.source, &name).await?;
-        io.out(
-            &crate::output::structured(format, &described).unwrap_or_else(|| described.to_text()),
-        );
+        let text = || {
+            let mut text = described.to_text();
+            match &described.registry_mirror {
+                Some(mirror) => text.push_str(&crate::output::registry_mirror(mirror)),
+                // An imported cluster's spec is not known: nothing to say of its mirror.
+                None if described.observed.is_none() => {
+                    text.push_str(
+                        "Registry mirror: none (its spec has no registryMirrorConfiguration)\n",
+                    );
+                }
+                None => {}
+            }
+            text
+        };
+        io.out(&crate::output::structured(format, &described).unwrap_or_else(text));
         Ok(())
     })
 }

@@ -113,12 +113,13 @@ pub fn clusters(args: GetClustersArgs, environment: &Environment, io: &mut Io<'_
 }
 
 fn site_text(site: &Site) -> String {
-    let mut out = String::from("NAME\tKIND\tVERSION\tCONTROL-PLANE\tWORKERS\tREADY\tDEVICES\n");
+    let mut out =
+        String::from("NAME\tKIND\tVERSION\tCONTROL-PLANE\tWORKERS\tREADY\tDEVICES\tMIRROR\n");
     for c in &site.clusters {
         let version = c.kubernetes_versions.join(",");
         let _ = writeln!(
             out,
-            "{}\t{}\t{}\t{}\t{}\t{}/{}{}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{}/{}{}\t{}\t{}",
             c.name,
             c.kind,
             if version.is_empty() { "-" } else { &version },
@@ -132,6 +133,18 @@ fn site_text(site: &Site) -> String {
             } else {
                 c.devices.join(",")
             },
+            c.registry_mirror.as_ref().map_or_else(
+                || "-".to_owned(),
+                |m| format!(
+                    "{}:{} {}",
+                    m.endpoint,
+                    m.port,
+                    m.answer.as_ref().map_or_else(
+                        || "not asked".to_owned(),
+                        |a| crate::output::mirror_answer(m, a, true)
+                    )
+                )
+            ),
         );
     }
     if site.devices_read {

@@ -25,6 +25,7 @@ mod quick_start;
 mod reference;
 mod refusals;
 mod registry;
+mod registry_mirror;
 mod release_defaults;
 mod render;
 mod scoped_user;

@@ -47,7 +47,7 @@ fn wrong_flags_are_said_together_with_exit_2() {
 }
 
 /// Starts the server; returns it and what it printed on stdout (read up to the CA's end).
-fn start(
+pub(super) fn start(
     layout: &std::path::Path,
     state: &std::path::Path,
     port: u16,
@@ -74,7 +74,7 @@ fn start(
     (child, printed)
 }
 
-fn stop(mut child: std::process::Child) {
+pub(super) fn stop(mut child: std::process::Child) {
     let status = Command::new("sh")
         .args(["-c", &format!("kill -TERM {}", child.id())])
         .status()
