@@ -5,37 +5,16 @@ use crate::{
     args::GenerateCommand,
     exit::{self, Outcome},
     output::Io,
-    settings,
+    settings::ClusterconfigSettings,
 };
-use snow_api::release::{Bundles, ReleaseInputs};
-use snow_api::template::{TemplateOptions, cluster_config};
+use snow_api::template::cluster_config;
 use std::process::ExitCode;
 
 /// Runs `snowctl generate …`.
 pub fn run(cmd: GenerateCommand, io: &mut Io<'_>) -> Outcome {
     let GenerateCommand::Clusterconfig(args) = cmd;
-    let opts = TemplateOptions {
-        name: args.name,
-        devices: args.devices,
-        endpoint: args.endpoint,
-        kubernetes_version: args.kubernetes_version,
-        os: args.os.into(),
-        instance_type: args.instance_type,
-        ssh_key_name: args.ssh_key_name,
-        gitops_url: args.gitops_url,
-    };
-    let problems = opts.problems();
-    for (option, problem) in &problems {
-        match *option {
-            // The name is a positional argument: its message names it.
-            "name" => exit::say(io, problem, None),
-            _ => exit::say(io, format!("--{option}: {problem}"), None),
-        }
-    }
-    if !problems.is_empty() {
-        return Err(ExitCode::from(exit::USAGE));
-    }
-    catalog_has(&opts, args.bundles.as_deref(), io)?;
+    let ClusterconfigSettings { options: opts } =
+        exit::settled(io, ClusterconfigSettings::resolve(&args))?;
     // How to check it, and which flags fill in what the template leaves empty: the CLI's words,
     // above the library's template.
     let mut header = String::from(
@@ -47,55 +26,6 @@ pub fn run(cmd: GenerateCommand, io: &mut Io<'_>) -> Outcome {
         );
     }
     print(cluster_config(&opts).map(|t| header + &t), io)
-}
-
-/// Refuses a Kubernetes version the catalog lacks (render and create would refuse the spec):
-/// the embedded catalog's, or `--bundles`'.
-fn catalog_has(
-    opts: &TemplateOptions,
-    bundles: Option<&std::path::Path>,
-    io: &mut Io<'_>,
-) -> Result<(), ExitCode> {
-    let (catalog, named) = match bundles {
-        Some(path) => {
-            let text = exit::settled(io, settings::read_text(path, "the bundles manifest"))?;
-            let bundles = Bundles::from_yaml(&text).map_err(|e| {
-                exit::usage(io, format!("{}: {e}", crate::output::source_name(path)))
-            })?;
-            (bundles, crate::output::source_name(path))
-        }
-        None => (
-            ReleaseInputs::embedded()
-                .map_err(|e| exit::failed(io, e))?
-                .bundles,
-            "snowctl's embedded catalog".to_owned(),
-        ),
-    };
-    let version = opts
-        .kubernetes_version
-        .as_deref()
-        .unwrap_or(snow_api::template::DEFAULT_KUBERNETES_VERSION);
-    if catalog.versions_bundle(version).is_ok() {
-        return Ok(());
-    }
-    let given = if opts.kubernetes_version.is_some() {
-        "Kubernetes"
-    } else {
-        "the default Kubernetes version,"
-    };
-    let hint = match bundles {
-        Some(_) => "pick one of those versions, or a Bundles manifest that has this one".to_owned(),
-        None => "pick one of those versions, or pass --bundles FILE with an EKS Anywhere Bundles manifest that has this one (render and create need it too)".to_owned(),
-    };
-    exit::say(
-        io,
-        format!(
-            "--kubernetes-version: {given} {version} is not in {named} (it has {})",
-            catalog.kube_versions().join(", ")
-        ),
-        Some(&hint),
-    );
-    Err(ExitCode::from(exit::USAGE))
 }
 
 /// Runs `snowctl crds`: the four CRDs of the EKS Anywhere Snow kinds, for `kubectl apply -f -`.

@@ -6,9 +6,9 @@
 //! whether it may act (`snow_provision::refusal`) and then reads it ([`super::fetch_catalog`]).
 
 use super::{
-    Management, Noted, Notice, ReleaseDefault, RenderFlags, SettingsError, SpecFile,
-    catalog_source, check_kubeconfig, find_kubeconfig, load_spec, management, optional_secrets,
-    read_cni_manifest, required_registry_login, waits,
+    BootstrapFrom, ComponentsFrom, DeviceFiles, Management, Noted, Notice, ReleaseDefault,
+    RenderFlags, SettingsError, SpecFile, catalog_source, check_kubeconfig, find_kubeconfig,
+    load_spec, management, optional_secrets, read_cni_manifest, required_registry_login, waits,
 };
 use crate::{
     args::{
@@ -35,6 +35,20 @@ fn checks(skip: bool, skip_ip_check: bool, environment: &Environment) -> Checks 
             device_lines: environment.terminal(),
         },
     }
+}
+
+/// How files are fetched through the components' cache (`--cache-dir`) trusting `--ca-cert`.
+fn fetch_config(
+    components: &crate::args::ComponentArgs,
+    environment: &Environment,
+) -> Result<snow_images::assets::FetchConfig, SettingsError> {
+    Ok(snow_images::assets::FetchConfig {
+        ca_certs_pem: super::ca_certs(&components.ca_certs)?,
+        ..snow_images::assets::FetchConfig::new(super::cache(
+            components.cache_dir.as_deref(),
+            environment,
+        )?)
+    })
 }
 
 /// The spec, its mirror's login required when it authenticates, and the render flags.
@@ -90,6 +104,16 @@ pub struct CreateSettings {
     /// GitOps' credentials and `--flux-manifest`, for a management cluster whose Cluster names
     /// a FluxConfig (`settings::gitops`).
     pub gitops: Option<super::gitops::GitOpsSettings>,
+    /// What a create from nothing needs besides; none on a management cluster.
+    pub from_nothing: Option<FromNothing>,
+}
+
+/// What `create cluster` from nothing needs from the flags and environment.
+pub struct FromNothing {
+    /// The bootstrap cluster.
+    pub bootstrap: BootstrapFrom,
+    /// Where the providers' components come from.
+    pub components: ComponentsFrom,
 }
 
 impl CreateSettings {
@@ -127,9 +151,24 @@ impl CreateSettings {
             environment,
         );
         let cni_manifest = args.cni_manifest.as_deref().map(read_cni_manifest);
-        let gitops = super::gitops::resolve(&spec.spec, args.flux_manifest.as_deref(), environment);
-        let settled = catalog.and_then(|c| Ok((c, cni_manifest.transpose()?, gitops?)));
-        let (catalog, cni_manifest, gitops) = settled.map_err(|e| e.after(notices.clone()))?;
+        let artifacts = args.render.release.artifacts.is_some();
+        let gitops = super::gitops::resolve(&spec.spec, args.flux_manifest.as_deref(), environment)
+            .and_then(|gitops| {
+                gitops
+                    .map(|g| g.fetched_through(artifacts, || fetch_config(components, environment)))
+                    .transpose()
+            });
+        let from_nothing = || match &target {
+            CreateTarget::Management(_) => Ok::<_, SettingsError>(None),
+            CreateTarget::FromNothing { .. } => Ok(Some(FromNothing {
+                bootstrap: BootstrapFrom::resolve(&args.bootstrap, true)?,
+                components: ComponentsFrom::resolve(components, &args.render.release, environment)?,
+            })),
+        };
+        let settled =
+            catalog.and_then(|c| Ok((c, cni_manifest.transpose()?, gitops?, from_nothing()?)));
+        let (catalog, cni_manifest, gitops, from_nothing) =
+            settled.map_err(|e| e.after(notices.clone()))?;
         Ok(Noted {
             value: CreateSettings {
                 spec,
@@ -142,6 +181,7 @@ impl CreateSettings {
                 force: args.force,
                 dir: environment.cwd().to_owned(),
                 gitops,
+                from_nothing,
             },
             notices,
         })
@@ -273,6 +313,10 @@ pub struct SelfManagedDelete {
     pub login: Option<RegistryCredentials>,
     /// The device files, for the providers' identity.
     pub secrets: Option<(CredentialsFile, CaBundle)>,
+    /// The bootstrap cluster.
+    pub bootstrap: BootstrapFrom,
+    /// Where the providers' components come from.
+    pub components: ComponentsFrom,
 }
 
 impl DeleteSettings {
@@ -317,11 +361,13 @@ impl DeleteSettings {
                 Some(spec) => required_registry_login(&spec.spec, environment)?,
                 None => None,
             };
-            let secrets = optional_secrets(&args.device_files)?;
+            let secrets = optional_secrets(&DeviceFiles::resolve(&args.device_files, environment))?;
             Ok(SelfManagedDelete {
                 catalog,
                 login,
                 secrets,
+                bootstrap: BootstrapFrom::resolve(&args.bootstrap, spec.is_some())?,
+                components: ComponentsFrom::resolve(components, &args.release, environment)?,
             })
         })();
         Ok(Noted {
@@ -434,7 +480,7 @@ impl MoveSettings {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! Each resolver with an environment made up here: the process's is never read.
     use super::*;
     use crate::args::{Cli, Command, CreateCommand, DescribeCommand};
@@ -442,7 +488,7 @@ mod tests {
     use std::path::Path;
 
     /// A spec with no error finding, written into `dir`.
-    fn spec_file(dir: &Path) -> PathBuf {
+    pub(crate) fn spec_file(dir: &Path) -> PathBuf {
         let options = snow_api::template::TemplateOptions {
             name: "edge".into(),
             devices: vec!["10.0.0.1".into()],
@@ -455,7 +501,7 @@ mod tests {
     }
 
     /// A kubeconfig with a token, written at `path`.
-    fn kubeconfig_file(path: &Path) -> PathBuf {
+    pub(crate) fn kubeconfig_file(path: &Path) -> PathBuf {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(
             path,

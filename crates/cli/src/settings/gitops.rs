@@ -15,6 +15,8 @@
 use super::{SettingsError, read_text};
 use crate::env::{self, Environment};
 use snow_api::ValidSpec;
+use snow_images::assets::FetchConfig;
+use snow_provision::flux_manifest::{FluxManifest, FluxManifestError};
 use snow_provision::gitops::{Auth, HttpCredential, HttpsAuth, Secret, SshAuth};
 use std::path::{Path, PathBuf};
 
@@ -22,14 +24,59 @@ use std::path::{Path, PathBuf};
 pub struct GitOpsSettings {
     /// `--flux-manifest`: Flux's install manifest given (else the archive's, else fetched).
     pub flux_manifest: Option<PathBuf>,
+    /// How Flux's install manifest is fetched when neither it nor an archive is given (set by
+    /// [`GitOpsSettings::fetched_through`]).
+    pub flux_fetch: Option<FetchConfig>,
     /// The repository's credentials.
     pub auth: Auth,
+}
+
+impl GitOpsSettings {
+    /// Without `--flux-manifest` or `--artifacts`, Flux's install manifest is fetched through
+    /// `fetch` (the components' cache and `--ca-cert`).
+    pub fn fetched_through(
+        mut self,
+        artifacts: bool,
+        fetch: impl FnOnce() -> Result<FetchConfig, SettingsError>,
+    ) -> Result<GitOpsSettings, SettingsError> {
+        if self.flux_manifest.is_none() && !artifacts {
+            self.flux_fetch = Some(fetch()?);
+        }
+        Ok(self)
+    }
+
+    /// Where Flux's install manifest comes from, as `snow_provision::flux_manifest` takes it:
+    /// `--flux-manifest`, else the archive of `--artifacts` (`archive`, the catalog's, opened
+    /// once), else fetched.
+    pub fn flux_source<'a>(
+        &'a self,
+        archive: Option<&'a snow_images::Archive>,
+    ) -> Result<FluxManifest<'a>, SettingsError> {
+        match (&self.flux_manifest, archive, &self.flux_fetch) {
+            (Some(path), _, _) => Ok(FluxManifest::File(path)),
+            (None, Some(archive), _) => Ok(FluxManifest::Archive(archive)),
+            (None, None, Some(config)) => Ok(FluxManifest::fetch(config.clone())),
+            (None, None, None) => Err(SettingsError::Archive(
+                "the archive of --artifacts was not opened".into(),
+            )),
+        }
+    }
+}
+
+impl From<FluxManifestError> for SettingsError {
+    fn from(e: FluxManifestError) -> SettingsError {
+        match e.is_input() {
+            true => SettingsError::Usage(e.to_string()),
+            false => SettingsError::Failed(e.to_string()),
+        }
+    }
 }
 
 impl std::fmt::Debug for GitOpsSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GitOpsSettings")
             .field("flux_manifest", &self.flux_manifest)
+            .field("flux_fetch", &self.flux_fetch.is_some())
             .field("auth", &self.auth)
             .finish()
     }
@@ -67,6 +114,7 @@ pub fn resolve(
     };
     Ok(Some(GitOpsSettings {
         flux_manifest: flux_manifest.map(Path::to_path_buf),
+        flux_fetch: None,
         auth,
     }))
 }
