@@ -184,21 +184,20 @@ mod tests {
         };
         assert_eq!(finding.check, snow_provision::preflight::INPUT_CHECK);
         assert_eq!(about, spec.display().to_string());
-        // The variables name them: they are read (and, not being there, are the finding).
-        let missing = dir.path().join("missing.ini");
+        // The variables name them: the device input is there, and the next step, the release
+        // (a Bundles file that is not there: nothing is fetched), is what stops.
         let named = bare
-            .with(crate::env::CREDENTIALS_FILE, missing.to_str().unwrap())
-            .with(crate::env::CA_BUNDLES_FILE, missing.to_str().unwrap());
-        let Err(SettingsError::Diagnostic { finding, .. }) =
-            ValidateSettings::resolve(&line, &named)
-        else {
-            panic!("not a finding");
-        };
-        assert!(
-            finding.message.contains("missing.ini"),
-            "{}",
-            finding.message
-        );
+            .with(crate::env::CREDENTIALS_FILE, "c.ini")
+            .with(crate::env::CA_BUNDLES_FILE, "b.pem");
+        let spec_arg = spec.to_str().unwrap();
+        let with_bundles = args(&["-f", spec_arg, "--bundles", "/nonexistent/bundles.yaml"]);
+        match ValidateSettings::resolve(&with_bundles, &named) {
+            Err(SettingsError::Diagnostic { finding, .. }) => {
+                panic!("the variables were not read: {}", finding.message)
+            }
+            Err(_) => {}
+            Ok(_) => panic!("a missing Bundles file was read"),
+        }
     }
 
     #[test]
