@@ -100,9 +100,11 @@ fn settings_calls(file: &str, source: &str) -> Vec<String> {
     // Comments name functions freely; the code is what counts.
     let code: String = source
         .lines()
-        .map(|line| match line.find("//") {
-            Some(at) if !line[..at].contains('"') => &line[..at],
-            _ => line,
+        .map(|line| {
+            // A `//` outside a string literal (an even number of quotes before it).
+            let comment = (line.match_indices("//"))
+                .find(|&(at, _)| line[..at].matches('"').count() % 2 == 0);
+            comment.map_or(line, |(at, _)| &line[..at])
         })
         .collect::<Vec<_>>()
         .join("\n");
@@ -175,7 +177,9 @@ fn settings_calls(file: &str, source: &str) -> Vec<String> {
             }
             let end = rest.find(|c: char| !ident(c)).unwrap_or(rest.len());
             let call = rest[end..].trim_start().starts_with('(');
-            if call && &rest[..end] != "resolve" {
+            // An enum's variant (`CniSettings::Manifest(…)`) is no function.
+            let variant = rest[..end].starts_with(char::is_uppercase);
+            if call && !variant && &rest[..end] != "resolve" {
                 found.push(format!("{file}: {ty}::{}", &rest[..end]));
             }
         }
