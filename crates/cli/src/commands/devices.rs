@@ -62,10 +62,8 @@ fn clean(
     environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let CleanupSettings {
-        management,
-        fleet: f,
-    } = exit::noted(io, CleanupSettings::resolve(args, environment))?;
+    let CleanupSettings { management, fleet } =
+        exit::noted(io, CleanupSettings::resolve(args, environment))?;
     let mgmt = match management {
         Some(source) => {
             let mgmt = runtime.block_on(snow_provision::cluster::connect(&source));
@@ -73,6 +71,8 @@ fn clean(
         }
         None => None,
     };
+    // The device files, resolved with the flags, said once the management cluster answered.
+    let f = exit::noted(io, fleet)?;
     let plan = runtime.block_on(snow_provision::cleanup::plan(CleanupOptions {
         cluster: &args.cluster,
         management: mgmt.as_ref(),

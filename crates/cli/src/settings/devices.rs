@@ -84,13 +84,13 @@ pub struct CleanupSettings {
     /// The kubeconfig found (`--kubeconfig`, `KUBECONFIG`, `~/.kube/config`), checked; none
     /// when there is none (the plan then asks no management cluster).
     pub management: Option<KubeconfigSource>,
-    /// The devices chosen.
-    pub fleet: FilesFleet,
+    /// The devices chosen, with their files' findings; said once the management cluster is
+    /// connected (which refuses a cleanup while it still has the cluster), as before.
+    pub fleet: Result<Noted<FilesFleet>, SettingsError>,
 }
 
 impl CleanupSettings {
-    /// From `devices cleanup`'s flags: the kubeconfig's warnings, then the device files'
-    /// findings, as notices.
+    /// From `devices cleanup`'s flags: the kubeconfig's warnings as notices.
     pub fn resolve(
         args: &DevicesCleanupArgs,
         environment: &Environment,
@@ -100,18 +100,17 @@ impl CleanupSettings {
             context: args.context.clone(),
         };
         let management = find_kubeconfig(&flags, environment);
-        let mut notices = match &management {
+        let notices = match &management {
             Some(source) => check_kubeconfig(source)?.notices,
             None => Vec::new(),
         };
-        let fleet = DeviceFleetSettings::resolve(&args.targets, environment)
-            .map_err(|e| e.after(notices.clone()))?;
-        notices.extend(fleet.notices);
+        let fleet = DeviceFleetSettings::resolve(&args.targets, environment);
+        let fleet = fleet.map(|Noted { value, notices }| Noted {
+            value: value.fleet,
+            notices,
+        });
         Ok(Noted {
-            value: CleanupSettings {
-                management,
-                fleet: fleet.value.fleet,
-            },
+            value: CleanupSettings { management, fleet },
             notices,
         })
     }
