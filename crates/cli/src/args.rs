@@ -715,19 +715,13 @@ pub struct RenderArgs {
 /// The credentials INI and CA bundle when a command can do without them.
 #[derive(Debug, Args)]
 pub struct OptionalDeviceFiles {
-    /// The AWS credentials INI file, one profile per device IP.
-    #[arg(
-        long = "credentials",
-        env = crate::env::CREDENTIALS_FILE,
-        value_name = "FILE"
-    )]
+    /// The AWS credentials INI file, one profile per device IP (default: the file
+    /// EKSA_AWS_CREDENTIALS_FILE names).
+    #[arg(long = "credentials", value_name = "FILE")]
     pub credentials: Option<PathBuf>,
-    /// The PEM bundle of the devices' certificates.
-    #[arg(
-        long = "ca-bundle",
-        env = crate::env::CA_BUNDLES_FILE,
-        value_name = "FILE"
-    )]
+    /// The PEM bundle of the devices' certificates (default: the file EKSA_AWS_CA_BUNDLES_FILE
+    /// names).
+    #[arg(long = "ca-bundle", value_name = "FILE")]
     pub ca_bundle: Option<PathBuf>,
 }
 
@@ -1098,20 +1092,14 @@ pub struct CreateScopedUserArgs {
 /// The two input files every device operation starts from.
 #[derive(Debug, Args)]
 pub struct CredentialsFilesArgs {
-    /// The AWS credentials INI file, one profile per device IP.
-    #[arg(
-        long = "credentials",
-        env = crate::env::CREDENTIALS_FILE,
-        value_name = "FILE"
-    )]
-    pub credentials: PathBuf,
-    /// The PEM bundle of the devices' certificates.
-    #[arg(
-        long = "ca-bundle",
-        env = crate::env::CA_BUNDLES_FILE,
-        value_name = "FILE"
-    )]
-    pub ca_bundle: PathBuf,
+    /// The AWS credentials INI file, one profile per device IP (required; default: the file
+    /// EKSA_AWS_CREDENTIALS_FILE names).
+    #[arg(long = "credentials", value_name = "FILE")]
+    pub credentials: Option<PathBuf>,
+    /// The PEM bundle of the devices' certificates (required; default: the file
+    /// EKSA_AWS_CA_BUNDLES_FILE names).
+    #[arg(long = "ca-bundle", value_name = "FILE")]
+    pub ca_bundle: Option<PathBuf>,
 }
 
 /// `snowctl credentials check`

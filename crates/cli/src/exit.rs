@@ -52,6 +52,15 @@ pub fn archive(io: &mut Io<'_>, what: impl Display) -> ExitCode {
     ExitCode::from(USAGE)
 }
 
+/// Says why charts could not be taken out of an archive: exit 2 when the archive cannot be used,
+/// else 1.
+pub fn charts(io: &mut Io<'_>, err: &snow_images::charts::ChartsError) -> ExitCode {
+    match err.is_input() {
+        true => usage(io, err),
+        false => failed(io, err),
+    }
+}
+
 /// Says `error: {what}` and gives exit 1 (the work failed).
 pub fn failed(io: &mut Io<'_>, what: impl Display) -> ExitCode {
     say(io, what, None);
@@ -302,6 +311,16 @@ pub fn with_hint(finding: &Finding) -> Finding {
 pub fn settings(io: &mut Io<'_>, err: &SettingsError) -> ExitCode {
     match err {
         SettingsError::Usage(what) => usage(io, what),
+        SettingsError::Usages(each) => {
+            for what in each {
+                say(io, what, None);
+            }
+            ExitCode::from(USAGE)
+        }
+        SettingsError::Hinted { what, hint } => {
+            say(io, what, Some(hint));
+            ExitCode::from(USAGE)
+        }
         SettingsError::Failed(what) => failed(io, what),
         SettingsError::Archive(what) => archive(io, what),
         SettingsError::Findings {

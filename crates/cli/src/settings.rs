@@ -8,7 +8,7 @@
 use crate::{
     args::{
         BootstrapArgs, Cli, ComponentArgs, ImageSelectionArgs, InitArgs, ManagementArgs,
-        OptionalDeviceFiles, ReleaseArgs, RenderArgs, SourceArgs, WaitArgs,
+        ReleaseArgs, RenderArgs, SourceArgs, WaitArgs,
     },
     env::{self, Environment},
     output,
@@ -20,12 +20,8 @@ use snow_api::{
 };
 use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials, SecretString, registry};
 use snow_images::assets;
+use snow_provision::{CniManifest, ComponentObjects, KubeconfigSource, Timeouts, WaitOptions};
 use snow_provision::{
-    CniManifest, ComponentObjects, KubeconfigSource, Timeouts, WaitOptions,
-    bootstrap::{Bootstrap, Existing, Kind, KindOptions},
-};
-use snow_provision::{
-    DevicePaths,
     catalog::{CatalogError, CatalogSource, Origin},
     components::{ComponentsError, ComponentsOptions, ComponentsSource},
     preflight,
@@ -36,12 +32,33 @@ use std::{
 };
 
 pub mod cluster;
+pub mod controller;
+pub mod credentials;
+pub mod device_files;
+pub mod devices;
+pub mod generate;
 pub mod gitops;
+pub mod images;
+pub mod import;
+pub mod registry_serve;
+pub mod render;
+pub mod store;
+pub mod support_bundle;
+pub mod validate;
 
 pub use cluster::{
     CreateSettings, DeleteSettings, DescribeSettings, MoveSettings, RenewSettings,
     UpgradePlanSettings, UpgradeSettings,
 };
+pub use controller::ControllerSettings;
+pub use device_files::DeviceFiles;
+pub use generate::ClusterconfigSettings;
+pub use import::{GetClustersSettings, ImportClusterSettings};
+pub use registry_serve::RegistryServeSettings;
+pub use render::RenderSettings;
+pub use store::StoreCiliumSettings;
+pub use support_bundle::SupportBundleSettings;
+pub use validate::ValidateSettings;
 
 /// Something a resolver wants said on standard error, as data: the command prints it
 /// (`exit::notices`), before anything else it says.
@@ -89,6 +106,17 @@ pub enum SettingsError {
     /// An input that cannot be used: `error: {0}`, exit 2.
     #[error("{0}")]
     Usage(String),
+    /// Inputs that cannot be used, every one: `error: {it}` each, exit 2.
+    #[error("{}", .0.join("\n"))]
+    Usages(Vec<String>),
+    /// An input that cannot be used, and what to do: `error: {what}`, `hint: {hint}`, exit 2.
+    #[error("{what}")]
+    Hinted {
+        /// What is wrong.
+        what: String,
+        /// What to do.
+        hint: String,
+    },
     /// The work a resolver does (a fetch) failed: `error: {0}`, exit 1.
     #[error("{0}")]
     Failed(String),
@@ -490,26 +518,18 @@ fn cache(dir: Option<&Path>, environment: &Environment) -> Result<PathBuf, Setti
         .ok_or_else(|| SettingsError::usage("no cache directory: pass --cache-dir"))
 }
 
-/// The device files' paths (flags or environment).
-pub fn device_paths(files: &OptionalDeviceFiles) -> DevicePaths<'_> {
-    DevicePaths {
-        credentials: files.credentials.as_deref(),
-        ca_bundle: files.ca_bundle.as_deref(),
-    }
-}
-
 /// The device clients of `devices` (every profile when empty) for a command whose device files
 /// are optional (`import cluster`, `get clusters`): `None` without `--credentials`; the files'
 /// findings noted; files that cannot be used are the error.
 pub fn optional_fleet(
     devices: &[snow_api::DeviceIp],
-    files: &OptionalDeviceFiles,
+    files: &DeviceFiles,
     timeout: std::time::Duration,
 ) -> Result<Noted<Option<snow_validate::FilesFleet>>, SettingsError> {
     if files.credentials.is_none() {
         return Ok(Noted::quiet(None));
     }
-    let loaded = preflight::device_files(device_paths(files), timeout);
+    let loaded = preflight::device_files(files.paths(), timeout);
     let fleet = loaded.and_then(|f| snow_validate::fleet_from_files(f, devices));
     let fleet = fleet.map_err(|f| SettingsError::Diagnostic {
         finding: f,
@@ -526,7 +546,7 @@ pub fn optional_fleet(
 }
 
 /// What rendering needs besides the spec: release inputs, a forced contract, identity files.
-pub struct RenderSettings {
+pub struct RenderInputs {
     /// The release catalog.
     pub inputs: ReleaseInputs,
     /// Its manifests as written, for the controller component.
@@ -539,6 +559,8 @@ pub struct RenderSettings {
     pub secrets: Option<(CredentialsFile, CaBundle)>,
     /// The registry mirror's login (`authenticate: true`), like the identity Secret a secret.
     pub registry: Option<RegistryCredentials>,
+    /// The device files, by flag or environment, for preflight.
+    pub devices: DeviceFiles,
     /// What to say: the catalog's notes and progress, and what is left out.
     pub notices: Vec<Notice>,
 }
@@ -553,6 +575,8 @@ pub struct RenderFlags {
     pub secrets: Option<(CredentialsFile, CaBundle)>,
     /// The registry mirror's login (`authenticate: true`).
     pub registry: Option<RegistryCredentials>,
+    /// The device files, by flag or environment, for preflight.
+    pub devices: DeviceFiles,
     /// What to say: what is left out.
     pub notices: Vec<Notice>,
 }
@@ -572,11 +596,12 @@ impl RenderFlags {
             .transpose()
             .map_err(|err| SettingsError::usage(format_args!("--contract: {err}")))?;
         // The identity Secret needs both files; without them it is left out, and said so.
-        let secrets = match (args.no_secrets, &args.device_files) {
+        let devices = DeviceFiles::resolve(&args.device_files, environment);
+        let secrets = match (args.no_secrets, &devices) {
             (true, _) => None,
             (
                 false,
-                OptionalDeviceFiles {
+                DeviceFiles {
                     credentials: Some(c),
                     ca_bundle: Some(b),
                 },
@@ -598,43 +623,34 @@ impl RenderFlags {
             contract,
             secrets,
             registry,
+            devices,
             notices,
         })
     }
 }
 
-impl RenderSettings {
-    /// From the render flags: [`RenderFlags`] and the catalog (`default` when none is named),
-    /// read now.
-    pub fn resolve(
-        args: &RenderArgs,
-        spec: &ValidSpec,
-        default: ReleaseDefault<'_>,
-        environment: &Environment,
-    ) -> Result<RenderSettings, SettingsError> {
-        let source = catalog_source(&args.release, default, environment)?;
-        let flags = RenderFlags::resolve(args, spec, environment)?;
-        Ok(RenderSettings::new(flags, fetch_catalog(source)?))
-    }
-
-    /// The flags resolved before and the catalog read after: the catalog's notices first.
-    pub fn new(flags: RenderFlags, catalog: Noted<Catalog>) -> RenderSettings {
+impl RenderFlags {
+    /// These flags with the catalog read after them: the catalog's notices first.
+    pub fn with_catalog(self, catalog: Noted<Catalog>) -> RenderInputs {
         let Noted {
             value: catalog,
             mut notices,
         } = catalog;
-        notices.extend(flags.notices);
-        RenderSettings {
+        notices.extend(self.notices);
+        RenderInputs {
             release_files: catalog.release_files(),
             inputs: catalog.inputs,
             archive: catalog.archive,
-            contract: flags.contract,
-            secrets: flags.secrets,
-            registry: flags.registry,
+            contract: self.contract,
+            secrets: self.secrets,
+            registry: self.registry,
+            devices: self.devices,
             notices,
         }
     }
+}
 
+impl RenderInputs {
     /// The release of `spec`, resolved once.
     pub fn release(
         &self,
@@ -804,16 +820,6 @@ pub fn read_cni_manifest(path: &Path) -> Result<CniManifest, SettingsError> {
     CniManifest::parse(&text).map_err(|e| SettingsError::Usage(format!("{name}: {e}")))
 }
 
-/// Why charts could not be taken out of an archive: an input error when the archive cannot be
-/// used, else a failure.
-pub fn charts_error(e: &snow_images::charts::ChartsError) -> SettingsError {
-    if e.is_input() {
-        SettingsError::usage(e)
-    } else {
-        SettingsError::Failed(e.to_string())
-    }
-}
-
 /// The per-stage timeouts of create and upgrade.
 pub fn waits(args: &WaitArgs) -> WaitOptions {
     let limit = |d| (!args.no_timeouts).then_some(d);
@@ -922,45 +928,6 @@ pub fn fetch_components(
     })
 }
 
-/// Flux's install manifest for the bundle of `release`: `--flux-manifest`, else the archive's
-/// (`--artifacts`), else Flux's release file fetched through the components' cache
-/// (`snow_provision::flux_manifest`); where it came from said as progress.
-pub fn flux_install(
-    gitops: &gitops::GitOpsSettings,
-    archive: Option<&snow_images::Archive>,
-    release: &snow_api::release::ClusterRelease<'_>,
-    cache_dir: Option<&Path>,
-    ca_paths: &[PathBuf],
-    environment: &Environment,
-) -> Result<Noted<String>, SettingsError> {
-    use snow_provision::flux_manifest::FluxManifest;
-    let source = match (gitops.flux_manifest.as_deref(), archive) {
-        (Some(path), _) => FluxManifest::File(path),
-        (None, Some(archive)) => FluxManifest::Archive(archive),
-        (None, None) => FluxManifest::fetch(assets::FetchConfig {
-            ca_certs_pem: self::ca_certs(ca_paths)?,
-            ..assets::FetchConfig::new(cache(cache_dir, environment)?)
-        }),
-    };
-    let install = runtime()?.block_on(source.resolve(release.bundle));
-    let install = install.map_err(|e| match e.is_input() {
-        true => SettingsError::Usage(e.to_string()),
-        false => SettingsError::Failed(e.to_string()),
-    })?;
-    let said = match install.fetched {
-        Some((fetched, _)) if fetched > 0 => "fetched",
-        Some(_) => "from the cache",
-        None => "read",
-    };
-    Ok(Noted {
-        notices: vec![Notice::Progress(format!(
-            "Flux's install manifest: {} ({said})\n",
-            install.origin
-        ))],
-        value: install.text,
-    })
-}
-
 /// How many component files were fetched and how many came from the cache.
 fn components_fetched(fetched: usize, cached: usize, dir: &Path) -> Notice {
     Notice::Progress(format!(
@@ -971,10 +938,10 @@ fn components_fetched(fetched: usize, cached: usize, dir: &Path) -> Notice {
 
 /// Both device files loaded when both are given, else `None`.
 pub fn optional_secrets(
-    files: &OptionalDeviceFiles,
+    files: &DeviceFiles,
 ) -> Result<Option<(CredentialsFile, CaBundle)>, SettingsError> {
     match files {
-        OptionalDeviceFiles {
+        DeviceFiles {
             credentials: Some(c),
             ca_bundle: Some(b),
         } => load_secrets(c, b).map(Some),
@@ -983,79 +950,113 @@ pub fn optional_secrets(
 }
 
 /// Findings about the device files, to say pointing at those files (none without findings).
-pub fn file_findings(
-    findings: &[Finding],
-    about: &str,
-    files: &OptionalDeviceFiles,
-) -> Option<Notice> {
+pub fn file_findings(findings: &[Finding], about: &str, files: &DeviceFiles) -> Option<Notice> {
     if findings.is_empty() {
         return None;
     }
-    let names: Vec<String> = [&files.credentials, &files.ca_bundle]
-        .into_iter()
-        .flatten()
-        .map(|p| p.display().to_string())
-        .collect();
     Some(Notice::Findings {
         findings: findings.to_vec(),
         about: about.to_owned(),
-        files: names,
+        files: files.names(),
     })
 }
 
+/// Where the management components come from, resolved before the release catalog is read:
+/// `--components-dir`, else the archive of `--artifacts` (the catalog's, opened with it), else
+/// fetched over HTTPS through the cache (`--cache-dir`, `--ca-cert`, checked here).
+#[derive(Debug, Clone)]
+pub enum ComponentsFrom {
+    /// `--components-dir`.
+    Dir(PathBuf),
+    /// The archive of `--artifacts`.
+    Archive(PathBuf),
+    /// The bundle's URIs over HTTPS, through the cache.
+    Fetch(assets::FetchConfig),
+}
+
+impl ComponentsFrom {
+    /// From the component flags and the release flags (`--artifacts`).
+    pub fn resolve(
+        args: &ComponentArgs,
+        release: &ReleaseArgs,
+        environment: &Environment,
+    ) -> Result<ComponentsFrom, SettingsError> {
+        Ok(match (&args.components_dir, &release.artifacts) {
+            (Some(dir), _) => ComponentsFrom::Dir(dir.clone()),
+            (None, Some(archive)) => ComponentsFrom::Archive(archive.clone()),
+            (None, None) => ComponentsFrom::Fetch(assets::FetchConfig {
+                ca_certs_pem: ca_certs(&args.ca_certs)?,
+                ..assets::FetchConfig::new(cache(args.cache_dir.as_deref(), environment)?)
+            }),
+        })
+    }
+
+    /// As `snow_provision::components` takes it: the archive the catalog was read from
+    /// (`archive`) is not opened again.
+    pub fn source<'a>(&'a self, archive: Option<&'a snow_images::Archive>) -> ComponentsSource<'a> {
+        match (self, archive) {
+            (ComponentsFrom::Dir(dir), _) => ComponentsSource::Dir(dir),
+            (_, Some(archive)) => ComponentsSource::Opened(archive),
+            (ComponentsFrom::Archive(path), None) => ComponentsSource::Archive(path),
+            (ComponentsFrom::Fetch(config), None) => ComponentsSource::Fetch(config.clone()),
+        }
+    }
+
+    /// What to say about the files fetched (`fetched`: how many fetched and from the cache),
+    /// when they were.
+    pub fn fetched(&self, fetched: Option<(usize, usize)>) -> Option<Notice> {
+        match (fetched, self) {
+            (Some((fetched, cached)), ComponentsFrom::Fetch(config)) => {
+                Some(components_fetched(fetched, cached, &config.cache_dir))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl From<ComponentsError> for SettingsError {
+    fn from(e: ComponentsError) -> SettingsError {
+        match e {
+            ComponentsError::Lifecycle(e) => SettingsError::Lifecycle(e),
+            e if e.is_input() => SettingsError::Usage(output::printable_lines(&e.to_string())),
+            e => SettingsError::Failed(e.to_string()),
+        }
+    }
+}
+
 /// The provider stack `init` installs, ready to apply (`snow_provision::components`): the bundle
-/// of `kubernetes_version` (default: the newest), its components from `--components-dir`, else
-/// the archive of `--artifacts` (`archive`, the catalog's, opened once), else fetched over HTTPS
-/// (cached), with the device files' encodings (when given) and this process's environment as
-/// values.
-pub fn components(
-    args: &ComponentArgs,
+/// of `kubernetes_version` (default: the newest), its components from `from`, with the device
+/// files' encodings (when given) and this process's environment as values.
+fn components(
+    from: &ComponentsFrom,
     archive: Option<&snow_images::Archive>,
     inputs: &ReleaseInputs,
     kubernetes_version: Option<&str>,
     secrets: Option<(&CredentialsFile, &CaBundle)>,
     environment: &Environment,
 ) -> Result<Noted<Vec<ComponentObjects>>, SettingsError> {
-    let source = match (&args.components_dir, archive) {
-        (Some(dir), _) => ComponentsSource::Dir(dir),
-        (None, Some(archive)) => ComponentsSource::Opened(archive),
-        (None, None) => ComponentsSource::Fetch(assets::FetchConfig {
-            ca_certs_pem: ca_certs(&args.ca_certs)?,
-            ..assets::FetchConfig::new(cache(args.cache_dir.as_deref(), environment)?)
-        }),
-    };
-    let cache_dir = match &source {
-        ComponentsSource::Fetch(config) => Some(config.cache_dir.clone()),
-        _ => None,
-    };
     let options = ComponentsOptions {
         inputs,
         kubernetes_version,
         secrets,
         environment: environment.vars().clone(),
-        source,
+        source: from.source(archive),
     };
-    let made = runtime()?.block_on(snow_provision::components::components(options));
-    let made = made.map_err(|e| match e {
-        ComponentsError::Lifecycle(e) => SettingsError::Lifecycle(e),
-        e if e.is_input() => SettingsError::Usage(output::printable_lines(&e.to_string())),
-        e => SettingsError::Failed(e.to_string()),
-    })?;
-    let notices = match (made.fetched, cache_dir) {
-        (Some((fetched, cached)), Some(dir)) => vec![components_fetched(fetched, cached, &dir)],
-        _ => Vec::new(),
-    };
+    let made = runtime()?.block_on(snow_provision::components::components(options))?;
     Ok(Noted {
+        notices: from.fetched(made.fetched).into_iter().collect(),
         value: made.objects,
-        notices,
     })
 }
+
+/// Said once when no controller image is known.
+pub const NO_CONTROLLER_NOTE: &str = "ℹ️ The snowctl controller is not installed: no image is known (no registry publishes it). Push the controller image to a registry the cluster pulls from and pass --controller-image REF (or, for a spec with a registry mirror, import it there with snowctl import-images).\n";
 
 /// The snowctl controller component (`snow_provision::management::controller_component`): with
 /// `image` (`--controller-image`), else, for a spec with a registry mirror, where
 /// `import-images` pushes it. Without either, `None`, said once on stderr: no registry publishes
 /// the image, so none is made up.
-pub fn controller(
+fn controller(
     image: Option<&str>,
     spec: Option<&ValidSpec>,
     release: &capi_render::controller::ReleaseFiles,
@@ -1063,9 +1064,7 @@ pub fn controller(
     let component = snow_provision::management::controller_component(image, spec, release)?;
     let mut notices = Vec::new();
     if component.is_none() {
-        notices.push(Notice::Note(
-            "ℹ️ The snowctl controller is not installed: no image is known (no registry publishes it). Push the controller image to a registry the cluster pulls from and pass --controller-image REF (or, for a spec with a registry mirror, import it there with snowctl import-images).\n".into(),
-        ));
+        notices.push(Notice::Note(NO_CONTROLLER_NOTE.into()));
     }
     Ok(Noted {
         value: component,
@@ -1073,23 +1072,29 @@ pub fn controller(
     })
 }
 
-/// What `init` and `upgrade management-components` install, resolved once from their flags: the
-/// provider stack of the release (`--kubernetes-version`'s bundle, else the newest) from
-/// [`components`], and the snowctl controller from [`controller`], with what each wants said, in
-/// order. The command puts them in install order with `snow_provision::management::stack`.
+/// What `init`, `upgrade management-components` and `upgrade plan management-components`
+/// install, resolved once from their flags: the provider stack of the release
+/// (`--kubernetes-version`'s bundle, else the newest) from [`components`], the snowctl controller
+/// from [`controller`], and the management cluster, with what each wants said, in order. The
+/// command puts them in install order with `snow_provision::management::stack`.
 pub struct InitSettings {
     /// The provider stack, in install order.
     pub providers: Vec<ComponentObjects>,
     /// The controller, when an image is known.
     pub controller: Option<ComponentObjects>,
-    /// What to say: the catalog's, the components' and the controller's notices.
+    /// The management cluster, when the command works on one (all but `init --dry-run`).
+    pub management: Option<Management>,
+    /// What to say: the catalog's, the components', the controller's and the kubeconfig's
+    /// notices.
     pub notices: Vec<Notice>,
 }
 
 impl InitSettings {
-    /// From `init`'s flags.
+    /// From `init`'s flags; `on_management`: the command works on the management cluster (its
+    /// kubeconfig is found after the components, so that `init --dry-run` needs none).
     pub fn resolve(
         args: &InitArgs,
+        on_management: bool,
         environment: &Environment,
     ) -> Result<InitSettings, SettingsError> {
         let default = ReleaseDefault::Published {
@@ -1102,9 +1107,12 @@ impl InitSettings {
             mut notices,
         } = catalog(&args.release, default, environment)?;
         let release_files = catalog.release_files();
-        let secrets = optional_secrets(&args.device_files).map_err(|e| e.after(notices.clone()))?;
+        let files = DeviceFiles::resolve(&args.device_files, environment);
+        let secrets = optional_secrets(&files).map_err(|e| e.after(notices.clone()))?;
+        let from = ComponentsFrom::resolve(&args.components, &args.release, environment)
+            .map_err(|e| e.after(notices.clone()))?;
         let providers = components(
-            &args.components,
+            &from,
             catalog.archive.as_deref(),
             &catalog.inputs,
             args.kubernetes_version.as_deref(),
@@ -1116,37 +1124,54 @@ impl InitSettings {
         let controller = controller(args.controller_image.as_deref(), None, &release_files)
             .map_err(|e| e.after(notices.clone()))?;
         notices.extend(controller.notices);
+        let management = match on_management {
+            true => {
+                let found = management(&args.management, environment)
+                    .map_err(|e| e.after(notices.clone()))?;
+                notices.extend(found.notices);
+                Some(found.value)
+            }
+            false => None,
+        };
         Ok(InitSettings {
             providers: providers.value,
             controller: controller.value,
+            management,
             notices,
         })
     }
 }
 
-/// The bootstrap cluster: `--bootstrap-kubeconfig`'s, else a kind cluster for `spec` (none
-/// without a spec: kind's node image and config come from it), pulling through an
-/// authenticated mirror with `login`.
-pub fn bootstrap(
-    args: &BootstrapArgs,
-    spec: Option<(&ValidSpec, &ClusterRelease<'_>)>,
-    login: Option<&RegistryCredentials>,
-) -> Result<Noted<Bootstrap>, SettingsError> {
-    match (&args.bootstrap_kubeconfig, spec) {
-        (Some(file), _) => {
-            let notices = check_kubeconfig(&KubeconfigSource::file(file))?.notices;
-            Ok(Noted {
-                value: Bootstrap::Existing(Existing::new(file, None)),
-                notices,
-            })
+/// The bootstrap cluster, resolved before the release catalog is read: `--bootstrap-kubeconfig`'s
+/// (checked, its warnings kept to be said when it is used), else a kind cluster the command
+/// makes for the spec once its release is known (`snow_provision::bootstrap::Kind::new`).
+#[derive(Debug, Clone)]
+pub enum BootstrapFrom {
+    /// `--bootstrap-kubeconfig`.
+    Existing {
+        /// The file.
+        kubeconfig: PathBuf,
+        /// Its warnings.
+        notices: Vec<Notice>,
+    },
+    /// A kind cluster for the spec.
+    Kind,
+}
+
+impl BootstrapFrom {
+    /// From the bootstrap flags; `spec`: whether there is a spec for a kind cluster (kind's
+    /// node image and config come from it).
+    pub fn resolve(args: &BootstrapArgs, spec: bool) -> Result<BootstrapFrom, SettingsError> {
+        match (&args.bootstrap_kubeconfig, spec) {
+            (Some(file), _) => Ok(BootstrapFrom::Existing {
+                notices: check_kubeconfig(&KubeconfigSource::file(file))?.notices,
+                kubeconfig: file.clone(),
+            }),
+            (None, true) => Ok(BootstrapFrom::Kind),
+            (None, false) => Err(SettingsError::usage(
+                "a self-managed cluster is deleted through a bootstrap cluster: pass -f FILE (its spec, for a kind cluster) or --bootstrap-kubeconfig FILE",
+            )),
         }
-        (None, Some((spec, release))) => Kind::new(spec, release, KindOptions::default())
-            .map(|kind| kind.with_registry_login(login.cloned()))
-            .map(|kind| Noted::quiet(Bootstrap::Kind(Box::new(kind))))
-            .map_err(SettingsError::Lifecycle),
-        (None, None) => Err(SettingsError::usage(
-            "a self-managed cluster is deleted through a bootstrap cluster: pass -f FILE (its spec, for a kind cluster) or --bootstrap-kubeconfig FILE",
-        )),
     }
 }
 
@@ -1269,7 +1294,7 @@ mod tests {
     fn device_files_given_as_flags_are_read_and_their_errors_said_with_a_hint() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("missing");
-        let files = OptionalDeviceFiles {
+        let files = DeviceFiles {
             credentials: Some(missing.clone()),
             ca_bundle: Some(missing.clone()),
         };
@@ -1279,12 +1304,12 @@ mod tests {
         assert!(what.contains("missing"), "{what}");
         assert!(!hint.is_empty());
         // One file alone is no identity Secret, and no error.
-        let one = OptionalDeviceFiles {
+        let one = DeviceFiles {
             credentials: Some(missing),
             ca_bundle: None,
         };
         assert!(optional_secrets(&one).unwrap().is_none());
-        assert_eq!(device_paths(&one).ca_bundle, None);
+        assert_eq!(one.paths().ca_bundle, None);
     }
 
     #[test]

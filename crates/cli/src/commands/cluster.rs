@@ -6,25 +6,27 @@
 use crate::{
     args::{
         CreateClusterArgs, DeleteClusterArgs, DescribeClusterArgs, MoveClusterArgs,
-        OptionalDeviceFiles, RenewCertificatesArgs, UpgradeClusterArgs, UpgradePlanClusterArgs,
+        RenewCertificatesArgs, UpgradeClusterArgs, UpgradePlanClusterArgs,
     },
     env::Environment,
     exit::{self, Outcome},
     output::Io,
     settings::{
-        self, CreateSettings, DeleteSettings, DescribeSettings, GlobalSettings, Management,
-        MoveSettings, RenderSettings, RenewSettings, SpecFile, UpgradePlanSettings,
-        UpgradeSettings,
+        self, BootstrapFrom, ComponentsFrom, CreateSettings, DeleteSettings, DescribeSettings,
+        GlobalSettings, Management, MoveSettings, RenderInputs, RenewSettings, SettingsError,
+        SpecFile, UpgradePlanSettings, UpgradeSettings, cluster::FromNothing,
     },
 };
 use snow_api::release::ClusterRelease;
 use snow_provision::cluster::{self as operations, MoveTarget};
 use snow_provision::target::{self, Create, CreateTarget, Delete, DeleteTarget};
 use snow_provision::{
-    self as provision, Action, CniSource, DeleteOptions, Deleted, Event, InitOptions,
-    LifecycleError, Milestones, MoveOptions, ProvisionError,
-    bootstrap::Bootstrap,
+    self as provision, Action, CniSource, ComponentObjects, DeleteOptions, Deleted, Event,
+    InitOptions, LifecycleError, Milestones, MoveOptions, ProvisionError,
+    bootstrap::{Bootstrap, Existing, Kind, KindOptions},
+    components::ComponentsOptions,
     gitops::{Auth, BootstrapOptions, Bootstrapped, GitOpsInputs},
+    management::controller_component,
     self_managed,
 };
 use std::process::ExitCode;
@@ -76,6 +78,7 @@ pub fn create(
         force,
         dir,
         gitops,
+        from_nothing,
         ..
     } = settings;
     let render = release_settings(render, catalog, io)?;
@@ -86,14 +89,17 @@ pub fn create(
         wait,
         force,
     };
-    let files = &args.render.device_files;
     let release = render.release(&spec.spec);
     let release = release.map_err(|e| exit::lifecycle(io, &LifecycleError::Release(e)))?;
-    let req = request(&spec, &render, &release, files, &dir);
-    let gitops = gitops_inputs(gitops, &args, &render, &release, environment, io)?;
+    let req = request(&spec, &render, &release, &dir);
+    let gitops = gitops_inputs(gitops, &args, &render, &release, io)?;
     let Some(management) = management else {
+        let Some(from_nothing) = from_nothing else {
+            unreachable!("a create from nothing resolves what it needs")
+        };
         return create_self_managed(
             &args,
+            from_nothing,
             &req,
             &render,
             options,
@@ -124,32 +130,34 @@ pub fn create(
 }
 
 /// GitOps' inputs of a create (none without a FluxConfig to set up): the credentials resolved,
-/// and Flux's install manifest read now, before anything is made.
+/// and Flux's install manifest read now, before anything is made; where it came from said.
 fn gitops_inputs(
     gitops: Option<settings::gitops::GitOpsSettings>,
     args: &CreateClusterArgs,
-    render: &RenderSettings,
+    render: &RenderInputs,
     release: &ClusterRelease<'_>,
-    environment: &Environment,
     io: &mut Io<'_>,
 ) -> Result<GitOpsInputs, ExitCode> {
     let Some(gitops) = gitops else {
         return Ok(GitOpsInputs::default());
     };
-    let components = &args.bootstrap.components;
     // A workload cluster's files go to its management cluster's repository: no Flux to install.
     let install = match gitops.install {
-        true => Some(exit::noted(
-            io,
-            settings::flux_install(
-                &gitops,
-                render.archive.as_deref(),
-                release,
-                components.cache_dir.as_deref(),
-                &components.ca_certs,
-                environment,
-            ),
-        )?),
+        true => {
+            let source = exit::settled(io, gitops.flux_source(render.archive.as_deref()))?;
+            let install = exit::runtime(io, false)?.block_on(source.resolve(release.bundle));
+            let install = exit::settled(io, install.map_err(SettingsError::from))?;
+            let said = match install.fetched {
+                Some((fetched, _)) if fetched > 0 => "fetched",
+                Some(_) => "from the cache",
+                None => "read",
+            };
+            io.progress(&format!(
+                "Flux's install manifest: {} ({said})\n",
+                install.origin
+            ));
+            Some(install.text)
+        }
         false => None,
     };
     Ok(with_auth(gitops.auth, args.waits.poll_interval, install))
@@ -197,8 +205,9 @@ fn gitops_removed(io: &mut Io<'_>, done: Option<&Bootstrapped>) {
 #[allow(clippy::too_many_arguments)]
 fn create_self_managed(
     args: &CreateClusterArgs,
+    from_nothing: FromNothing,
     req: &provision::Request<'_>,
-    render: &RenderSettings,
+    render: &RenderInputs,
     create: provision::CreateOptions,
     gitops: &GitOpsInputs,
     global: GlobalSettings,
@@ -206,31 +215,32 @@ fn create_self_managed(
     io: &mut Io<'_>,
 ) -> Outcome {
     let login = req.registry_credentials;
-    let bootstrap = exit::noted(
+    let bootstrap = bootstrap(
+        from_nothing.bootstrap,
+        Some((req.spec, req.release)),
+        login,
         io,
-        settings::bootstrap(&args.bootstrap, Some((req.spec, req.release)), login),
     )?;
     let secrets = req.secrets.map(|s| (s.credentials, s.ca_bundle));
     let version = req.spec.kubernetes_version();
-    let components = exit::noted(
-        io,
-        settings::components(
-            &args.bootstrap.components,
-            render.archive.as_deref(),
-            &render.inputs,
-            Some(version),
-            secrets,
-            environment,
-        ),
-    )?;
-    let controller = exit::noted(
-        io,
-        settings::controller(
-            args.controller_image.as_deref(),
-            Some(req.spec),
-            &render.release_files,
-        ),
-    )?;
+    let components = &from_nothing.components;
+    let components = ComponentsOptions {
+        inputs: &render.inputs,
+        kubernetes_version: Some(version),
+        secrets,
+        environment: environment.vars().clone(),
+        source: components.source(render.archive.as_deref()),
+    };
+    let components = providers(&from_nothing.components, components, io)?;
+    let controller = controller_component(
+        args.controller_image.as_deref(),
+        Some(req.spec),
+        &render.release_files,
+    );
+    let controller = controller.map_err(|e| exit::provision(io, &e))?;
+    if controller.is_none() {
+        io.err(settings::NO_CONTROLLER_NOTE);
+    }
     let opts = self_managed::Options {
         create,
         components,
@@ -279,6 +289,7 @@ pub fn upgrade(
         checks,
         wait,
         dir,
+        gitops_auth,
     } = exit::noted(io, UpgradeSettings::resolve(&args, environment))?;
     refuse(io, &management, spec.spec.name(), Action::Upgrade)?;
     let render = release_settings(render, catalog, io)?;
@@ -293,21 +304,16 @@ pub fn upgrade(
         dry_run: args.dry_run,
         backup: !args.no_backup,
     };
-    let files = &args.render.device_files;
     // A spec naming a FluxConfig: the new spec is committed to its repository (not by a dry run).
-    let gitops = match (spec.spec.gitops(), args.dry_run) {
-        (Some(repo), false) => {
-            let auth = settings::gitops::auth(repo, environment);
-            let auth = auth.map_err(|e| exit::settings(io, &e))?;
-            with_auth(auth, wait.poll, None)
-        }
-        _ => GitOpsInputs::default(),
+    let gitops = match gitops_auth {
+        Some(auth) => with_auth(auth, wait.poll, None),
+        None => GitOpsInputs::default(),
     };
     let outcome = run(io, async |io| {
         let release = render
             .release(&spec.spec)
             .map_err(LifecycleError::Release)?;
-        let req = request(&spec, &render, &release, files, &dir);
+        let req = request(&spec, &render, &release, &dir);
         let mut events = printer(io, global.verbose);
         let upgraded =
             provision::upgrade_with(&management.source, &req, &options, &gitops, &mut events);
@@ -351,12 +357,11 @@ pub fn upgrade_plan(
     } = exit::noted(io, UpgradePlanSettings::resolve(&args, environment))?;
     refuse(io, &management, spec.spec.name(), Action::UpgradePlan)?;
     let render = release_settings(render, catalog, io)?;
-    let files = &args.render.device_files;
     run(io, async move |io| {
         let release = render
             .release(&spec.spec)
             .map_err(LifecycleError::Release)?;
-        let req = request(&spec, &render, &release, files, &dir);
+        let req = request(&spec, &render, &release, &dir);
         let mut events = printer(io, global.verbose);
         let plan = operations::upgrade_plan(&management.source, &req, &mut events).await?;
         drop(events);
@@ -402,7 +407,7 @@ pub fn delete(
     let repository = runtime.block_on(target::repository(&management.source, name));
     let gitops = match repository.map_err(|err| exit::provision(io, &err))? {
         Some(repo) => {
-            let auth = settings::gitops::auth(&repo, environment);
+            let auth = settings.git_credentials.auth(&repo);
             with_auth(auth.map_err(|e| exit::settings(io, &e))?, wait.poll, None)
         }
         None => GitOpsInputs::default(),
@@ -485,6 +490,9 @@ fn delete_self_managed(
     let (name, spec) = (settings.name.as_str(), settings.spec.as_ref());
     let needs = settings.self_managed.as_ref();
     let needs = needs.map_err(|e| exit::settings(io, e))?;
+    // The one call into settings after the resolver: the release is read once the management
+    // cluster has said the delete may go on (`provision::refusal`), so nothing is downloaded
+    // for a delete it refuses.
     let catalog = exit::noted(io, settings::fetch_catalog(needs.catalog.clone()))?;
     let inputs = &catalog.inputs;
     let release = match spec {
@@ -497,21 +505,15 @@ fn delete_self_managed(
     };
     let cluster = spec.zip(release.as_ref()).map(|(s, r)| (&s.spec, r));
     // kind pulls through the spec's mirror, with its login when it authenticates.
-    let bootstrap = exit::noted(
-        io,
-        settings::bootstrap(&args.bootstrap, cluster, needs.login.as_ref()),
-    )?;
-    let components = exit::noted(
-        io,
-        settings::components(
-            &args.bootstrap.components,
-            catalog.archive.as_deref(),
-            inputs,
-            spec.map(|s| s.spec.kubernetes_version()),
-            needs.secrets.as_ref().map(|(c, b)| (c, b)),
-            environment,
-        ),
-    )?;
+    let bootstrap = bootstrap(needs.bootstrap.clone(), cluster, needs.login.as_ref(), io)?;
+    let components = ComponentsOptions {
+        inputs,
+        kubernetes_version: spec.map(|s| s.spec.kubernetes_version()),
+        secrets: needs.secrets.as_ref().map(|(c, b)| (c, b)),
+        environment: environment.vars().clone(),
+        source: needs.components.source(catalog.archive.as_deref()),
+    };
+    let components = providers(&needs.components, components, io)?;
     let opts = self_managed::DeleteOptions {
         components,
         init: InitOptions {
@@ -537,6 +539,49 @@ fn delete_self_managed(
         say_deleted(io, name, &deleted);
         Ok(())
     })
+}
+
+/// The bootstrap cluster the settings chose: `--bootstrap-kubeconfig`'s (its warnings said now),
+/// else a kind cluster for `spec` and its release (`snow_provision::bootstrap::Kind`), pulling
+/// through an authenticated mirror with `login`.
+fn bootstrap(
+    from: BootstrapFrom,
+    spec: Option<(&snow_api::ValidSpec, &ClusterRelease<'_>)>,
+    login: Option<&snow_credentials::RegistryCredentials>,
+    io: &mut Io<'_>,
+) -> Result<Bootstrap, ExitCode> {
+    match (from, spec) {
+        (
+            BootstrapFrom::Existing {
+                kubeconfig,
+                notices,
+            },
+            _,
+        ) => {
+            exit::notices(io, &notices);
+            Ok(Bootstrap::Existing(Existing::new(&kubeconfig, None)))
+        }
+        (BootstrapFrom::Kind, Some((spec, release))) => {
+            let kind = Kind::new(spec, release, KindOptions::default());
+            let kind = kind.map_err(|e| exit::lifecycle(io, &e))?;
+            Ok(Bootstrap::Kind(Box::new(
+                kind.with_registry_login(login.cloned()),
+            )))
+        }
+        (BootstrapFrom::Kind, None) => unreachable!("the settings choose kind for a spec only"),
+    }
+}
+
+/// The providers' components (`snow_provision::components`), how many files were fetched said.
+fn providers(
+    from: &ComponentsFrom,
+    options: ComponentsOptions<'_>,
+    io: &mut Io<'_>,
+) -> Result<Vec<ComponentObjects>, ExitCode> {
+    let made = exit::runtime(io, false)?.block_on(snow_provision::components::components(options));
+    let made = exit::settled(io, made.map_err(SettingsError::from))?;
+    exit::notices(io, from.fetched(made.fetched).as_slice());
+    Ok(made.objects)
 }
 
 /// What a delete did, said.
@@ -686,9 +731,11 @@ fn release_settings(
     flags: settings::RenderFlags,
     source: snow_provision::catalog::CatalogSource,
     io: &mut Io<'_>,
-) -> Result<RenderSettings, ExitCode> {
+) -> Result<RenderInputs, ExitCode> {
+    // The one call into settings after the resolver: the release is read after [`refuse`], so
+    // nothing is downloaded for an action the management cluster refuses.
     let catalog = exit::settled(io, settings::fetch_catalog(source))?;
-    let settings = RenderSettings::new(flags, catalog);
+    let settings = flags.with_catalog(catalog);
     exit::notices(io, &settings.notices);
     Ok(settings)
 }
@@ -711,9 +758,8 @@ fn refuse(
 /// The workflow's request from the settings.
 fn request<'a>(
     spec: &'a SpecFile,
-    render: &'a RenderSettings,
+    render: &'a RenderInputs,
     release: &'a ClusterRelease<'a>,
-    files: &'a OptionalDeviceFiles,
     dir: &'a std::path::Path,
 ) -> provision::Request<'a> {
     provision::Request {
@@ -722,7 +768,7 @@ fn request<'a>(
         release,
         secrets: render.secrets(),
         registry_credentials: render.registry.as_ref(),
-        devices: settings::device_paths(files),
+        devices: render.devices.paths(),
         inputs: Some(&render.inputs),
         dir,
     }
@@ -735,7 +781,7 @@ fn request<'a>(
 fn cni(
     manifest: Option<snow_provision::CniManifest>,
     spec: &SpecFile,
-    render: &RenderSettings,
+    render: &RenderInputs,
     io: &mut Io<'_>,
 ) -> Result<(CniSource, Option<snow_images::charts::ChartFiles>), ExitCode> {
     if let Some(manifest) = manifest {
@@ -747,7 +793,7 @@ fn cni(
     let release = render.release(&spec.spec).map_err(|e| exit::usage(io, e))?;
     let chart = release.bundle.cilium().map_err(|e| exit::usage(io, e))?;
     let charts = snow_images::charts::chart_files(archive, &[&chart.helm_chart]);
-    let charts = charts.map_err(|e| exit::settings(io, &settings::charts_error(&e)))?;
+    let charts = charts.map_err(|e| exit::charts(io, &e))?;
     io.progress(&format!(
         "Cilium chart {} taken from {}\n",
         chart.helm_chart.uri,

@@ -5,7 +5,10 @@ use crate::{
     env::Environment,
     exit::{self, Outcome},
     output::Io,
-    settings::{self, GlobalSettings},
+    settings::{
+        GlobalSettings,
+        controller::{CniSettings, ControllerSettings},
+    },
 };
 use snow_controller::{
     BootstrapCredentials, CniSource, Context, ControllerError, FIELD_MANAGER, LeaderElection,
@@ -23,32 +26,24 @@ pub fn run(
     environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let source = settings::find_kubeconfig(&args.management, environment);
-    if let Some(source) = &source {
-        exit::noted(io, settings::check_kubeconfig(source))?;
-    }
-    let default = settings::ReleaseDefault::Published {
-        kube_version: None,
-        cache_dir: None,
-        ca_certs: &[],
-    };
-    let catalog = exit::noted(io, settings::catalog(&args.release, default, environment))?;
+    let ControllerSettings {
+        kubeconfig: source,
+        catalog,
+        cni,
+    } = exit::noted(io, ControllerSettings::resolve(&args, environment))?;
     // Kept for the controller's lifetime: the chart files are removed when it returns. The
     // charts come from the archive the catalog was read from, opened once.
-    let (cni, charts) = match (&args.cni_manifest, &catalog.archive) {
-        _ if args.cni_stored => (CniSource::Stored, None),
-        (Some(path), _) => (
-            CniSource::Manifest(exit::settled(io, settings::read_cni_manifest(path))?),
-            None,
-        ),
-        (None, Some(archive)) => {
+    let (cni, charts) = match (cni, &catalog.archive) {
+        (CniSettings::Stored, _) => (CniSource::Stored, None),
+        (CniSettings::Manifest(manifest), _) => (CniSource::Manifest(manifest), None),
+        (CniSettings::Helm, Some(archive)) => {
             let charts = snow_images::charts::cilium_charts_of(archive, &catalog.inputs);
-            let charts = charts.map_err(|e| exit::settings(io, &settings::charts_error(&e)))?;
+            let charts = charts.map_err(|e| exit::charts(io, &e))?;
             let from = archive.path().display().to_string();
             let cni = CniSource::chart_files_on_path(charts.files.clone(), from);
             (cni, Some(charts))
         }
-        (None, None) => (CniSource::helm_on_path(), None),
+        (CniSettings::Helm, None) => (CniSource::helm_on_path(), None),
     };
     let inputs = catalog.inputs;
     let default = global.log_filter(true).unwrap_or("info");

@@ -4,17 +4,15 @@
 //! `snow_validate::scoped_user` writing through `snow_credentials::CredentialsWriter`, and prints
 //! only what was done per device, never a key.
 
-use crate::args::{
-    CreateScopedUserArgs, CredentialsCommand, CredentialsFilesArgs, DeviceTargets, OutputFormat,
-};
+use crate::args::{CreateScopedUserArgs, CredentialsCommand, OutputFormat};
 use crate::{
     env::Environment,
     exit::{self, Outcome},
     output::{self, Io},
-    settings,
+    settings::credentials::{CredentialsFilesSettings, ScopedUserSettings},
 };
 use snow_credentials::{Checked, ClusterctlEnv, CredentialsWriter, UnixTime};
-use snow_validate::scoped_user::{self, ScopedUserOptions, UserName};
+use snow_validate::scoped_user::{self, ScopedUserOptions};
 use std::process::ExitCode;
 
 /// Runs `snowctl credentials …` at the current time.
@@ -31,7 +29,8 @@ pub fn run(
             return create_scoped_user(args, environment, io);
         }
     };
-    let checked = load(files, format, verbose, io)?;
+    let files = exit::settled(io, CredentialsFilesSettings::resolve(files, environment))?;
+    let checked = load(&files, format, verbose, io)?;
     let errors = snow_api::has_errors(&checked.findings);
     if let CredentialsCommand::Check(_) = cmd {
         io.out(
@@ -68,7 +67,7 @@ pub fn run(
 /// Loads both files; an unreadable one is reported (with `--output json`, as findings) and is
 /// exit 2.
 fn load(
-    files: &CredentialsFilesArgs,
+    files: &CredentialsFilesSettings,
     format: OutputFormat,
     verbose: u8,
     io: &mut Io<'_>,
@@ -103,23 +102,13 @@ fn create_scoped_user(
     environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let user = UserName::parse(&args.user).map_err(|e| exit::usage(io, format!("--user: {e}")))?;
-    let loaded = load_root_files(&args.targets, io)?;
-    let input = args.targets.device_files.credentials.as_deref();
-    if input.is_some_and(|input| snow_credentials::write::same_file(&args.output_file, input)) {
-        return Err(exit::usage(
-            io,
-            format!(
-                "--output-file {} is the root credentials file: write the scoped credentials to a new file",
-                args.output_file.display()
-            ),
-        ));
-    }
-    let devices = match &args.targets.spec {
-        Some(path) => snow_validate::Plan::from_spec(
-            &exit::settled(io, settings::load_spec(path, environment))?.spec,
-        )
-        .devices(),
+    let ScopedUserSettings {
+        user,
+        root: loaded,
+        spec_devices,
+    } = exit::noted(io, ScopedUserSettings::resolve(args, environment))?;
+    let devices = match spec_devices {
+        Some(devices) => devices,
         None => loaded.chosen(&args.targets.devices),
     };
     if devices.is_empty() {
@@ -167,26 +156,4 @@ fn create_scoped_user(
     } else {
         exit::OK
     }))
-}
-
-/// The root credentials file and CA bundle; their findings on stderr, an unusable one exit 2.
-fn load_root_files(
-    targets: &DeviceTargets,
-    io: &mut Io<'_>,
-) -> Result<snow_validate::LoadedFiles, ExitCode> {
-    let paths = settings::device_paths(&targets.device_files);
-    let files = snow_provision::preflight::device_files(paths, targets.timeout);
-    let loaded = files.and_then(snow_validate::load_files).map_err(|f| {
-        io.err(&output::diagnostic(
-            &exit::with_hint(&f),
-            "credentials",
-            None,
-        ));
-        ExitCode::from(exit::USAGE)
-    })?;
-    exit::notices(
-        io,
-        settings::file_findings(&loaded.findings, "credentials", &targets.device_files).as_slice(),
-    );
-    Ok(loaded)
 }

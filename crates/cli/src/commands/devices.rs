@@ -3,14 +3,14 @@
 //! `snow-validate`'s `inventory`, `cleanup` and `chores`.
 
 use crate::{
-    args::{DeviceTargets, DevicesCleanupArgs, DevicesCommand},
+    args::{DevicesCleanupArgs, DevicesCommand},
     env::Environment,
     exit::{self, Outcome},
     output::{self, Io},
-    settings,
+    settings::devices::{CleanupSettings, DeviceFleetSettings, ImportKeySettings},
 };
 use snow_provision::{cleanup::CleanupOptions, import::Devices};
-use snow_validate::{FilesFleet, Plan, chores, cleanup, fleet_from_files, inventory};
+use snow_validate::{chores, cleanup, inventory};
 use std::process::ExitCode;
 
 /// Runs `snowctl devices …`.
@@ -18,7 +18,8 @@ pub fn run(cmd: DevicesCommand, environment: &Environment, io: &mut Io<'_>) -> O
     let runtime = exit::runtime(io, false)?;
     let failed = match cmd {
         DevicesCommand::Describe(args) => {
-            let f = fleet(&args.targets, environment, io)?;
+            let resolved = DeviceFleetSettings::resolve(&args.targets, environment);
+            let f = exit::noted(io, resolved)?.fleet;
             let found = runtime.block_on(inventory::describe(&f.devices, &f.without_credentials));
             io.out(
                 &crate::output::structured(args.output, &found)
@@ -28,7 +29,8 @@ pub fn run(cmd: DevicesCommand, environment: &Environment, io: &mut Io<'_>) -> O
         }
         DevicesCommand::Cleanup(args) => return clean(&args, &runtime, environment, io),
         DevicesCommand::Images(args) => {
-            let f = fleet(&args.targets, environment, io)?;
+            let resolved = DeviceFleetSettings::resolve(&args.targets, environment);
+            let f = exit::noted(io, resolved)?.fleet;
             let (version, os) = (&args.kubernetes_version, args.os.map(Into::into));
             let (devices, missing) = (&f.devices, &f.without_credentials);
             let found = runtime.block_on(chores::usable_images(devices, missing, version, os));
@@ -36,14 +38,8 @@ pub fn run(cmd: DevicesCommand, environment: &Environment, io: &mut Io<'_>) -> O
             found.has_gaps()
         }
         DevicesCommand::ImportKey(args) => {
-            let bytes = exit::settled(io, settings::read_text(&args.public_key, "the public key"))?;
-            let key = chores::PublicKey::parse(bytes.as_bytes()).map_err(|e| {
-                exit::usage(
-                    io,
-                    format!("{}: {e}", output::source_name(&args.public_key)),
-                )
-            })?;
-            let f = fleet(&args.targets, environment, io)?;
+            let ImportKeySettings { key, fleet: f } =
+                exit::noted(io, ImportKeySettings::resolve(&args, environment))?;
             let (devices, missing) = (&f.devices, &f.without_credentials);
             let done = runtime.block_on(chores::import_key(
                 devices,
@@ -66,19 +62,17 @@ fn clean(
     environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let management = crate::args::ManagementArgs {
-        kubeconfig: args.kubeconfig.clone(),
-        context: args.context.clone(),
-    };
-    let mgmt = match settings::find_kubeconfig(&management, environment) {
+    let CleanupSettings { management, fleet } =
+        exit::noted(io, CleanupSettings::resolve(args, environment))?;
+    let mgmt = match management {
         Some(source) => {
-            exit::noted(io, settings::check_kubeconfig(&source))?;
             let mgmt = runtime.block_on(snow_provision::cluster::connect(&source));
             Some(mgmt.map_err(|e| exit::provision(io, &e))?)
         }
         None => None,
     };
-    let f = fleet(&args.targets, environment, io)?;
+    // The device files, resolved with the flags, said once the management cluster answered.
+    let f = exit::noted(io, fleet)?;
     let plan = runtime.block_on(snow_provision::cleanup::plan(CleanupOptions {
         cluster: &args.cluster,
         management: mgmt.as_ref(),
@@ -111,31 +105,4 @@ fn clean(
     } else {
         0
     }))
-}
-
-/// The clients of the chosen devices; the files' findings on stderr.
-fn fleet(
-    targets: &DeviceTargets,
-    environment: &Environment,
-    io: &mut Io<'_>,
-) -> Result<FilesFleet, ExitCode> {
-    let devices = match &targets.spec {
-        Some(path) => {
-            Plan::from_spec(&exit::settled(io, settings::load_spec(path, environment))?.spec)
-                .devices()
-        }
-        None => targets.devices.clone(),
-    };
-    let paths = settings::device_paths(&targets.device_files);
-    let files = snow_provision::preflight::device_files(paths, targets.timeout);
-    let fleet = files.and_then(|files| fleet_from_files(files, &devices));
-    let fleet = fleet.map_err(|f| {
-        io.err(&output::diagnostic(&exit::with_hint(&f), "devices", None));
-        ExitCode::from(exit::USAGE)
-    })?;
-    exit::notices(
-        io,
-        settings::file_findings(&fleet.findings, "devices", &targets.device_files).as_slice(),
-    );
-    Ok(fleet)
 }

@@ -8,97 +8,10 @@ use crate::{
     exit::{self, Outcome},
     output::{Io, printable_lines},
     progress,
-    settings::{self, Catalog, GlobalSettings},
+    settings::{GlobalSettings, images::DownloadArtifactsSettings},
 };
-use snow_api::release::ReleaseInputs;
-use snow_images::{
-    Archive, ArchiveFile, DownloadConfig, FromArchive, Platforms,
-    controller_image::controller_image_name,
-};
-use std::{process::ExitCode, sync::Arc};
-
-/// The manifests stored beside the images (under `snowctl/manifests/` in the archive): the
-/// Bundles manifest (the file given, else the published release's), its EKS-D Release
-/// manifests, the image list, and (without `--no-components`) the management components and
-/// Flux's install manifest.
-fn files(
-    args: &DownloadArtifactsArgs,
-    catalog: &Catalog,
-    images: &[snow_images::ListedImage],
-    environment: &Environment,
-    io: &mut Io<'_>,
-) -> Result<Vec<ArchiveFile>, ExitCode> {
-    let mut files = snow_images::archive::release_files(&catalog.bundles, &catalog.eksd, images);
-    if !args.no_components {
-        files.extend(components(args, &catalog.inputs, environment, io)?);
-    }
-    Ok(files)
-}
-
-/// The management components and Flux's install manifest (Flux's release file, the bundle
-/// naming only Flux's version) of every selected Kubernetes version's bundle, fetched (or taken
-/// from the cache), for `snowctl init --artifacts` and GitOps offline.
-fn components(
-    args: &DownloadArtifactsArgs,
-    inputs: &ReleaseInputs,
-    environment: &Environment,
-    io: &mut Io<'_>,
-) -> Result<Vec<ArchiveFile>, ExitCode> {
-    let versions = match args.selection.kubernetes_versions.as_slice() {
-        [] => inputs.bundles.kube_versions(),
-        some => some.to_vec(),
-    };
-    let mut wanted = Vec::new();
-    for version in versions {
-        let bundle = inputs
-            .bundles
-            .versions_bundle(&version)
-            .map_err(|e| exit::usage(io, e))?;
-        let assets = snow_api::release::management_components(bundle);
-        wanted.extend(assets.map_err(|e| exit::usage(io, e))?);
-        let flux = snow_api::release::flux_install_asset(bundle, snow_api::release::FLUX_RELEASES);
-        wanted.extend(flux.map_err(|e| exit::usage(io, e))?);
-    }
-    let mut seen = std::collections::HashSet::new();
-    wanted.retain(|a| seen.insert(a.clone()));
-    let pems = exit::settled(io, settings::ca_certs(&args.source.ca_certs))?;
-    let files = exit::noted(
-        io,
-        settings::fetch_components(&wanted, args.cache_dir.as_deref(), pems, environment),
-    )?;
-    Ok(snow_images::assets::archive_files(&wanted, &files))
-}
-
-/// The controller image of `--controller-image-archive FILE`, which must hold this snowctl's
-/// `snowctl/controller:v<version>`.
-fn controller_image(
-    args: &DownloadArtifactsArgs,
-    io: &mut Io<'_>,
-) -> Result<Vec<FromArchive>, ExitCode> {
-    let Some(path) = &args.controller_image_archive else {
-        return Ok(Vec::new());
-    };
-    let archive = Archive::open(path).map_err(|e| {
-        exit::usage(
-            io,
-            printable_lines(&format!("--controller-image-archive: {e}")),
-        )
-    })?;
-    let name = controller_image_name();
-    let held: Vec<String> = (archive.images().iter())
-        .map(|i| i.name.clone().unwrap_or_else(|| "(no name)".into()))
-        .collect();
-    FromArchive::new(Arc::new(archive), &name)
-        .map(|from| vec![from])
-        .map_err(|_| {
-            let why = format!(
-                "--controller-image-archive: {} holds {}, not {name} (this snowctl's): build it from this snowctl with scripts/build-controller-image",
-                path.display(),
-                if held.is_empty() { "no image".to_owned() } else { held.join(", ") },
-            );
-            exit::usage(io, printable_lines(&why))
-        })
-}
+use snow_images::DownloadConfig;
+use std::process::ExitCode;
 
 /// Runs `snowctl download artifacts`.
 pub fn artifacts(
@@ -107,25 +20,14 @@ pub fn artifacts(
     environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let platforms = Platforms::parse(&args.platforms)
-        .map_err(|e| exit::usage(io, format!("--platform: {e}")))?;
-    let catalog = exit::noted(
-        io,
-        settings::selection_catalog(
-            &args.selection,
-            args.cache_dir.as_deref(),
-            &args.source.ca_certs,
-            environment,
-        ),
-    )?;
-    let images = match exit::settled(io, settings::user_images(&args.selection))? {
-        Some(images) => images,
-        None => exit::settled(io, settings::image_selection(&args.selection, &catalog))?,
-    };
-    let from_archives = controller_image(&args, io)?;
-    let files = files(&args, &catalog, &images, environment, io)?;
-    let (ca_certs_pem, credentials) =
-        exit::settled(io, settings::registry_access(&args.source, environment))?;
+    let DownloadArtifactsSettings {
+        platforms,
+        images,
+        from_archives,
+        files,
+        ca_certs_pem,
+        credentials,
+    } = exit::noted(io, DownloadArtifactsSettings::resolve(&args, environment))?;
     let uris: Vec<String> = images.into_iter().map(|i| i.uri).collect();
     let source = &args.source.source_registry;
     let plan = snow_images::plan_download(&uris, source.as_deref())

@@ -2,49 +2,19 @@
 //! for the user to start from or apply.
 
 use crate::{
-    args::{GenerateClusterconfigArgs, GenerateCommand},
+    args::GenerateCommand,
     exit::{self, Outcome},
     output::Io,
-    settings,
+    settings::ClusterconfigSettings,
 };
-use snow_api::release::{Bundles, ReleaseInputs};
-use snow_api::template::{TemplateOptions, cluster_config};
-use snow_api::types::cluster::{OciNamespace, RegistryMirrorConfiguration};
+use snow_api::template::cluster_config;
 use std::process::ExitCode;
 
 /// Runs `snowctl generate …`.
 pub fn run(cmd: GenerateCommand, io: &mut Io<'_>) -> Outcome {
     let GenerateCommand::Clusterconfig(args) = cmd;
-    let (registry_mirror, mirror_problems) = match registry_mirror(&args) {
-        Ok(mirror) => (mirror, Vec::new()),
-        Err(problems) => (None, problems),
-    };
-    let opts = TemplateOptions {
-        name: args.name,
-        devices: args.devices,
-        endpoint: args.endpoint,
-        kubernetes_version: args.kubernetes_version,
-        os: args.os.into(),
-        instance_type: args.instance_type,
-        ssh_key_name: args.ssh_key_name,
-        gitops_url: args.gitops_url,
-        registry_mirror,
-    };
-    let problems = opts.problems();
-    for (option, problem) in &problems {
-        match *option {
-            // The name is a positional argument: its message names it.
-            "name" => exit::say(io, problem, None),
-            _ => exit::say(io, format!("--{option}: {problem}"), None),
-        }
-    }
-    for problem in &mirror_problems {
-        exit::say(io, problem, None);
-    }
-    if !problems.is_empty() || !mirror_problems.is_empty() {
-        return Err(ExitCode::from(exit::USAGE));
-    }
-    catalog_has(&opts, args.bundles.as_deref(), io)?;
+    let ClusterconfigSettings { options: opts } =
+        exit::settled(io, ClusterconfigSettings::resolve(&args))?;
     // How to check it, and which flags fill in what the template leaves empty: the CLI's words,
     // above the library's template.
     let mut header = String::from(
@@ -56,120 +26,6 @@ pub fn run(cmd: GenerateCommand, io: &mut Io<'_>) -> Outcome {
         );
     }
     print(cluster_config(&opts).map(|t| header + &t), io)
-}
-
-/// `--registry-mirror HOST:PORT`, `--registry-mirror-ca FILE` and `--oci-namespace
-/// REGISTRY=NAMESPACE` as the spec's registryMirrorConfiguration, or every problem with them.
-fn registry_mirror(
-    args: &GenerateClusterconfigArgs,
-) -> Result<Option<RegistryMirrorConfiguration>, Vec<String>> {
-    let Some(mirror) = args.registry_mirror.as_deref() else {
-        return Ok(None);
-    };
-    let mut problems = Vec::new();
-    let flag = format!("--registry-mirror {mirror}");
-    let (host, port) = match mirror.rsplit_once(':') {
-        Some((host, port)) => (host.trim_start_matches('[').trim_end_matches(']'), port),
-        None => (mirror, ""),
-    };
-    if port.is_empty() {
-        problems.push(format!("{flag}: not HOST:PORT (e.g. 10.0.0.5:5000)"));
-    } else if !port.parse::<u16>().is_ok_and(|p| p > 0) {
-        problems.push(format!("{flag}: port {port} is not from 1 to 65535"));
-    }
-    if !snow_api::validate::syntax::is_host(host) {
-        problems.push(format!(
-            "{flag}: `{host}` is not an IP address or host name"
-        ));
-    }
-    let ca = args.registry_mirror_ca.as_deref().and_then(|path| {
-        let text = settings::read_text(path, "the registry mirror CA")
-            .map_err(|e| problems.push(format!("--registry-mirror-ca: {e}")))
-            .ok()?;
-        let name = crate::output::source_name(path);
-        let (bundle, _) = snow_credentials::CaBundle::parse(&name, text.clone().into_bytes());
-        if bundle.certificates().is_empty() {
-            problems.push(format!(
-                "--registry-mirror-ca {name}: not a PEM certificate ({}): give the CA certificate that signed the mirror's (`registry serve --state-dir DIR` writes DIR/ca.crt)",
-                bundle.problem().unwrap_or("no certificate in it")
-            ));
-            return None;
-        }
-        Some(text)
-    });
-    let mut namespaces = Vec::new();
-    for pair in &args.oci_namespaces {
-        match pair.split_once('=') {
-            Some((registry, namespace)) if !registry.is_empty() && !namespace.is_empty() => {
-                namespaces.push(OciNamespace {
-                    registry: registry.to_owned(),
-                    namespace: namespace.to_owned(),
-                });
-            }
-            _ => problems.push(format!(
-                "--oci-namespace {pair}: not REGISTRY=NAMESPACE (e.g. public.ecr.aws=eks-anywhere)"
-            )),
-        }
-    }
-    if !problems.is_empty() {
-        return Err(problems);
-    }
-    Ok(Some(RegistryMirrorConfiguration {
-        endpoint: Some(host.to_owned()),
-        port: Some(port.to_owned()),
-        ca_cert_content: ca,
-        oci_namespaces: (!namespaces.is_empty()).then_some(namespaces),
-        ..Default::default()
-    }))
-}
-
-/// Refuses a Kubernetes version the catalog lacks (render and create would refuse the spec):
-/// the embedded catalog's, or `--bundles`'.
-fn catalog_has(
-    opts: &TemplateOptions,
-    bundles: Option<&std::path::Path>,
-    io: &mut Io<'_>,
-) -> Result<(), ExitCode> {
-    let (catalog, named) = match bundles {
-        Some(path) => {
-            let text = exit::settled(io, settings::read_text(path, "the bundles manifest"))?;
-            let bundles = Bundles::from_yaml(&text).map_err(|e| {
-                exit::usage(io, format!("{}: {e}", crate::output::source_name(path)))
-            })?;
-            (bundles, crate::output::source_name(path))
-        }
-        None => (
-            ReleaseInputs::embedded()
-                .map_err(|e| exit::failed(io, e))?
-                .bundles,
-            "snowctl's embedded catalog".to_owned(),
-        ),
-    };
-    let version = opts
-        .kubernetes_version
-        .as_deref()
-        .unwrap_or(snow_api::template::DEFAULT_KUBERNETES_VERSION);
-    if catalog.versions_bundle(version).is_ok() {
-        return Ok(());
-    }
-    let given = if opts.kubernetes_version.is_some() {
-        "Kubernetes"
-    } else {
-        "the default Kubernetes version,"
-    };
-    let hint = match bundles {
-        Some(_) => "pick one of those versions, or a Bundles manifest that has this one".to_owned(),
-        None => "pick one of those versions, or pass --bundles FILE with an EKS Anywhere Bundles manifest that has this one (render and create need it too)".to_owned(),
-    };
-    exit::say(
-        io,
-        format!(
-            "--kubernetes-version: {given} {version} is not in {named} (it has {})",
-            catalog.kube_versions().join(", ")
-        ),
-        Some(&hint),
-    );
-    Err(ExitCode::from(exit::USAGE))
 }
 
 /// Runs `snowctl crds`: the four CRDs of the EKS Anywhere Snow kinds, for `kubectl apply -f -`.

@@ -6,22 +6,20 @@ use crate::{
     env::Environment,
     exit::{self, Outcome},
     output::Io,
-    settings,
+    settings::{GetClustersSettings, ImportClusterSettings},
 };
+use snow_provision::Observation;
 use snow_provision::import::{self, Devices, Site};
-use snow_provision::{Observation, WorkloadKubeconfig};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
 /// Runs `snowctl import cluster`.
 pub fn cluster(args: ImportClusterArgs, environment: &Environment, io: &mut Io<'_>) -> Outcome {
-    let management = exit::noted(io, settings::management(&args.management, environment))?;
-    let workload =
-        WorkloadKubeconfig::read(&args.workload_kubeconfig).map_err(|e| exit::lifecycle(io, &e))?;
-    let fleet = exit::noted(
-        io,
-        settings::optional_fleet(&args.devices, &args.device_files, args.timeout),
-    )?;
+    let ImportClusterSettings {
+        management,
+        workload,
+        fleet,
+    } = exit::noted(io, ImportClusterSettings::resolve(&args, environment))?;
     let runtime = exit::runtime(io, false)?;
     let name = args.name;
     let result = runtime.block_on(async {
@@ -92,11 +90,8 @@ fn observation_text(o: &Observation) -> String {
 
 /// Runs `snowctl get clusters`.
 pub fn clusters(args: GetClustersArgs, environment: &Environment, io: &mut Io<'_>) -> Outcome {
-    let management = exit::noted(io, settings::management(&args.management, environment))?;
-    let fleet = exit::noted(
-        io,
-        settings::optional_fleet(&args.devices, &args.device_files, args.timeout),
-    )?;
+    let GetClustersSettings { management, fleet } =
+        exit::noted(io, GetClustersSettings::resolve(&args, environment))?;
     let runtime = exit::runtime(io, false)?;
     let result = runtime.block_on(async {
         let mgmt = management.connect_quietly().await?;

@@ -7,62 +7,10 @@ use crate::{
     exit::{self, Outcome},
     output::{Io, printable_lines},
     progress,
-    settings::{self, GlobalSettings},
+    settings::{GlobalSettings, images::ImportImagesSettings},
 };
-use snow_images::{Archive, CopyConfig, CopyReport, TargetRegistry};
+use snow_images::{Archive, CopyConfig, CopyReport};
 use std::process::ExitCode;
-
-/// How to reach the target registry `--registry` and the sources.
-fn config(
-    args: &ImportImagesArgs,
-    environment: &Environment,
-    io: &mut Io<'_>,
-) -> Result<CopyConfig, ExitCode> {
-    let verb = if args.from.is_some() {
-        "import"
-    } else {
-        "copy"
-    };
-    let Some(registry) = &args.registry else {
-        let why = format!("--registry HOST:PORT[/NAMESPACE] is required to {verb} (or --list)");
-        return Err(exit::usage(io, why));
-    };
-    let target = TargetRegistry::parse(registry).map_err(|e| {
-        let hint = matches!(e, snow_images::ImagesError::RegistryLogin { .. })
-            .then_some("give the login with --username USER --password-stdin");
-        exit::say(io, format_args!("--registry: {e}"), hint);
-        ExitCode::from(exit::USAGE)
-    })?;
-    let (ca_certs_pem, mut credentials) =
-        exit::settled(io, settings::registry_access(&args.source, environment))?;
-    if let (Some(user), true) = (&args.username, args.password_stdin) {
-        // Bounded like every input (settings::read_bytes): stdin may be endless.
-        let password = exit::settled(
-            io,
-            settings::read_text(std::path::Path::new("-"), "the password from"),
-        )?;
-        let password = password.trim_end_matches(['\r', '\n']).to_owned();
-        credentials.insert(&target.host, user.clone(), password);
-    }
-    let source = &args.source.source_registry;
-    let mut plain_http: Vec<String> = source
-        .iter()
-        .filter(|_| args.source.source_insecure)
-        .cloned()
-        .collect();
-    if args.insecure {
-        plain_http.push(target.host.clone());
-    }
-    Ok(CopyConfig {
-        target,
-        source_registry: source.clone(),
-        all_platforms: args.all_platforms,
-        concurrency: usize::from(args.source.concurrency),
-        ca_certs_pem,
-        plain_http,
-        credentials,
-    })
-}
 
 /// Runs `snowctl import-images`.
 pub fn run(
@@ -71,28 +19,12 @@ pub fn run(
     environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
-    if let Some(path) = args.from.clone() {
-        return from_archive(&args, &path, &global, environment, io);
-    }
-    // A usage error before any fetch: a copy needs its target registry.
-    let config = match args.list {
-        true => None,
-        false => Some(config(&args, environment, io)?),
-    };
-    let images = match exit::settled(io, settings::user_images(&args.selection))? {
-        Some(images) => images,
-        None => {
-            let catalog = exit::noted(
-                io,
-                settings::selection_catalog(
-                    &args.selection,
-                    None,
-                    &args.source.ca_certs,
-                    environment,
-                ),
-            )?;
-            exit::settled(io, settings::image_selection(&args.selection, &catalog))?
+    let (images, config) = match exit::noted(io, ImportImagesSettings::resolve(&args, environment))?
+    {
+        ImportImagesSettings::FromArchive { archive, config } => {
+            return from_archive(&args, *archive, config, &global, io);
         }
+        ImportImagesSettings::Images { images, config } => (images, config),
     };
     let Some(config) = config else {
         io.out(
@@ -111,17 +43,16 @@ pub fn run(
     finish(report, &args, io)
 }
 
-/// `import-images --from FILE`: the archive's images pushed to `--registry`, or listed.
+/// `import-images --from FILE`: the archive's images pushed to `--registry`, or listed (no
+/// `config`).
 fn from_archive(
     args: &ImportImagesArgs,
-    path: &std::path::Path,
+    archive: Archive,
+    config: Option<CopyConfig>,
     global: &GlobalSettings,
-    environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let archive =
-        Archive::open(path).map_err(|e| exit::archive(io, printable_lines(&e.to_string())))?;
-    if args.list {
+    let Some(config) = config else {
         let listing = serde_json::json!({
             "format": archive.format(),
             "images": archive.images(),
@@ -131,8 +62,7 @@ fn from_archive(
             &crate::output::structured(args.output, &listing).unwrap_or_else(|| archive.listing()),
         );
         return Ok(ExitCode::SUCCESS);
-    }
-    let config = config(args, environment, io)?;
+    };
     let picked = &args.selection.images;
     let plan = snow_images::plan_import(&archive, picked, &config)
         .map_err(|e| exit::usage(io, printable_lines(&e.to_string())))?;

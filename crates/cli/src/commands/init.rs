@@ -5,7 +5,7 @@ use crate::{
     env::Environment,
     exit::{self, Outcome},
     output::Io,
-    settings::{self, GlobalSettings, InitSettings},
+    settings::{GlobalSettings, InitSettings, Management},
 };
 use snow_provision::{
     ComponentObjects, Event, InitOptions, Milestones, ProvisionError, components_yaml,
@@ -38,12 +38,13 @@ pub fn run(
         Mode::Init => (false, false),
         Mode::Upgrade { backup } => (true, backup),
     };
-    let prepared = prepare(&args, environment, io)?;
-    if args.dry_run && !upgrade {
+    // All but `init --dry-run` work on the management cluster.
+    let on_management = !args.dry_run || upgrade;
+    let (prepared, management) = prepare(&args, on_management, environment, io)?;
+    let Some(management) = management else {
         io.out(&components_yaml(&prepared, args.show_secrets));
         return Ok(ExitCode::SUCCESS);
-    }
-    let management = exit::noted(io, settings::management(&args.management, environment))?;
+    };
     let options = InitOptions {
         deployment_timeout: Some(args.wait_timeout),
         poll: args.poll_interval,
@@ -99,15 +100,18 @@ pub fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The stack's components from the release, the controller last (`snow_provision::management`).
+/// The stack's components from the release, the controller last (`snow_provision::management`),
+/// and the management cluster when `on_management`.
 fn prepare(
     args: &InitArgs,
+    on_management: bool,
     environment: &Environment,
     io: &mut Io<'_>,
-) -> Result<Vec<ComponentObjects>, ExitCode> {
-    let resolved = exit::settled(io, InitSettings::resolve(args, environment))?;
+) -> Result<(Vec<ComponentObjects>, Option<Management>), ExitCode> {
+    let resolved = exit::settled(io, InitSettings::resolve(args, on_management, environment))?;
     exit::notices(io, &resolved.notices);
-    Ok(stack::stack(resolved.providers, resolved.controller))
+    let stack = stack::stack(resolved.providers, resolved.controller);
+    Ok((stack, resolved.management))
 }
 
 /// Runs `snowctl upgrade plan management-components`: the plan of `upgrade
@@ -129,8 +133,10 @@ pub fn plan(
             Mode::Upgrade { backup: false },
         );
     }
-    let prepared = prepare(&init, environment, io)?;
-    let management = exit::noted(io, settings::management(&init.management, environment))?;
+    let (prepared, management) = prepare(&init, true, environment, io)?;
+    let Some(management) = management else {
+        unreachable!("prepared on the management cluster")
+    };
     let outcome = exit::runtime(io, false)?.block_on(async {
         let mgmt = management.connect_quietly().await?;
         stack::upgrade_plan(&mgmt, &prepared).await

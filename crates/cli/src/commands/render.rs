@@ -5,8 +5,8 @@ use crate::{
     args::RenderArgs,
     env::Environment,
     exit::{self, Outcome},
-    output::{self, Io},
-    settings::{self, RenderSettings},
+    output::Io,
+    settings::RenderSettings,
 };
 use capi_render::upgrade;
 use std::process::ExitCode;
@@ -22,35 +22,20 @@ pub fn run(
     environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let spec = exit::settled(io, settings::load_spec(&args.file, environment))?.spec;
-    let default = match published {
-        None => settings::ReleaseDefault::Sample,
-        Some((cache_dir, ca_certs)) => settings::ReleaseDefault::Published {
-            kube_version: Some(spec.kubernetes_version()),
-            cache_dir,
-            ca_certs,
-        },
-    };
-    let loaded = exit::settled(
-        io,
-        RenderSettings::resolve(args, &spec, default, environment),
-    )?;
-    exit::notices(io, &loaded.notices);
-    if let Some(note) = snow_provision::default_key_note(&spec) {
-        io.err(&format!(
-            "note: {note}
-"
-        ));
-    }
-    let release = loaded.release(&spec).map_err(|e| exit::failed(io, e))?;
+    let resolved = RenderSettings::resolve(args, existing, published, environment);
+    let RenderSettings {
+        spec,
+        inputs,
+        existing,
+    } = exit::noted(io, resolved)?;
+    let release = inputs.release(&spec).map_err(|e| exit::failed(io, e))?;
     let objects = match existing {
-        None => capi_render::render(&spec, &release, &loaded.options())
+        None => capi_render::render(&spec, &release, &inputs.options())
             .map_err(|e| exit::failed(io, e))?,
-        Some(path) => {
-            let live = exit::settled(io, settings::read_text(path, "the existing objects"))?;
+        Some((name, live)) => {
             let existing = upgrade::Existing::from_yaml(&live)
-                .map_err(|err| exit::usage(io, format!("{}: {err}", output::source_name(path))))?;
-            let plan = upgrade::plan(&spec, &release, &loaded.options(), &existing)
+                .map_err(|err| exit::usage(io, format!("{name}: {err}")))?;
+            let plan = upgrade::plan(&spec, &release, &inputs.options(), &existing)
                 .map_err(|e| exit::failed(io, e))?;
             for line in plan.lines() {
                 io.progress(&format!("{line}\n"));

@@ -7,11 +7,11 @@ use crate::{
     env::Environment,
     exit::{self, Outcome},
     output::Io,
-    settings::{self, GlobalSettings},
+    settings::{GlobalSettings, StoreCiliumSettings},
 };
 use snow_provision::{
-    CniManifest, Milestones, StoredCiliumSource as Source, StoredOutcome as Stored,
-    helm::HelmOptions, store_cilium,
+    Milestones, StoredCiliumSource as Source, StoredOutcome as Stored, helm::HelmOptions,
+    store_cilium,
 };
 use std::process::ExitCode;
 
@@ -22,25 +22,13 @@ pub fn cilium(
     environment: &Environment,
     io: &mut Io<'_>,
 ) -> Outcome {
-    let management = exit::noted(io, settings::management(&args.management, environment))?;
-    let spec = exit::settled(io, settings::load_spec(&args.file, environment))?.spec;
-    let login = exit::settled(io, settings::required_registry_login(&spec, environment))?;
-    // A given manifest is read and checked before anything is fetched: a usage error first.
-    let given = match &args.cni_manifest {
-        Some(path) => {
-            let text = exit::settled(io, settings::read_text(path, "the CNI manifest"))?;
-            let name = crate::output::source_name(path);
-            CniManifest::parse(&text).map_err(|e| exit::usage(io, format!("{name}: {e}")))?;
-            Some(text)
-        }
-        None => None,
-    };
-    let default = settings::ReleaseDefault::Published {
-        kube_version: Some(spec.kubernetes_version()),
-        cache_dir: None,
-        ca_certs: &[],
-    };
-    let catalog = exit::noted(io, settings::catalog(&args.release, default, environment))?;
+    let StoreCiliumSettings {
+        management,
+        spec,
+        login,
+        given,
+        catalog,
+    } = exit::noted(io, StoreCiliumSettings::resolve(&args, environment))?;
     let inputs = &catalog.inputs;
     let release = inputs
         .resolve(&spec, None)
@@ -56,7 +44,7 @@ pub fn cilium(
         (Some(_), _) => Source::Given(given.unwrap_or_default()),
         (None, Some(archive)) => {
             let charts = snow_images::charts::cilium_charts_of(archive, inputs);
-            let charts = charts.map_err(|e| exit::settings(io, &settings::charts_error(&e)))?;
+            let charts = charts.map_err(|e| exit::charts(io, &e))?;
             let source = Source::ChartFiles {
                 charts: charts.files.clone(),
                 options,

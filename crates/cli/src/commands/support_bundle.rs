@@ -6,7 +6,7 @@ use crate::{
     env::Environment,
     exit::{self, Outcome},
     output::Io,
-    settings,
+    settings::SupportBundleSettings,
 };
 use snow_images::support_archive::SupportArchiveError;
 use snow_provision::BundleOptions;
@@ -15,12 +15,15 @@ use std::process::ExitCode;
 
 /// Runs `snowctl support-bundle`.
 pub fn run(args: SupportBundleArgs, environment: &Environment, io: &mut Io<'_>) -> Outcome {
-    let management = exit::noted(io, settings::management(&args.management, environment))?;
+    let SupportBundleSettings {
+        management,
+        devices,
+    } = exit::noted(io, SupportBundleSettings::resolve(&args, environment))?;
     let request = BundleRequest {
         cluster: &args.name,
         output: &args.output_file,
         replace: args.force,
-        devices: settings::device_paths(&args.device_files),
+        devices: devices.paths(),
         device_timeout: args.timeout,
         options: BundleOptions::default(),
     };

@@ -2,8 +2,8 @@
 //! URL] [-o text|json|yaml] [--skip-ip-check] [--timeout DURATION]`.
 //!
 //! Static validation always, and the spec's Kubernetes version against a release catalog:
-//! unless `--offline`, the release `create cluster` would use, resolved by the same
-//! `settings::catalog` (the published release for that version unless `--bundles` or
+//! unless `--offline`, the release `create cluster` would use, resolved as create resolves it
+//! (`settings::validate`; the published release for that version unless `--bundles` or
 //! `--artifacts`; when no published release has it, the newest with a Snow section, so that
 //! the finding names the versions it has), then preflight against every listed device
 //! (credentials and CA bundle from `--credentials`/`--ca-bundle` or `EKSA_AWS_CREDENTIALS_FILE`/
@@ -16,57 +16,44 @@ use crate::{
     env::Environment,
     exit::{self, Outcome},
     output::{self, Io},
-    settings::{self, Catalog, ReleaseDefault},
+    settings::{SettingsError, ValidateSettings},
 };
-use snow_api::{Finding, Severity};
+use snow_api::Finding;
 use snow_provision::{
     preflight,
-    validate::{self, CatalogCheck, Online, ValidateOptions, Validation},
+    validate::{self, CatalogCheck, ValidateOptions, Validation},
 };
 use std::process::ExitCode;
 
 /// Runs `snowctl validate`.
 pub fn run(args: ValidateArgs, environment: &Environment, io: &mut Io<'_>) -> Outcome {
-    let name = output::source_name(&args.file);
-    let bytes = match settings::read_bytes(&args.file) {
-        Ok(bytes) => bytes,
-        Err(err) => {
-            let finding = Finding::error("input.unreadable", format!("cannot read {name}: {err}"))
-                .object(&name)
-                .hint("check the path and its permissions; use -f - to read standard input");
-            return Err(input_failure(&args, io, &name, None, finding));
-        }
+    let resolved = match ValidateSettings::resolve(&args, environment) {
+        // The spec or the device input cannot be used: one finding, in the report's form.
+        Err(SettingsError::Diagnostic {
+            finding,
+            about,
+            text,
+        }) => return Err(input_failure(&args, io, &about, text.as_deref(), *finding)),
+        resolved => exit::noted(io, resolved)?,
     };
-    let text = snow_api::decode(&bytes)
-        .map_err(|err| input_failure(&args, io, &name, None, err.to_finding(&name)))?;
-    let report = snow_api::check(text)
-        .map_err(|err| input_failure(&args, io, &name, Some(text), err.to_finding(&name)))?;
-    let online = (!args.offline).then(|| {
-        let (registry_username, registry_password) = settings::registry_env(environment);
-        Online {
-            registry_username,
-            registry_password,
-            devices: settings::device_paths(&args.device_files),
-            timeout: args.timeout,
-            skip_ip_check: args.skip_ip_check,
-        }
-    });
-    // Input missing for the devices is said before any release is fetched.
-    if let Some(online) = &online {
-        validate::device_input(&report, online)
-            .map_err(|finding| input_failure(&args, io, &name, None, *finding))?;
-    }
-    let catalog = catalog(&args, &report, environment, io)?;
+    let ValidateSettings {
+        name,
+        text,
+        report,
+        online,
+        catalog,
+    } = resolved;
+    let text = text.as_str();
     let options = ValidateOptions {
         catalog: catalog.as_ref().map(|(catalog, severity)| CatalogCheck {
             inputs: &catalog.inputs,
             name: &catalog.source,
             severity: *severity,
         }),
-        online,
+        online: online.as_ref().map(|o| o.online()),
     };
     let runtime = exit::runtime(io, false)?;
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let tty = environment.terminal();
     let checked = runtime.block_on(validate::validate(&report, options, &mut |p| {
         if tty {
             io.progress(&format!("{}\n", preflight::progress_line(p)));
@@ -98,11 +85,10 @@ pub fn run(args: ValidateArgs, environment: &Environment, io: &mut Io<'_>) -> Ou
         }
         OutputFormat::Text => {
             // Findings about the device files point at those files, not at the spec's lines.
-            let files: Vec<String> = [&args.device_files.credentials, &args.device_files.ca_bundle]
-                .into_iter()
-                .flatten()
-                .map(|p| p.display().to_string())
-                .collect();
+            let files = online
+                .as_ref()
+                .map(|o| o.devices.names())
+                .unwrap_or_default();
             let files: Vec<&str> = files.iter().map(String::as_str).collect();
             let mut text_out = snow_api::finding_text::text(&findings, &name, Some(text), &files);
             if !report.defaults.is_empty() {
@@ -118,37 +104,6 @@ pub fn run(args: ValidateArgs, environment: &Environment, io: &mut Io<'_>) -> Ou
         }
     }
     Ok(exit::for_findings(&findings))
-}
-
-/// The catalog the spec's Kubernetes version is checked against, and the severity of a version
-/// it lacks. Offline without `--bundles` or `--artifacts`: the embedded sample (a warning, and
-/// nothing said on stderr, as the finding names it). Otherwise the release create would use
-/// (an error), through `settings::catalog` as create resolves it; none for a spec without a
-/// version when nothing names a release (there is nothing to look up).
-fn catalog(
-    args: &ValidateArgs,
-    report: &snow_api::Report,
-    environment: &Environment,
-    io: &mut Io<'_>,
-) -> Result<Option<(Catalog, Severity)>, ExitCode> {
-    let release = &args.release;
-    let given = release.bundles.is_some() || release.artifacts.is_some();
-    let version = (report.spec.as_ref()).and_then(|s| s.cluster.spec.kubernetes_version.as_deref());
-    let default = match (args.offline, given) {
-        (true, false) => {
-            let sample = Catalog::embedded_sample().ok();
-            return Ok(sample.map(|catalog| (catalog, Severity::Warning)));
-        }
-        (false, false) if version.is_none() => return Ok(None),
-        (true, true) => ReleaseDefault::Sample,
-        (false, _) => ReleaseDefault::PublishedOrNewest {
-            kube_version: version,
-            cache_dir: args.cache_dir.as_deref(),
-            ca_certs: &args.ca_certs,
-        },
-    };
-    let catalog = exit::noted(io, settings::catalog(release, default, environment))?;
-    Ok(Some((catalog, Severity::Error)))
 }
 
 fn input_failure(

@@ -6,9 +6,10 @@
 //! whether it may act (`snow_provision::refusal`) and then reads it ([`super::fetch_catalog`]).
 
 use super::{
-    Management, Noted, Notice, ReleaseDefault, RenderFlags, SettingsError, SpecFile,
-    catalog_source, check_kubeconfig, find_kubeconfig, load_spec, management, optional_secrets,
-    read_cni_manifest, required_registry_login, waits,
+    BootstrapFrom, ComponentsFrom, DeviceFiles, Management, Noted, Notice, ReleaseDefault,
+    RenderFlags, SettingsError, SpecFile, catalog_source, check_kubeconfig, find_kubeconfig,
+    gitops, load_spec, management, optional_secrets, read_cni_manifest, required_registry_login,
+    waits,
 };
 use crate::{
     args::{
@@ -21,6 +22,7 @@ use snow_credentials::{CaBundle, CredentialsFile, RegistryCredentials};
 use snow_provision::{
     Checks, CniManifest, KubeconfigSource, MoveOptions, RenewOptions, Timeouts, WaitOptions,
     catalog::CatalogSource,
+    gitops::Auth,
     target::{self, CreateTarget},
 };
 use std::path::PathBuf;
@@ -35,6 +37,20 @@ fn checks(skip: bool, skip_ip_check: bool, environment: &Environment) -> Checks 
             device_lines: environment.terminal(),
         },
     }
+}
+
+/// How files are fetched through the components' cache (`--cache-dir`) trusting `--ca-cert`.
+fn fetch_config(
+    components: &crate::args::ComponentArgs,
+    environment: &Environment,
+) -> Result<snow_images::assets::FetchConfig, SettingsError> {
+    Ok(snow_images::assets::FetchConfig {
+        ca_certs_pem: super::ca_certs(&components.ca_certs)?,
+        ..snow_images::assets::FetchConfig::new(super::cache(
+            components.cache_dir.as_deref(),
+            environment,
+        )?)
+    })
 }
 
 /// The spec, its mirror's login required when it authenticates, and the render flags.
@@ -89,7 +105,17 @@ pub struct CreateSettings {
     pub dir: PathBuf,
     /// GitOps' credentials and `--flux-manifest`, for a management cluster whose Cluster names
     /// a FluxConfig (`settings::gitops`).
-    pub gitops: Option<super::gitops::GitOpsSettings>,
+    pub gitops: Option<gitops::GitOpsSettings>,
+    /// What a create from nothing needs besides; none on a management cluster.
+    pub from_nothing: Option<FromNothing>,
+}
+
+/// What `create cluster` from nothing needs from the flags and environment.
+pub struct FromNothing {
+    /// The bootstrap cluster.
+    pub bootstrap: BootstrapFrom,
+    /// Where the providers' components come from.
+    pub components: ComponentsFrom,
 }
 
 impl CreateSettings {
@@ -127,9 +153,24 @@ impl CreateSettings {
             environment,
         );
         let cni_manifest = args.cni_manifest.as_deref().map(read_cni_manifest);
-        let gitops = super::gitops::resolve(&spec.spec, args.flux_manifest.as_deref(), environment);
-        let settled = catalog.and_then(|c| Ok((c, cni_manifest.transpose()?, gitops?)));
-        let (catalog, cni_manifest, gitops) = settled.map_err(|e| e.after(notices.clone()))?;
+        let artifacts = args.render.release.artifacts.is_some();
+        let gitops = gitops::resolve(&spec.spec, args.flux_manifest.as_deref(), environment)
+            .and_then(|gitops| {
+                gitops
+                    .map(|g| g.fetched_through(artifacts, || fetch_config(components, environment)))
+                    .transpose()
+            });
+        let from_nothing = || match &target {
+            CreateTarget::Management(_) => Ok::<_, SettingsError>(None),
+            CreateTarget::FromNothing { .. } => Ok(Some(FromNothing {
+                bootstrap: BootstrapFrom::resolve(&args.bootstrap, true)?,
+                components: ComponentsFrom::resolve(components, &args.render.release, environment)?,
+            })),
+        };
+        let settled =
+            catalog.and_then(|c| Ok((c, cni_manifest.transpose()?, gitops?, from_nothing()?)));
+        let (catalog, cni_manifest, gitops, from_nothing) =
+            settled.map_err(|e| e.after(notices.clone()))?;
         Ok(Noted {
             value: CreateSettings {
                 spec,
@@ -142,6 +183,7 @@ impl CreateSettings {
                 force: args.force,
                 dir: environment.cwd().to_owned(),
                 gitops,
+                from_nothing,
             },
             notices,
         })
@@ -166,6 +208,9 @@ pub struct UpgradeSettings {
     pub wait: WaitOptions,
     /// Where backups and the cluster's files go: the working directory.
     pub dir: PathBuf,
+    /// The credentials of the repository the spec's FluxConfig names, which the new spec is
+    /// committed to (none without one, or with `--dry-run`, which commits nothing).
+    pub gitops_auth: Option<Auth>,
 }
 
 impl UpgradeSettings {
@@ -189,6 +234,10 @@ impl UpgradeSettings {
                     .map(read_cni_manifest)
                     .transpose()?,
             };
+            let gitops_auth = match (spec.spec.gitops(), args.dry_run) {
+                (Some(repo), false) => Some(gitops::auth(repo, environment)?),
+                _ => None,
+            };
             Ok(UpgradeSettings {
                 management,
                 spec,
@@ -198,6 +247,7 @@ impl UpgradeSettings {
                 checks: checks(args.skip_validations || args.dry_run, true, environment),
                 wait: waits(&args.waits),
                 dir: environment.cwd().to_owned(),
+                gitops_auth,
             })
         })();
         let value = resolved.map_err(|e: SettingsError| e.after(notices.clone()))?;
@@ -263,6 +313,9 @@ pub struct DeleteSettings {
     pub self_managed: Result<SelfManagedDelete, SettingsError>,
     /// Where a support bundle goes: the working directory.
     pub dir: PathBuf,
+    /// The credentials of the GitOps repository that holds the cluster, when the management
+    /// cluster says one does (only known once it is asked).
+    pub git_credentials: gitops::GitCredentials,
 }
 
 /// What `delete cluster` of a self-managed cluster needs from the flags and environment.
@@ -273,6 +326,10 @@ pub struct SelfManagedDelete {
     pub login: Option<RegistryCredentials>,
     /// The device files, for the providers' identity.
     pub secrets: Option<(CredentialsFile, CaBundle)>,
+    /// The bootstrap cluster.
+    pub bootstrap: BootstrapFrom,
+    /// Where the providers' components come from.
+    pub components: ComponentsFrom,
 }
 
 impl DeleteSettings {
@@ -317,11 +374,13 @@ impl DeleteSettings {
                 Some(spec) => required_registry_login(&spec.spec, environment)?,
                 None => None,
             };
-            let secrets = optional_secrets(&args.device_files)?;
+            let secrets = optional_secrets(&DeviceFiles::resolve(&args.device_files, environment))?;
             Ok(SelfManagedDelete {
                 catalog,
                 login,
                 secrets,
+                bootstrap: BootstrapFrom::resolve(&args.bootstrap, spec.is_some())?,
+                components: ComponentsFrom::resolve(components, &args.release, environment)?,
             })
         })();
         Ok(Noted {
@@ -332,6 +391,7 @@ impl DeleteSettings {
                 wait,
                 self_managed,
                 dir: environment.cwd().to_owned(),
+                git_credentials: gitops::GitCredentials::from(environment),
             },
             notices,
         })
@@ -434,7 +494,7 @@ impl MoveSettings {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! Each resolver with an environment made up here: the process's is never read.
     use super::*;
     use crate::args::{Cli, Command, CreateCommand, DescribeCommand};
@@ -442,7 +502,7 @@ mod tests {
     use std::path::Path;
 
     /// A spec with no error finding, written into `dir`.
-    fn spec_file(dir: &Path) -> PathBuf {
+    pub(crate) fn spec_file(dir: &Path) -> PathBuf {
         let options = snow_api::template::TemplateOptions {
             name: "edge".into(),
             devices: vec!["10.0.0.1".into()],
@@ -455,7 +515,7 @@ mod tests {
     }
 
     /// A kubeconfig with a token, written at `path`.
-    fn kubeconfig_file(path: &Path) -> PathBuf {
+    pub(crate) fn kubeconfig_file(path: &Path) -> PathBuf {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(
             path,

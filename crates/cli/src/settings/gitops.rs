@@ -17,6 +17,8 @@
 use super::{SettingsError, read_text};
 use crate::env::{self, Environment};
 use snow_api::{ValidSpec, gitops::GitOps};
+use snow_images::assets::FetchConfig;
+use snow_provision::flux_manifest::{FluxManifest, FluxManifestError};
 use snow_provision::gitops::{Auth, HttpCredential, HttpsAuth, Secret, SshAuth};
 use std::path::{Path, PathBuf};
 
@@ -27,8 +29,52 @@ pub struct GitOpsSettings {
     /// Whether Flux is installed (a management cluster's create); a workload cluster's files go
     /// to its management cluster's repository, and Flux's install manifest is not read.
     pub install: bool,
+    /// How Flux's install manifest is fetched when neither it nor an archive is given (set by
+    /// [`GitOpsSettings::fetched_through`]).
+    pub flux_fetch: Option<FetchConfig>,
     /// The repository's credentials.
     pub auth: Auth,
+}
+
+impl GitOpsSettings {
+    /// Without `--flux-manifest` or `--artifacts`, Flux's install manifest is fetched through
+    /// `fetch` (the components' cache and `--ca-cert`) when Flux is installed at all.
+    pub fn fetched_through(
+        mut self,
+        artifacts: bool,
+        fetch: impl FnOnce() -> Result<FetchConfig, SettingsError>,
+    ) -> Result<GitOpsSettings, SettingsError> {
+        if self.install && self.flux_manifest.is_none() && !artifacts {
+            self.flux_fetch = Some(fetch()?);
+        }
+        Ok(self)
+    }
+
+    /// Where Flux's install manifest comes from, as `snow_provision::flux_manifest` takes it:
+    /// `--flux-manifest`, else the archive of `--artifacts` (`archive`, the catalog's, opened
+    /// once), else fetched.
+    pub fn flux_source<'a>(
+        &'a self,
+        archive: Option<&'a snow_images::Archive>,
+    ) -> Result<FluxManifest<'a>, SettingsError> {
+        match (&self.flux_manifest, archive, &self.flux_fetch) {
+            (Some(path), _, _) => Ok(FluxManifest::File(path)),
+            (None, Some(archive), _) => Ok(FluxManifest::Archive(archive)),
+            (None, None, Some(config)) => Ok(FluxManifest::fetch(config.clone())),
+            (None, None, None) => Err(SettingsError::Archive(
+                "the archive of --artifacts was not opened".into(),
+            )),
+        }
+    }
+}
+
+impl From<FluxManifestError> for SettingsError {
+    fn from(e: FluxManifestError) -> SettingsError {
+        match e.is_input() {
+            true => SettingsError::Usage(e.to_string()),
+            false => SettingsError::Failed(e.to_string()),
+        }
+    }
 }
 
 impl std::fmt::Debug for GitOpsSettings {
@@ -36,6 +82,7 @@ impl std::fmt::Debug for GitOpsSettings {
         f.debug_struct("GitOpsSettings")
             .field("flux_manifest", &self.flux_manifest)
             .field("install", &self.install)
+            .field("flux_fetch", &self.flux_fetch.is_some())
             .field("auth", &self.auth)
             .finish()
     }
@@ -67,8 +114,26 @@ pub fn resolve(
     Ok(Some(GitOpsSettings {
         flux_manifest: flux_manifest.map(Path::to_path_buf),
         install,
+        flux_fetch: None,
         auth: auth(gitops, environment)?,
     }))
+}
+
+/// A repository's credentials read from the environment when the repository is known: a delete
+/// learns it from the management cluster, after its settings are resolved.
+pub struct GitCredentials(Environment);
+
+impl From<&Environment> for GitCredentials {
+    fn from(environment: &Environment) -> GitCredentials {
+        GitCredentials(environment.clone())
+    }
+}
+
+impl GitCredentials {
+    /// The credentials of `gitops`' repository ([`auth`]).
+    pub fn auth(&self, gitops: &GitOps) -> Result<Auth, SettingsError> {
+        auth(gitops, &self.0)
+    }
 }
 
 /// The credentials of `gitops`' repository, by its URL's kind: SSH from EKS Anywhere's
